@@ -1,0 +1,1 @@
+"""The ``npukit`` command line."""

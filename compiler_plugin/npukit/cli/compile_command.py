@@ -1,0 +1,93 @@
+"""``npukit compile``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from npukit.targets.output_modes import OutputMode
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "compile",
+        help="compile a model (.onnx, .tflite, .mlir, .mlirbc) for a target",
+        description="Compile a model for a target. The artifact and its manifest "
+        "(<name>.manifest.json) are written to the output directory; nothing is written if the "
+        "compile fails.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+        "  npukit compile model.onnx                          # host, .vmfb\n"
+        "  npukit compile model.onnx -t cortex-m4 -m static   # vm-c module + static library\n"
+        "  npukit compile model.onnx -t mynpu                 # the mynpu NPU target",
+    )
+    p.add_argument("model", help="the model file")
+    p.add_argument(
+        "-t",
+        "--target",
+        default="host",
+        help="host, cortex-m4, cortex-m7, cortex-m3, rv32imf, rv32imac, mynpu or mynpu+CPU "
+        "(default: host; see `npukit targets`)",
+    )
+    p.add_argument(
+        "-m",
+        "--mode",
+        default="vmfb",
+        choices=[m.value for m in OutputMode],
+        help="vmfb: VM bytecode for IREE's runtime; static: vm-c module + static library; "
+        "embedded: vm-c module with embedded ELF executables (default: vmfb)",
+    )
+    p.add_argument("-o", "--out-dir", help="output directory (default: ./NAME-TARGET-MODE)")
+    p.add_argument("--name", help="module name used in file and C symbol names (default: the model file's name)")
+    p.add_argument(
+        "--execution-model",
+        choices=["inline-dynamic", "async"],
+        help="for static/embedded: inline-dynamic (small, the default on boards) or async (IREE's full HAL; "
+        "the default on the host)",
+    )
+    p.add_argument(
+        "--iree-flag",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="a stock iree-compile flag passed through, e.g. --iree-flag=--iree-opt-level=O3 (repeatable)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import npukit
+
+    def progress(message: str) -> None:
+        if not args.quiet:
+            print(f"npukit: {message}", file=sys.stderr, flush=True)
+
+    result = npukit.compile(
+        args.model,
+        target=args.target,
+        output=args.mode,
+        out_dir=args.out_dir,
+        name=args.name,
+        execution_model=args.execution_model,
+        iree_flags=args.iree_flag,
+        progress=progress,
+    )
+    if args.quiet:
+        return 0
+    m = result.manifest
+    print(f"{result.name}: {m['target']['name']} {m['mode']} ({m['execution_model']}) in {result.directory}")
+    for role, f in m["files"].items():
+        extra = ""
+        if "elf" in f:
+            s = f["elf"]["sizes"]
+            extra = f"  text {s['text']} rodata {s['rodata']} data {s['data']} bss {s['bss']}"
+        print(f"  {f['path']:<44} {f['bytes']:>9} bytes{extra}")
+    for e in result.entry_points:
+        ins = ", ".join(f"{t.dtype}[{'x'.join('?' if d is None else str(d) for d in t.shape)}]" for t in e.inputs)
+        outs = ", ".join(f"{t.dtype}[{'x'.join('?' if d is None else str(d) for d in t.shape)}]" for t in e.outputs)
+        print(f"  entry {e.name}({ins}) -> {outs}")
+    print(f"  {len(result.dispatches)} dispatches, compiled in {m['compile_seconds']:.1f} s")
+    for w in m["warnings"]:
+        print(f"  warning: {w}")
+    return 0

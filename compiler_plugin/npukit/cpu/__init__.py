@@ -1,0 +1,1 @@
+"""CPU-side support for the llvm-cpu dispatches npukit compiles."""

@@ -1,0 +1,1 @@
+"""The compile driver that hosts npukit's passes around IREE's pipeline."""

@@ -1,0 +1,116 @@
+"""One IREE compile as data: what to compile, with which flags, into which files.
+
+``npukit.compile`` runs each job in a worker process (compile_worker) so that
+a crash inside IREE (it happens on some models) becomes an error message
+instead of taking the caller's Python process down. ``run_job`` is the part
+that runs inside the worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from npukit.frontends.signature import EntryPoint
+
+#: Phases at which progress is reported; also the pipeline's split points.
+PROGRESS_PHASES = ("input", "global-optimization", "stream", "end")
+
+
+@dataclass
+class CompileJob:
+    input_path: str
+    flags: list[str]
+    module_name: str
+    # "vm-bytecode" or "vm-c".
+    output_format: str
+    output_path: str
+    environment: dict[str, str] = field(default_factory=dict)
+    # Read entry points from the MLIR (when the frontend did not know them).
+    read_signatures: bool = False
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(d: dict) -> "CompileJob":
+        return CompileJob(**d)
+
+
+@dataclass
+class JobResult:
+    ok: bool
+    error: str = ""
+    error_kind: str = ""
+    diagnostics: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    entry_points: list[dict] = field(default_factory=list)
+    dispatches: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(d: dict) -> "JobResult":
+        return JobResult(**d)
+
+
+def write_json(path: Path, data: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _p: None) -> JobResult:
+    """Compiles in this process; raises NpukitError subclasses on failure."""
+    from iree.compiler.api import Output, Session, Source
+
+    from npukit.driver import iree_capi
+    from npukit.driver.diagnostics import DiagnosticCollector
+    from npukit.driver.phases import PhasedPipeline
+    from npukit.errors import CompileError, TargetError
+    from npukit.frontends.entry_signatures import EntrySignatures
+    from npukit.passes.dispatch_inventory import DispatchInventory
+    from npukit.passes.module_naming import NameModule
+
+    os.environ.update(job.environment)
+    iree_capi.ensure_global_command_line()
+    session = Session()
+    try:
+        session.set_flags(*job.flags)
+    except ValueError as e:
+        raise TargetError(f"IREE rejected the flags: {e}") from None
+
+    signatures = EntrySignatures()
+    inventory = DispatchInventory()
+    hooks: dict = {"start": [NameModule(job.module_name)], "stream": [inventory]}
+    if job.read_signatures:
+        hooks["start"].append(signatures)
+    for phase in PROGRESS_PHASES[:-1]:
+        hooks.setdefault(phase, []).append(lambda _m, p=phase: progress(f"phase '{p}' done", p))
+    collector = DiagnosticCollector()
+    source = Source.open_file(session, job.input_path)
+    inv = PhasedPipeline(session, hooks=hooks, collector=collector).run(source)
+    try:
+        with Output.open_file(job.output_path) as out:
+            if job.output_format == "vm-c":
+                iree_capi.output_vm_c_source(inv, out)
+            else:
+                inv.output_vm_bytecode(out)
+            out.keep()
+    except ValueError as e:
+        raise CompileError(f"writing the output failed: {e}", collector.texts()) from None
+    return JobResult(
+        ok=True,
+        diagnostics=collector.texts(),
+        warnings=[d.message.strip() for d in collector.warnings],
+        entry_points=[e.to_json() for e in signatures.entry_points] if job.read_signatures else [],
+        dispatches=[d.to_json() for d in inventory.dispatches],
+    )
+
+
+def entry_points_from_result(result: JobResult) -> list[EntryPoint]:
+    return [EntryPoint.from_json(e) for e in result.entry_points]

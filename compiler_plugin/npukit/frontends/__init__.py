@@ -1,0 +1,6 @@
+"""Model frontends: turn a model file into MLIR that IREE's pipeline accepts."""
+
+from npukit.frontends.model_format import ModelFormat, detect_format
+from npukit.frontends.imported_model import ImportedModel, import_model
+
+__all__ = ["ModelFormat", "detect_format", "ImportedModel", "import_model"]

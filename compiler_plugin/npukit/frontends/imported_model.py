@@ -1,0 +1,53 @@
+"""A model made ready for IREE: MLIR (text, bytecode or in-memory) plus what the
+frontend knows about its entry points."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iree.compiler.api import Session, Source
+
+from npukit.errors import ModelError
+from npukit.frontends.model_format import ModelFormat, detect_format
+from npukit.frontends.signature import EntryPoint
+
+
+@dataclass
+class ImportedModel:
+    path: Path
+    format: ModelFormat
+    name: str
+    # MLIR bytecode or text produced by a frontend; None means read ``path``.
+    mlir: bytes | None = None
+    # Entry points as the frontend saw them (names and signed dtypes); None
+    # when they are read from the MLIR itself.
+    entry_points: list[EntryPoint] | None = None
+    notes: list[str] = field(default_factory=list)
+    # For ONNX (and converted TFLite) models: (op_type, node name, outputs) of
+    # every graph node, to name the node an error is about.
+    onnx_nodes: list[tuple[str, str, list[str]]] = field(default_factory=list)
+
+    def open_source(self, session: Session) -> Source:
+        if self.mlir is None:
+            try:
+                return Source.open_file(session, str(self.path))
+            except ValueError as e:
+                raise ModelError(f"{self.path}: cannot open: {e}") from None
+        return Source.wrap_buffer(session, self.mlir)
+
+
+def import_model(path: "str | Path", name: str | None = None) -> ImportedModel:
+    """Reads a model file of any supported format."""
+    path = Path(path)
+    fmt = detect_format(path)
+    model_name = name or path.stem
+    if fmt is ModelFormat.ONNX:
+        from npukit.frontends.onnx_frontend import import_onnx
+
+        return import_onnx(path, model_name)
+    if fmt is ModelFormat.TFLITE:
+        from npukit.frontends.tflite_frontend import import_tflite
+
+        return import_tflite(path, model_name)
+    return ImportedModel(path=path, format=fmt, name=model_name)

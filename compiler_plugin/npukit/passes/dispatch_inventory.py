@@ -1,0 +1,63 @@
+"""Lists the dispatches IREE formed, for the manifest and the reports.
+
+Run at 'stream': every dispatch is then a ``stream.executable`` with its
+``stream.executable.export`` entry point and the linalg operations of its body.
+This is the last boundary before HAL materialisation in both execution models
+(with ``inline-dynamic``, IREE's phases from 'executable-sources' on all happen
+in one step), so it is the common place to see dispatches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from iree.compiler import ir
+
+
+@dataclass
+class DispatchInfo:
+    name: str
+    executable: str
+    # The linalg operations in the dispatch body, in order.
+    ops: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _symbol(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _body_ops(executable: ir.Operation) -> list[str]:
+    ops: list[str] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith("linalg.") and op.name != "linalg.yield":
+            ops.append(op.name)
+        return ir.WalkResult.ADVANCE
+
+    executable.walk(visit)
+    return ops
+
+
+class DispatchInventory:
+    """Collects DispatchInfo records; read ``.dispatches`` after the compile."""
+
+    def __init__(self) -> None:
+        self.dispatches: list[DispatchInfo] = []
+
+    def __call__(self, module: ir.Operation) -> None:
+        found: list[DispatchInfo] = []
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "stream.executable":
+                body = _body_ops(op)
+                for inner in op.regions[0].blocks[0].operations:
+                    if inner.operation.name == "stream.executable.export":
+                        found.append(DispatchInfo(_symbol(inner.operation), _symbol(op), body))
+                return ir.WalkResult.SKIP
+            return ir.WalkResult.ADVANCE
+
+        module.walk(visit)
+        self.dispatches = found

@@ -1,0 +1,108 @@
+"""``npukit.run``: runs a compiled artifact on inputs and returns its outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npukit.artifact import CompileResult, load_artifact
+from npukit.errors import ArtifactError, RunError
+from npukit.frontends.signature import EntryPoint
+
+RUNTIMES = ("stock",)
+
+
+def _entry_point(result: CompileResult, function: str | None) -> EntryPoint:
+    entries = result.entry_points
+    if function is None:
+        if len(entries) != 1:
+            names = ", ".join(e.name for e in entries)
+            raise RunError(f"{result.name} has several entry points ({names}); choose one with function=")
+        return entries[0]
+    for e in entries:
+        if e.name == function:
+            return e
+    names = ", ".join(e.name for e in entries)
+    raise RunError(f"{result.name} has no entry point '{function}' (it has: {names})")
+
+
+def check_inputs(entry: EntryPoint, inputs: tuple) -> list[np.ndarray]:
+    """Inputs as arrays of the declared dtypes and shapes; RunError otherwise."""
+    if len(inputs) != len(entry.inputs):
+        raise RunError(f"{entry.name} takes {len(entry.inputs)} input(s), got {len(inputs)}")
+    arrays = []
+    for i, (value, spec) in enumerate(zip(inputs, entry.inputs)):
+        label = f"input {i}" + (f" ('{spec.name}')" if spec.name else "")
+        want = np.dtype(spec.dtype)
+        if isinstance(value, np.ndarray):
+            if value.dtype != want:
+                raise RunError(f"{label} has dtype {value.dtype}, the model takes {want}")
+            array = value
+        else:
+            array = np.asarray(value, dtype=want)
+        shape = list(array.shape)
+        if len(shape) != len(spec.shape) or any(d is not None and d != s for d, s in zip(spec.shape, shape)):
+            declared = "x".join("?" if d is None else str(d) for d in spec.shape)
+            raise RunError(f"{label} has shape {'x'.join(map(str, shape)) or 'scalar'}, the model takes {declared}")
+        arrays.append(np.ascontiguousarray(array))
+    return arrays
+
+
+class LoadedModel:
+    """A compiled artifact loaded once and called many times: ``model(*inputs)``."""
+
+    def __init__(self, result: CompileResult, entry: EntryPoint, function) -> None:
+        self.result = result
+        self.entry = entry
+        self._function = function
+
+    def __call__(self, *inputs) -> list[np.ndarray]:
+        arrays = check_inputs(self.entry, inputs)
+        try:
+            outputs = self._function(*arrays)
+        except Exception as e:
+            raise RunError(f"running {self.entry.name} failed: {e}") from None
+        if not isinstance(outputs, (tuple, list)):
+            outputs = (outputs,)
+        return [np.asarray(o.to_host() if hasattr(o, "to_host") else o) for o in outputs]
+
+
+def _load_stock(result: CompileResult, entry: EntryPoint) -> LoadedModel:
+    import iree.runtime as ireert
+
+    if result.mode != "vmfb":
+        raise ArtifactError(
+            f"{result.directory}: IREE's stock runtime runs .vmfb artifacts; this one is '{result.mode}' "
+            "(compile with output='vmfb')"
+        )
+    if result.manifest["target"]["cpu"] != "host":
+        raise ArtifactError(
+            f"{result.directory}: compiled for {result.target}, which does not run on this machine"
+        )
+    config = ireert.Config("local-sync")
+    ctx = ireert.SystemContext(config=config)
+    vm_module = ireert.VmModule.copy_buffer(ctx.instance, result.path("vmfb").read_bytes())
+    ctx.add_vm_module(vm_module)
+    try:
+        function = ctx.modules[result.manifest["vm_module"]][entry.name]
+    except (KeyError, AttributeError) as e:
+        raise ArtifactError(f"{result.directory}: the module has no function {entry.name}: {e}") from None
+    model = LoadedModel(result, entry, function)
+    model._context = ctx  # keeps the VM context alive with the function
+    return model
+
+
+def load(artifact, runtime: str = "stock", function: str | None = None) -> LoadedModel:
+    """Loads ``artifact`` (a CompileResult, its directory or manifest) for repeated calls."""
+    result = load_artifact(artifact)
+    if runtime not in RUNTIMES:
+        raise RunError(f"unknown runtime '{runtime}'; available: {', '.join(RUNTIMES)}")
+    return _load_stock(result, _entry_point(result, function))
+
+
+def run(artifact, *inputs, runtime: str = "stock", function: str | None = None) -> list[np.ndarray]:
+    """Runs ``artifact`` (a CompileResult, its directory or manifest) on ``inputs``.
+
+    Returns the outputs as numpy arrays. ``runtime="stock"`` runs the .vmfb
+    with IREE's own runtime on this machine.
+    """
+    return load(artifact, runtime=runtime, function=function)(*inputs)

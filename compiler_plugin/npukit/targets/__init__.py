@@ -1,0 +1,1 @@
+"""Compile targets: CPU presets, the NPU pairing, output modes."""
