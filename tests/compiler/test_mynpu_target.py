@@ -1,0 +1,35 @@
+"""The mynpu target compiles every model; the result runs on IREE's stock runtime.
+
+Until the NPU backend exists every dispatch is compiled for the host CPU, so
+the outputs equal the host build's bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import npukit
+from compiler.test_host_models import check_against_references
+from support.models import MLPERF_MODELS, random_inputs
+from support.oracles import TFLiteReference
+
+
+@pytest.mark.parametrize("model", MLPERF_MODELS, ids=lambda m: m.name)
+def test_mynpu_runs_on_stock_runtime(model, shared_models, artifact_cache, rng):
+    onnx_path = shared_models / f"{model.name}.onnx"
+    result = artifact_cache(onnx_path, "mynpu")
+    assert result.manifest["target"]["name"] == "mynpu"
+    assert result.manifest["target"]["npu"] == "mynpu" and result.manifest["target"]["cpu"] == "host"
+    loaded = npukit.load(result)
+    check_against_references(model, shared_models, loaded, rng, count=4)
+    host = npukit.load(artifact_cache(onnx_path))
+    shape = TFLiteReference(shared_models / f"{model.name}.tflite").input_shape
+    for x in random_inputs(model, shape, rng, 2):
+        np.testing.assert_array_equal(loaded(x)[0], host(x)[0])
+
+
+def test_mynpu_with_board_cpu(shared_models, artifact_cache):
+    result = artifact_cache(shared_models / "kws_int8.onnx", "mynpu+cortex-m4", "static")
+    assert result.manifest["target"]["name"] == "mynpu+cortex-m4"
+    assert result.manifest["files"]["static_library"]["elf"]["machine"] == "EM_ARM"

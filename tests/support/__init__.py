@@ -1,0 +1,1 @@
+"""Test helpers (oracles, model inputs, ELF checks)."""

@@ -1,0 +1,56 @@
+"""Reference implementations nobody on this project wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+class TFLiteReference:
+    """The TFLite interpreter (ai-edge-litert) on a .tflite model."""
+
+    def __init__(self, path: Path):
+        from ai_edge_litert.interpreter import Interpreter
+
+        self.interpreter = Interpreter(model_path=str(path))
+        self.interpreter.allocate_tensors()
+        self.input = self.interpreter.get_input_details()[0]
+        self.output = self.interpreter.get_output_details()[0]
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return tuple(int(d) for d in self.input["shape"])
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        self.interpreter.set_tensor(self.input["index"], x)
+        self.interpreter.invoke()
+        return self.interpreter.get_tensor(self.output["index"]).copy()
+
+
+class OnnxRuntimeReference:
+    """onnxruntime on an .onnx model."""
+
+    def __init__(self, path: Path):
+        import onnxruntime as ort
+
+        self.session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        self.input_names = [i.name for i in self.session.get_inputs()]
+
+    def __call__(self, *xs: np.ndarray) -> list[np.ndarray]:
+        return self.session.run(None, dict(zip(self.input_names, xs)))
+
+
+def assert_int8_close(got: np.ndarray, want: np.ndarray, lsb: int = 1) -> None:
+    assert got.dtype == want.dtype == np.int8, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    diff = np.abs(got.astype(np.int32) - want.astype(np.int32))
+    assert diff.max() <= lsb, f"int8 outputs differ by {diff.max()} LSB (allowed {lsb}):\n{got}\n{want}"
+
+
+def assert_float_close(got: np.ndarray, want: np.ndarray, rel: float = 1e-4) -> None:
+    """Equal within ``rel`` relative to the output's largest magnitude."""
+    assert got.shape == want.shape, (got.shape, want.shape)
+    scale = float(np.abs(want).max()) or 1.0
+    err = float(np.abs(got.astype(np.float64) - want.astype(np.float64)).max()) / scale
+    assert err <= rel, f"float outputs differ by {err:.3g} relative (allowed {rel:.1g}):\n{got}\n{want}"
