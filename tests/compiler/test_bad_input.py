@@ -146,3 +146,17 @@ def test_tflite_without_tensorflow_names_the_extra(tmp_path, shared_models):
     assert proc.returncode != 0
     assert "pip install 'npukit[tflite]'" in proc.stderr
     _nothing_written(tmp_path / "out")
+
+
+def test_mlir_op_from_unknown_dialect_is_named_with_location(tmp_path):
+    model = tmp_path / "custom.mlir"
+    model.write_text(
+        "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        '  %0 = "mydialect.frobnicate"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n'
+        "  return %0 : tensor<4xf32>\n"
+        "}\n"
+    )
+    out = tmp_path / "out"
+    with pytest.raises(CompileError, match=r"operation 'mydialect.frobnicate' at loc\(\".*custom.mlir\":2:8\)"):
+        npukit.compile(model, out_dir=out)
+    _nothing_written(out)

@@ -74,6 +74,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     from npukit.errors import CompileError, TargetError
     from npukit.frontends.entry_signatures import EntrySignatures
     from npukit.passes.dispatch_inventory import DispatchInventory
+    from npukit.passes.input_check import RejectUnknownOperations
     from npukit.passes.module_naming import NameModule
 
     os.environ.update(job.environment)
@@ -86,7 +87,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
 
     signatures = EntrySignatures()
     inventory = DispatchInventory()
-    hooks: dict = {"start": [NameModule(job.module_name)], "stream": [inventory]}
+    hooks: dict = {"start": [RejectUnknownOperations(), NameModule(job.module_name)], "stream": [inventory]}
     if job.read_signatures:
         hooks["start"].append(signatures)
     for phase in PROGRESS_PHASES[:-1]:

@@ -23,10 +23,12 @@ _MLIR_ELEMENT_TYPES = {
     "bf16": "bfloat16",
     "f32": "float32",
     "f64": "float64",
+    "complex<f32>": "complex64",
+    "complex<f64>": "complex128",
 }
 
-_BUILTIN_TENSOR = re.compile(r"^tensor<((?:[0-9?]+x)*)([a-z0-9]+)>$")
-_TORCH_VTENSOR = re.compile(r"^!torch\.vtensor<\[([0-9?,\s-]*)\],([a-z0-9]+)>$")
+_BUILTIN_TENSOR = re.compile(r"^tensor<((?:[0-9?]+x)*)([a-z0-9]+|complex<[a-z0-9]+>)>$")
+_TORCH_VTENSOR = re.compile(r"^!torch\.vtensor<\[([0-9?,\s-]*)\],([a-z0-9]+|complex<[a-z0-9]+>)>$")
 
 
 @dataclass
@@ -69,7 +71,10 @@ class EntryPoint:
 
 
 def tensor_spec_from_mlir_type(type_text: str) -> TensorSpec | None:
-    """Parses ``tensor<1x4xi8>`` or ``!torch.vtensor<[1,4],si8>``; None otherwise."""
+    """Parses ``tensor<1x4xi8>`` or ``!torch.vtensor<[1,4],si8>``; None for other types.
+
+    An element type with no numpy equivalent keeps its MLIR spelling as dtype.
+    """
     text = type_text.strip()
     m = _BUILTIN_TENSOR.match(text)
     if m:
@@ -81,8 +86,6 @@ def tensor_spec_from_mlir_type(type_text: str) -> TensorSpec | None:
             return None
         dims = [d.strip() for d in m.group(1).split(",") if d.strip()]
         element = m.group(2)
-    dtype = _MLIR_ELEMENT_TYPES.get(element)
-    if dtype is None:
-        return None
+    dtype = _MLIR_ELEMENT_TYPES.get(element, element)
     shape = [None if d in ("?", "-1") else int(d) for d in dims]
     return TensorSpec(shape=shape, dtype=dtype)
