@@ -74,8 +74,8 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     from npukit.errors import CompileError, TargetError
     from npukit.frontends.entry_signatures import EntrySignatures
     from npukit.passes.dispatch_inventory import DispatchInventory
-    from npukit.passes.input_check import RejectUnknownOperations
     from npukit.passes.module_naming import NameModule
+    from npukit.passes.registry import passes_for
 
     os.environ.update(job.environment)
     iree_capi.ensure_global_command_line()
@@ -87,7 +87,9 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
 
     signatures = EntrySignatures()
     inventory = DispatchInventory()
-    hooks: dict = {"start": [RejectUnknownOperations(), NameModule(job.module_name)], "stream": [inventory]}
+    hooks = passes_for(job.flags)
+    hooks["start"].append(NameModule(job.module_name))
+    hooks.setdefault("stream", []).insert(0, inventory)
     if job.read_signatures:
         hooks["start"].append(signatures)
     for phase in PROGRESS_PHASES[:-1]:

@@ -56,6 +56,7 @@ def run_hosted(cl: CommandLine) -> int:
     from npukit.driver import iree_capi
     from npukit.driver.compile_plan import plan_for_command_line
     from npukit.driver.phases import PhasedPipeline
+    from npukit.passes.registry import passes_for
 
     if not cl.inputs:
         raise NpukitError("no input file (give a .mlir/.mlirbc file or '-' for stdin)")
@@ -88,7 +89,7 @@ def run_hosted(cl: CommandLine) -> int:
 
     pipeline = PhasedPipeline(
         session,
-        hooks={},
+        hooks=passes_for(plan.flags),
         verify_ir=cl.tool.get("verify", "true") not in ("false", "0"),
         dump_phases_to=cl.tool.get("dump-compilation-phases-to"),
     )

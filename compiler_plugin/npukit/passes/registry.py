@@ -1,0 +1,28 @@
+"""Which of npukit's passes a compile runs, and at which phase boundary."""
+
+from __future__ import annotations
+
+from npukit.driver.phases import ModuleHook
+from npukit.passes.input_check import RejectUnknownOperations
+from npukit.passes.keep_constant_globals import KeepConstantGlobals
+
+
+def _flag_value(flags: list[str], name: str) -> str | None:
+    value = None
+    for f in flags:
+        if f.lstrip("-").split("=", 1)[0] == name and "=" in f:
+            value = f.split("=", 1)[1]
+    return value
+
+
+def is_inline_execution(flags: list[str]) -> bool:
+    model = _flag_value(flags, "iree-execution-model")
+    return bool(model and model.startswith("inline"))
+
+
+def passes_for(flags: list[str]) -> dict[str, list[ModuleHook]]:
+    """npukit's passes for a compile with these IREE flags."""
+    hooks: dict[str, list[ModuleHook]] = {"start": [RejectUnknownOperations()]}
+    if is_inline_execution(flags):
+        hooks.setdefault("stream", []).append(KeepConstantGlobals())
+    return hooks
