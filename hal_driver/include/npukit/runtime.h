@@ -1,0 +1,109 @@
+// npukit's runtime API: run a model compiled by npukit (a vm-c module plus its
+// executables) from C, on the host or on a board.
+//
+//   static uint8_t arena[256 * 1024];
+//   npukit_runtime_t* rt;
+//   npukit_runtime_options_t options = npukit_runtime_default_options(arena, sizeof(arena));
+//   IREE_RETURN_IF_ERROR(npukit_runtime_create(&options, &rt));
+//   IREE_RETURN_IF_ERROR(npukit_runtime_register_static_libraries(rt, queries, 1));  // static mode
+//   IREE_RETURN_IF_ERROR(npukit_runtime_register_embedded_elf_loader(rt));           // embedded mode
+//   IREE_RETURN_IF_ERROR(npukit_runtime_load_module(rt, kws_int8_create));
+//   IREE_RETURN_IF_ERROR(npukit_runtime_set_input(rt, 0, element_type, rank, shape, data, bytes));
+//   IREE_RETURN_IF_ERROR(npukit_runtime_invoke(rt, "tf2onnx"));
+//   IREE_RETURN_IF_ERROR(npukit_runtime_read_output(rt, 0, out, sizeof(out), &written));
+//   npukit_runtime_destroy(rt);
+//
+// Everything, the runtime included, is allocated from the arena; nothing uses
+// the heap. The generated <name>_model.h wraps these calls as
+// <name>_load(rt) and <name>_run(rt, inputs, outputs).
+
+#ifndef NPUKIT_RUNTIME_H_
+#define NPUKIT_RUNTIME_H_
+
+#include "iree/hal/local/executable_library.h"
+#include "iree/vm/api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct npukit_runtime_t npukit_runtime_t;
+
+// The <name>_create function of a vm-c module.
+typedef iree_status_t (*npukit_module_create_fn_t)(iree_vm_instance_t* instance, iree_allocator_t allocator,
+                                                   iree_vm_module_t** out_module);
+
+struct npukit_full_hal_t;
+
+typedef struct npukit_runtime_options_t {
+  // The memory everything is allocated from (16-byte alignment is best).
+  // NULL: the system heap (hosted builds only; statistics then report no arena).
+  void* arena;
+  iree_host_size_t arena_size;
+  // &npukit_full_hal (npukit/hal/modules.h) to run modules compiled with the
+  // async execution model; NULL keeps that code out of a firmware.
+  const struct npukit_full_hal_t* full_hal;
+} npukit_runtime_options_t;
+
+static inline npukit_runtime_options_t npukit_runtime_default_options(void* arena, iree_host_size_t arena_size) {
+  npukit_runtime_options_t options = {arena, arena_size, NULL};
+  return options;
+}
+
+typedef struct npukit_runtime_stats_t {
+  iree_host_size_t arena_capacity;
+  iree_host_size_t arena_in_use;
+  iree_host_size_t arena_high_water_mark;  // bytes, headers included
+  uint64_t dispatch_count;                 // executable dispatches so far
+  uint64_t invocation_count;
+  iree_host_size_t arena_invalid_frees;  // frees the arena refused (0 unless there is a bug)
+} npukit_runtime_stats_t;
+
+IREE_API_EXPORT iree_status_t npukit_runtime_create(const npukit_runtime_options_t* options,
+                                                    npukit_runtime_t** out_runtime);
+IREE_API_EXPORT void npukit_runtime_destroy(npukit_runtime_t* runtime);
+
+// Registers static libraries (their <name>_library_query functions) before
+// the module that uses them is loaded.
+IREE_API_EXPORT iree_status_t npukit_runtime_register_static_libraries(
+    npukit_runtime_t* runtime, const iree_hal_executable_library_query_fn_t* queries, iree_host_size_t count);
+
+// Lets the runtime load embedded-ELF executables (the embedded output mode).
+// Firmware that never calls this carries no ELF loader.
+IREE_API_EXPORT iree_status_t npukit_runtime_register_embedded_elf_loader(npukit_runtime_t* runtime);
+
+// Creates the module, links it to the HAL modules it depends on and runs its
+// initializer (which loads its executables). One module per runtime.
+IREE_API_EXPORT iree_status_t npukit_runtime_load_module(npukit_runtime_t* runtime, npukit_module_create_fn_t create);
+
+// Copies input |index| into runtime memory (element type and encoding as in
+// npukit/hal/hal_types.h; the shape in elements).
+IREE_API_EXPORT iree_status_t npukit_runtime_set_input(npukit_runtime_t* runtime, iree_host_size_t index,
+                                                       uint32_t element_type, iree_host_size_t rank,
+                                                       const int64_t* shape, const void* data,
+                                                       iree_host_size_t byte_length);
+
+// Calls an exported function ("tf2onnx", or "module.function") on the inputs
+// set so far; its outputs replace the previous ones.
+IREE_API_EXPORT iree_status_t npukit_runtime_invoke(npukit_runtime_t* runtime, const char* function);
+
+IREE_API_EXPORT iree_host_size_t npukit_runtime_output_count(const npukit_runtime_t* runtime);
+// The output's shape (rank <= |capacity|) and element type.
+IREE_API_EXPORT iree_status_t npukit_runtime_output_shape(const npukit_runtime_t* runtime, iree_host_size_t index,
+                                                          uint32_t* out_element_type, iree_host_size_t capacity,
+                                                          int64_t* out_shape, iree_host_size_t* out_rank);
+// Copies output |index| (at most |capacity| bytes; the output must fit).
+IREE_API_EXPORT iree_status_t npukit_runtime_read_output(const npukit_runtime_t* runtime, iree_host_size_t index,
+                                                         void* data, iree_host_size_t capacity,
+                                                         iree_host_size_t* out_byte_length);
+
+IREE_API_EXPORT npukit_runtime_stats_t npukit_runtime_stats(const npukit_runtime_t* runtime);
+
+// The allocator over the arena (for objects an application creates itself).
+IREE_API_EXPORT iree_allocator_t npukit_runtime_allocator(npukit_runtime_t* runtime);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // NPUKIT_RUNTIME_H_

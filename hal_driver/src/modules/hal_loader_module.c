@@ -1,0 +1,171 @@
+// The hal_loader module (version 1): loads the executables a module carries
+// and dispatches them inline, on the calling thread.
+
+#include "module_args.h"
+#include "npukit/hal/modules.h"
+
+typedef struct hal_loader_module_t {
+  iree_allocator_t allocator;
+  npukit_hal_loader_set_t loaders;
+} hal_loader_module_t;
+
+NPUKIT_HAL_FUNCTION(executable_query_support) {
+  NPUKIT_HAL_UNUSED_CALL_ARGS;
+  const char* fn = "hal_loader.executable.query_support";
+  hal_loader_module_t* m = (hal_loader_module_t*)module;
+  iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
+  iree_vm_ref_t* format_ref = iree_vm_abi_read_ref(&r);
+  IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
+  iree_vm_buffer_t* format;
+  IREE_RETURN_IF_ERROR(npukit_arg_iree_vm_buffer(format_ref, false, fn, "the format", &format));
+  return npukit_ret_i32(fn, rets, npukit_hal_loader_set_supports(&m->loaders, npukit_vm_buffer_string(format)) ? 1 : 0);
+}
+
+NPUKIT_HAL_FUNCTION(executable_load) {
+  NPUKIT_HAL_UNUSED_CALL_ARGS;
+  const char* fn = "hal_loader.executable.load";
+  hal_loader_module_t* m = (hal_loader_module_t*)module;
+  iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
+  iree_vm_ref_t* format_ref = iree_vm_abi_read_ref(&r);
+  iree_vm_ref_t* data_ref = iree_vm_abi_read_ref(&r);
+  iree_vm_ref_t* constants_ref = iree_vm_abi_read_ref(&r);
+  IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
+  iree_vm_buffer_t *format, *data, *constants;
+  IREE_RETURN_IF_ERROR(npukit_arg_iree_vm_buffer(format_ref, false, fn, "the format", &format));
+  IREE_RETURN_IF_ERROR(npukit_arg_iree_vm_buffer(data_ref, false, fn, "the executable data", &data));
+  IREE_RETURN_IF_ERROR(npukit_arg_iree_vm_buffer(constants_ref, true, fn, "the constants", &constants));
+  const uint32_t* constant_words = NULL;
+  iree_host_size_t constant_count = 0;
+  if (constants) {
+    if (constants->data.data_length % 4 != 0) {
+      return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "%s: constants are %zu bytes, not whole 32-bit words", fn,
+                              constants->data.data_length);
+    }
+    constant_words = (const uint32_t*)constants->data.data;
+    constant_count = constants->data.data_length / 4;
+  }
+  npukit_hal_executable_t* executable = NULL;
+  IREE_RETURN_IF_ERROR(npukit_hal_loader_set_load(&m->loaders, npukit_vm_buffer_string(format),
+                                                  iree_make_const_byte_span(data->data.data, data->data.data_length),
+                                                  constant_words, constant_count, m->allocator, &executable));
+  return npukit_ret_ref(fn, rets, executable, npukit_hal_executable_type());
+}
+
+NPUKIT_HAL_FUNCTION(executable_lookup_function) {
+  NPUKIT_HAL_UNUSED_CALL_ARGS;
+  const char* fn = "hal_loader.executable.lookup.function";
+  iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
+  iree_vm_ref_t* executable_ref = iree_vm_abi_read_ref(&r);
+  iree_vm_ref_t* name_ref = iree_vm_abi_read_ref(&r);
+  IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
+  npukit_hal_executable_t* executable;
+  iree_vm_buffer_t* name;
+  IREE_RETURN_IF_ERROR(npukit_arg_npukit_hal_executable(executable_ref, false, fn, "the executable", &executable));
+  IREE_RETURN_IF_ERROR(npukit_arg_iree_vm_buffer(name_ref, false, fn, "the function name", &name));
+  uint32_t ordinal = 0;
+  IREE_RETURN_IF_ERROR(npukit_hal_executable_lookup_function(executable, npukit_vm_buffer_string(name), &ordinal));
+  return npukit_ret_i64(fn, rets, (int64_t)ordinal);
+}
+
+NPUKIT_HAL_FUNCTION(executable_dispatch) {
+  NPUKIT_HAL_UNUSED_CALL_ARGS;
+  (void)rets;
+  const char* fn = "hal_loader.executable.dispatch";
+  iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
+  iree_vm_ref_t* executable_ref = iree_vm_abi_read_ref(&r);
+  int64_t function_id = iree_vm_abi_read_i64(&r);
+  npukit_hal_dispatch_params_t params;
+  memset(&params, 0, sizeof(params));
+  for (int i = 0; i < 3; ++i) params.workgroup_count[i] = (uint32_t)iree_vm_abi_read_i32(&r);
+  int32_t constant_count = iree_vm_abi_read_i32(&r);
+  if (constant_count < 0 || constant_count > NPUKIT_HAL_MAX_CONSTANTS) {
+    return iree_make_status(IREE_STATUS_RESOURCE_EXHAUSTED, "%s: %d push constants", fn, (int)constant_count);
+  }
+  uint32_t constants[NPUKIT_HAL_MAX_CONSTANTS];
+  for (int32_t i = 0; i < constant_count; ++i) constants[i] = (uint32_t)iree_vm_abi_read_i32(&r);
+  int32_t binding_count = iree_vm_abi_read_i32(&r);
+  if (binding_count < 0 || binding_count > NPUKIT_HAL_MAX_BINDINGS) {
+    return iree_make_status(IREE_STATUS_RESOURCE_EXHAUSTED, "%s: too many bindings (%d)", fn, (int)binding_count);
+  }
+  npukit_hal_binding_t bindings[NPUKIT_HAL_MAX_BINDINGS];
+  for (int32_t i = 0; i < binding_count; ++i) {
+    iree_vm_ref_t* buffer_ref = iree_vm_abi_read_ref(&r);
+    int64_t offset = iree_vm_abi_read_i64(&r);
+    int64_t length = iree_vm_abi_read_i64(&r);
+    iree_vm_buffer_t* buffer;
+    IREE_RETURN_IF_ERROR(npukit_arg_iree_vm_buffer(buffer_ref, false, fn, "a binding", &buffer));
+    if (offset < 0 || length < 0 || (uint64_t)offset + (uint64_t)length > buffer->data.data_length) {
+      return iree_make_status(IREE_STATUS_OUT_OF_RANGE, "%s: binding %d range [%lld, +%lld) exceeds %zu bytes", fn,
+                              (int)i, (long long)offset, (long long)length, buffer->data.data_length);
+    }
+    bindings[i].data = buffer->data.data + offset;
+    bindings[i].length = (iree_host_size_t)length;
+  }
+  IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
+  npukit_hal_executable_t* executable;
+  IREE_RETURN_IF_ERROR(npukit_arg_npukit_hal_executable(executable_ref, false, fn, "the executable", &executable));
+  if (function_id < 0 || function_id > UINT32_MAX) {
+    return iree_make_status(IREE_STATUS_OUT_OF_RANGE, "%s: function id %lld", fn, (long long)function_id);
+  }
+  params.constants = constants;
+  params.constant_count = (uint32_t)constant_count;
+  params.bindings = bindings;
+  params.binding_count = (uint32_t)binding_count;
+  return npukit_hal_executable_dispatch(executable, (uint32_t)function_id, &params);
+}
+
+#define EXPORT(name, cconv) {{name, sizeof(name) - 1}, {cconv, sizeof(cconv) - 1}, 0, NULL}
+#define FUNCTION(fn)                                                \
+  {(iree_vm_native_function_shim_t)(void (*)(void))iree_emitc_shim, \
+   (iree_vm_native_function_target_t)(void (*)(void))fn}
+
+static const iree_vm_native_export_descriptor_t hal_loader_exports[] = {
+    EXPORT("executable.dispatch", "0rIiiiCiDCrIID_v"),
+    EXPORT("executable.load", "0rrr_r"),
+    EXPORT("executable.lookup.function", "0rr_I"),
+    EXPORT("executable.query_support", "0r_i"),
+};
+
+static const iree_vm_native_function_ptr_t hal_loader_functions[] = {
+    FUNCTION(executable_dispatch),
+    FUNCTION(executable_load),
+    FUNCTION(executable_lookup_function),
+    FUNCTION(executable_query_support),
+};
+
+static const iree_vm_native_module_descriptor_t hal_loader_descriptor = {
+    {"hal_loader", 10},
+    1,
+    0,
+    NULL,
+    0,
+    NULL,
+    0,
+    NULL,
+    IREE_ARRAYSIZE(hal_loader_exports),
+    hal_loader_exports,
+    IREE_ARRAYSIZE(hal_loader_functions),
+    hal_loader_functions,
+};
+
+static void hal_loader_destroy(void* self) {
+  hal_loader_module_t* module = (hal_loader_module_t*)self;
+  iree_allocator_free(module->allocator, module);
+}
+
+iree_status_t npukit_hal_loader_module_create(iree_vm_instance_t* instance, const npukit_hal_loader_set_t* loaders,
+                                              iree_allocator_t allocator, iree_vm_module_t** out_module) {
+  *out_module = NULL;
+  IREE_RETURN_IF_ERROR(npukit_hal_register_types(instance));
+  hal_loader_module_t* module = NULL;
+  IREE_RETURN_IF_ERROR(iree_allocator_malloc(allocator, sizeof(*module), (void**)&module));
+  module->allocator = allocator;
+  module->loaders = *loaders;
+  iree_vm_module_t interface;
+  iree_vm_module_initialize(&interface, module);
+  interface.destroy = hal_loader_destroy;
+  iree_status_t status =
+      iree_vm_native_module_create(&interface, &hal_loader_descriptor, instance, allocator, out_module);
+  if (!iree_status_is_ok(status)) iree_allocator_free(allocator, module);
+  return status;
+}
