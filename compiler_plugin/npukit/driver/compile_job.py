@@ -87,7 +87,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
 
     signatures = EntrySignatures()
     inventory = DispatchInventory()
-    hooks = passes_for(job.flags)
+    hooks = passes_for(job.flags, job.output_format)
     hooks["start"].append(NameModule(job.module_name))
     hooks.setdefault("stream", []).insert(0, inventory)
     if job.read_signatures:

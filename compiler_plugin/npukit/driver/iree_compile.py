@@ -89,7 +89,7 @@ def run_hosted(cl: CommandLine) -> int:
 
     pipeline = PhasedPipeline(
         session,
-        hooks=passes_for(plan.flags),
+        hooks=passes_for(plan.flags, output_format),
         verify_ir=cl.tool.get("verify", "true") not in ("false", "0"),
         dump_phases_to=cl.tool.get("dump-compilation-phases-to"),
     )

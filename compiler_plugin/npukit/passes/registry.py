@@ -5,6 +5,7 @@ from __future__ import annotations
 from npukit.driver.phases import ModuleHook
 from npukit.passes.input_check import RejectUnknownOperations
 from npukit.passes.keep_constant_globals import KeepConstantGlobals
+from npukit.passes.unyield_internal_calls import UnyieldInternalCalls
 
 
 def _flag_value(flags: list[str], name: str) -> str | None:
@@ -20,9 +21,11 @@ def is_inline_execution(flags: list[str]) -> bool:
     return bool(model and model.startswith("inline"))
 
 
-def passes_for(flags: list[str]) -> dict[str, list[ModuleHook]]:
-    """npukit's passes for a compile with these IREE flags."""
+def passes_for(flags: list[str], output_format: str = "vm-bytecode") -> dict[str, list[ModuleHook]]:
+    """npukit's passes for a compile with these IREE flags to this output format."""
     hooks: dict[str, list[ModuleHook]] = {"start": [RejectUnknownOperations()]}
     if is_inline_execution(flags):
         hooks.setdefault("stream", []).append(KeepConstantGlobals())
+    if output_format == "vm-c":
+        hooks.setdefault("vm", []).append(UnyieldInternalCalls())
     return hooks
