@@ -71,3 +71,18 @@ def test_run_refuses_board_artifacts(tmp_path):
     np.save(tmp_path / "a.npy", np.zeros((2, 3), np.float32))
     proc = _run(["run", tmp_path / "m4", tmp_path / "a.npy", tmp_path / "a.npy"])
     assert proc.returncode == 1 and "runs .vmfb artifacts; this one is 'static'" in proc.stderr
+
+
+def test_run_on_npukits_runtime(tmp_path):
+    model = add_model(tmp_path / "add.onnx")
+    assert _run(["compile", "-q", model, "-m", "embedded", "-o", tmp_path / "emb"]).returncode == 0
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", np.full((2, 3), 2.0, np.float32))
+    proc = _run(["run", tmp_path / "emb", tmp_path / "a.npy", tmp_path / "b.npy", "--runtime", "npukit",
+                 "--save", tmp_path / "outs"])
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "outs" / "output_0.npy"), a + 2.0)
+    # The stock runtime cannot run an embedded artifact: one line saying so.
+    proc = _run(["run", tmp_path / "emb", tmp_path / "a.npy", tmp_path / "b.npy"])
+    assert proc.returncode == 1 and "vmfb" in proc.stderr and "Traceback" not in proc.stderr

@@ -159,12 +159,14 @@ def compile(
             write_vm_c_module(raw_output.read_text(), paths.vm_module_c, paths.vm_module_h)
             files["vm_module_c"] = paths.vm_module_c
             files["vm_module_h"] = paths.vm_module_h
-        if mode is OutputMode.STATIC:
+        # A program without dispatches (all host-side work) has no executables.
+        has_executables = bool(result.dispatches) or paths.static_library.exists()
+        if mode is OutputMode.STATIC and has_executables:
             files["static_library"] = paths.static_library
             files["static_library_h"] = paths.static_library_h
         if mode is OutputMode.EMBEDDED:
             elves = sorted(paths.executables_dir.glob("*.so"))
-            if not elves:
+            if not elves and has_executables:
                 raise CompileError(f"{imported.path}: IREE produced no embedded executable", result.diagnostics)
             for i, elf in enumerate(elves):
                 files["embedded_executable" if i == 0 else f"embedded_executable_{i}"] = elf
@@ -176,6 +178,19 @@ def compile(
         work.rmdir()
 
         entry_points = imported.entry_points or [EntryPoint.from_json(e) for e in result.entry_points]
+        notes = list(imported.notes)
+        if mode.is_vm_c and entry_points:
+            from npukit.codegen.model_wrapper import write_model_wrapper
+
+            try:
+                header, source = write_model_wrapper(
+                    paths.directory, module_name, entry_points[0],
+                    files.get("static_library_h"),
+                    embedded=mode is OutputMode.EMBEDDED,
+                )
+                files["model_wrapper_h"], files["model_wrapper_c"] = header, source
+            except ValueError as e:
+                notes.append(f"no C model wrapper: {e}")
         manifest = {
             "schema": SCHEMA_VERSION,
             "npukit_version": __version__,
@@ -191,7 +206,7 @@ def compile(
             "dispatches": result.dispatches,
             "iree_flags": plan.flags,
             "compile_seconds": round(time.monotonic() - started, 3),
-            "warnings": [w.splitlines()[0] for w in result.warnings] + imported.notes,
+            "warnings": [w.splitlines()[0] for w in result.warnings] + notes,
         }
         write_manifest(paths.manifest, manifest)
         say(f"writing {out}")

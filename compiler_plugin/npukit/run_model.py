@@ -8,7 +8,7 @@ from npukit.artifact import CompileResult, load_artifact
 from npukit.errors import ArtifactError, RunError
 from npukit.frontends.signature import EntryPoint
 
-RUNTIMES = ("stock",)
+RUNTIMES = ("stock", "npukit")
 
 
 def _entry_point(result: CompileResult, function: str | None) -> EntryPoint:
@@ -47,6 +47,15 @@ def check_inputs(entry: EntryPoint, inputs: tuple) -> list[np.ndarray]:
     return arrays
 
 
+def _as_declared(array: np.ndarray, dtype: str) -> np.ndarray:
+    """IREE's runtime reports signless integers as signed: give the model's own
+    integer type (uint8 for a uint8 output) where only the signedness differs."""
+    want = np.dtype(dtype)
+    if array.dtype != want and array.dtype.kind in "iub" and want.kind in "iub" and array.dtype.itemsize == want.itemsize:
+        return array.view(want)
+    return array
+
+
 class LoadedModel:
     """A compiled artifact loaded once and called many times: ``model(*inputs)``."""
 
@@ -63,7 +72,11 @@ class LoadedModel:
             raise RunError(f"running {self.entry.name} failed: {e}") from None
         if not isinstance(outputs, (tuple, list)):
             outputs = (outputs,)
-        return [np.asarray(o.to_host() if hasattr(o, "to_host") else o) for o in outputs]
+        # Copies: a host view of a device buffer dies with the runtime's context.
+        arrays = [np.array(o.to_host() if hasattr(o, "to_host") else o) for o in outputs]
+        return [_as_declared(a, spec.dtype) for a, spec in zip(arrays, self.entry.outputs)] + arrays[
+            len(self.entry.outputs):
+        ]
 
 
 def _load_stock(result: CompileResult, entry: EntryPoint) -> LoadedModel:
@@ -91,18 +104,38 @@ def _load_stock(result: CompileResult, entry: EntryPoint) -> LoadedModel:
     return model
 
 
+def _load_npukit(result: CompileResult, entry: EntryPoint) -> LoadedModel:
+    from npukit.runtime.binding import NpukitRuntimeModel
+
+    if entry.name != result.entry_points[0].name:
+        raise RunError(f"npukit's runtime runs the first entry point ({result.entry_points[0].name}) of an artifact")
+    native = NpukitRuntimeModel(result)
+    model = LoadedModel(result, entry, native)
+    model.native = native
+    return model
+
+
 def load(artifact, runtime: str = "stock", function: str | None = None) -> LoadedModel:
-    """Loads ``artifact`` (a CompileResult, its directory or manifest) for repeated calls."""
+    """Loads ``artifact`` (a CompileResult, its directory or manifest) for repeated calls.
+
+    ``runtime="stock"`` runs a .vmfb with IREE's runtime; ``runtime="npukit"``
+    runs a static or embedded artifact compiled for the host on npukit's C
+    runtime (built for this machine on first use).
+    """
     result = load_artifact(artifact)
     if runtime not in RUNTIMES:
         raise RunError(f"unknown runtime '{runtime}'; available: {', '.join(RUNTIMES)}")
-    return _load_stock(result, _entry_point(result, function))
+    entry = _entry_point(result, function)
+    if runtime == "npukit":
+        return _load_npukit(result, entry)
+    return _load_stock(result, entry)
 
 
 def run(artifact, *inputs, runtime: str = "stock", function: str | None = None) -> list[np.ndarray]:
     """Runs ``artifact`` (a CompileResult, its directory or manifest) on ``inputs``.
 
     Returns the outputs as numpy arrays. ``runtime="stock"`` runs the .vmfb
-    with IREE's own runtime on this machine.
+    with IREE's own runtime; ``runtime="npukit"`` runs static and embedded
+    artifacts on npukit's runtime (both on this machine).
     """
     return load(artifact, runtime=runtime, function=function)(*inputs)

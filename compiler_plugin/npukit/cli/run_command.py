@@ -22,8 +22,9 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--runtime",
         default="stock",
-        choices=["stock"],
-        help="stock: IREE's runtime on the .vmfb (default)",
+        choices=["stock", "npukit"],
+        help="stock: IREE's runtime on a .vmfb (default); npukit: npukit's C runtime on a static or "
+        "embedded artifact compiled for the host",
     )
     p.add_argument("--save", metavar="DIR", help="also write the outputs as DIR/output_<i>.npy")
     p.set_defaults(handler=run)

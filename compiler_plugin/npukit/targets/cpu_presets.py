@@ -56,7 +56,7 @@ class CpuPreset:
     # "hard", "soft", "single" (RISC-V ilp32f) or "" when not applicable.
     elf_float_abi: str = ""
     # Execution model used for vm-c output unless the user asks otherwise.
-    default_execution_model: str = "async-internal"
+    default_execution_model: str = "async"
     toolchain: CrossToolchain | None = None
     # Embedded ELFs for this core call routines that are not instructions
     # (fminf/fmaxf on Armv7E-M, software floating point on cores without an

@@ -35,14 +35,14 @@ class ExecutionModel(str, enum.Enum):
     #: The small model for boards: imports only hal_inline.* and hal_loader.*.
     INLINE_DYNAMIC = "inline-dynamic"
     #: IREE's default: the full HAL with command buffers and fences.
-    ASYNC = "async-internal"
+    ASYNC = "async"
 
     @staticmethod
     def parse(value: "str | ExecutionModel") -> "ExecutionModel":
         if isinstance(value, ExecutionModel):
             return value
         v = str(value).strip().lower()
-        if v in ("async", "default"):
+        if v in ("async", "async-internal", "default"):
             return ExecutionModel.ASYNC
         try:
             return ExecutionModel(v)

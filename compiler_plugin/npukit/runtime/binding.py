@@ -1,0 +1,95 @@
+"""ctypes over a host-built model library (see host_build.model_library)."""
+
+from __future__ import annotations
+
+import ctypes
+from ctypes import POINTER, c_char_p, c_size_t, c_uint64, c_void_p
+
+import numpy as np
+
+from npukit.artifact import CompileResult
+from npukit.errors import RunError
+from npukit.frontends.signature import EntryPoint
+
+DEFAULT_ARENA_BYTES = 64 << 20
+_ALIGNMENT = 64
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [("arena", c_void_p), ("arena_size", c_size_t), ("full_hal", c_void_p)]
+
+
+class _Stats(ctypes.Structure):
+    _fields_ = [
+        ("arena_capacity", c_size_t),
+        ("arena_in_use", c_size_t),
+        ("arena_high_water_mark", c_size_t),
+        ("dispatch_count", c_uint64),
+        ("invocation_count", c_uint64),
+        ("arena_invalid_frees", c_size_t),
+    ]
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    lib.npukit_runtime_create.restype = c_void_p
+    lib.npukit_runtime_create.argtypes = [POINTER(_Options), POINTER(c_void_p)]
+    lib.npukit_runtime_destroy.restype = None
+    lib.npukit_runtime_destroy.argtypes = [c_void_p]
+    lib.npukit_model_load.restype = c_void_p
+    lib.npukit_model_load.argtypes = [c_void_p]
+    lib.npukit_model_run.restype = c_void_p
+    lib.npukit_model_run.argtypes = [c_void_p, POINTER(c_void_p), POINTER(c_void_p)]
+    lib.npukit_runtime_stats.restype = _Stats
+    lib.npukit_runtime_stats.argtypes = [c_void_p]
+    lib.iree_status_format.restype = c_size_t
+    lib.iree_status_format.argtypes = [c_void_p, c_char_p, c_size_t]
+    lib.iree_status_free.restype = None
+    lib.iree_status_free.argtypes = [c_void_p]
+
+
+class NpukitRuntimeModel:
+    """A static or embedded artifact running on npukit's runtime in this process."""
+
+    def __init__(self, result: CompileResult, arena_bytes: int = DEFAULT_ARENA_BYTES):
+        from npukit.runtime.host_build import model_library
+
+        self.result = result
+        self.entry: EntryPoint = result.entry_points[0]
+        self._lib = ctypes.CDLL(str(model_library(result)), mode=ctypes.RTLD_LOCAL)
+        _declare(self._lib)
+        self._arena = ctypes.create_string_buffer(arena_bytes + _ALIGNMENT)
+        base = ctypes.addressof(self._arena)
+        aligned = (base + _ALIGNMENT - 1) & ~(_ALIGNMENT - 1)
+        full_hal = ctypes.addressof(ctypes.c_char.in_dll(self._lib, "npukit_full_hal"))
+        options = _Options(aligned, arena_bytes, full_hal)
+        runtime = c_void_p()
+        self._check(self._lib.npukit_runtime_create(ctypes.byref(options), ctypes.byref(runtime)), "creating")
+        self._runtime = runtime
+        self._check(self._lib.npukit_model_load(self._runtime), "loading the module")
+
+    def _check(self, status: int | None, what: str) -> None:
+        if not status:
+            return
+        buffer = ctypes.create_string_buffer(1024)
+        self._lib.iree_status_format(status, buffer, len(buffer))
+        self._lib.iree_status_free(status)
+        raise RunError(f"npukit runtime: {what} {self.result.name}: {buffer.value.decode(errors='replace')}")
+
+    def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
+        inputs = (c_void_p * max(len(arrays), 1))(*[a.ctypes.data for a in arrays])
+        outputs = [np.empty([int(d) for d in t.shape], dtype=np.dtype(t.dtype)) for t in self.entry.outputs]
+        output_ptrs = (c_void_p * max(len(outputs), 1))(*[o.ctypes.data for o in outputs])
+        self._check(self._lib.npukit_model_run(self._runtime, inputs, output_ptrs), "running")
+        return outputs
+
+    def stats(self) -> dict:
+        s = self._lib.npukit_runtime_stats(self._runtime)
+        return {name: int(getattr(s, name)) for name, _ in _Stats._fields_}
+
+    def close(self) -> None:
+        if getattr(self, "_runtime", None):
+            self._lib.npukit_runtime_destroy(self._runtime)
+            self._runtime = None
+
+    def __del__(self) -> None:
+        self.close()
