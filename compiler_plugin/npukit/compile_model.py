@@ -204,6 +204,8 @@ def compile(
             "entry_points": [e.to_json() for e in entry_points],
             "files": {role: describe_file(p, paths.directory) for role, p in files.items()},
             "dispatches": result.dispatches,
+            # Multiply-accumulates of one inference (contractions of all dispatches).
+            "macs": sum(d.get("macs", 0) for d in result.dispatches),
             "iree_flags": plan.flags,
             "compile_seconds": round(time.monotonic() - started, 3),
             "warnings": [w.splitlines()[0] for w in result.warnings] + notes,

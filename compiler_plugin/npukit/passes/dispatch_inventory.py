@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 
 from iree.compiler import ir
 
+from npukit.passes.mac_count import linalg_macs
+
 
 @dataclass
 class DispatchInfo:
@@ -20,6 +22,8 @@ class DispatchInfo:
     executable: str
     # The linalg operations in the dispatch body, in order.
     ops: list[str] = field(default_factory=list)
+    # Multiply-accumulates of one execution (see mac_count.py).
+    macs: int = 0
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -29,16 +33,19 @@ def _symbol(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
-def _body_ops(executable: ir.Operation) -> list[str]:
+def _body_ops(executable: ir.Operation) -> tuple[list[str], int]:
     ops: list[str] = []
+    macs = 0
 
     def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal macs
         if op.name.startswith("linalg.") and op.name != "linalg.yield":
             ops.append(op.name)
+            macs += linalg_macs(op)
         return ir.WalkResult.ADVANCE
 
     executable.walk(visit)
-    return ops
+    return ops, macs
 
 
 class DispatchInventory:
@@ -52,10 +59,10 @@ class DispatchInventory:
 
         def visit(op: ir.Operation) -> ir.WalkResult:
             if op.name == "stream.executable":
-                body = _body_ops(op)
+                body, macs = _body_ops(op)
                 for inner in op.regions[0].blocks[0].operations:
                     if inner.operation.name == "stream.executable.export":
-                        found.append(DispatchInfo(_symbol(inner.operation), _symbol(op), body))
+                        found.append(DispatchInfo(_symbol(inner.operation), _symbol(op), body, macs))
                 return ir.WalkResult.SKIP
             return ir.WalkResult.ADVANCE
 
