@@ -178,7 +178,7 @@ RV32IMF = CpuPreset(
     default_execution_model="inline-dynamic",
     toolchain=CrossToolchain(
         gcc="riscv64-unknown-elf-gcc",
-        cflags=("-march=rv32imf", "-mabi=ilp32f"),
+        cflags=("-march=rv32imf", "-mabi=ilp32f", "-misa-spec=2.2"),
         debian_packages=_RISCV_GCC_PACKAGES,
         libc_flags=("--specs=picolibc.specs",),
     ),
@@ -199,7 +199,7 @@ RV32IMAC = CpuPreset(
     default_execution_model="inline-dynamic",
     toolchain=CrossToolchain(
         gcc="riscv64-unknown-elf-gcc",
-        cflags=("-march=rv32imac", "-mabi=ilp32"),
+        cflags=("-march=rv32imac", "-mabi=ilp32", "-misa-spec=2.2"),
         debian_packages=_RISCV_GCC_PACKAGES,
         libc_flags=("--specs=picolibc.specs",),
     ),
