@@ -11,7 +11,7 @@ from pathlib import Path
 
 from npukit.cpu.builtins_archive import embedded_link_libraries
 from npukit.driver.command_line import CommandLine
-from npukit.driver.embedded_linker import LIBS_ENV, MACHINE_ENV
+from npukit.driver.embedded_linker import LIBS_ENV, MACHINE_ENV, PAGE_SIZE_ENV
 from npukit.driver.stock_tools import npukit_tool
 from npukit.errors import TargetError
 from npukit.targets.cpu_presets import CpuPreset, get_preset
@@ -50,17 +50,27 @@ def cpu_flags(preset: CpuPreset, given: set[str]) -> list[str]:
     return [f for f in preset.iree_flags() if flag_name(f) not in given]
 
 
+# Segment alignment of embedded ELFs for boards (the bare-metal loader's own).
+BOARD_EMBEDDED_PAGE_SIZE = 64
+
+
+def uses_embedded_linker(preset: CpuPreset) -> bool:
+    """Board CPUs link embedded ELFs through npukit's linker (builtins, page size)."""
+    return preset.toolchain is not None
+
+
 def embedded_linker(preset: CpuPreset) -> CompilePlan:
-    """Flags and environment that link npukit's builtins into embedded ELFs."""
-    libs = embedded_link_libraries(preset)
-    if not libs:
+    """Flags and environment that link embedded ELFs for a board's CPU: npukit's
+    builtins where the core needs them, and segments packed at 64 bytes."""
+    if not uses_embedded_linker(preset):
         return CompilePlan()
+    environment = {MACHINE_ENV: preset.elf_machine, PAGE_SIZE_ENV: str(BOARD_EMBEDDED_PAGE_SIZE)}
+    libs = embedded_link_libraries(preset)
+    if libs:
+        environment[LIBS_ENV] = ":".join(str(p) for p in libs)
     return CompilePlan(
         flags=[f"--iree-llvmcpu-embedded-linker-path={npukit_tool('npukit-embedded-ld')}"],
-        environment={
-            LIBS_ENV: ":".join(str(p) for p in libs),
-            MACHINE_ENV: preset.elf_machine,
-        },
+        environment=environment,
     )
 
 
@@ -95,7 +105,7 @@ def plan_for_command_line(cl: CommandLine) -> CompilePlan:
     plan = CompilePlan(flags=flags)
     if preset is not None:
         plan.flags.extend(cpu_flags(preset, given))
-        if preset.embedded_needs_builtins and _links_embedded(flags) and (
+        if uses_embedded_linker(preset) and _links_embedded(flags) and (
             "iree-llvmcpu-embedded-linker-path" not in given
         ):
             linker = embedded_linker(preset)
@@ -171,7 +181,7 @@ def plan_for_target(
         ]
     elif mode is OutputMode.EMBEDDED:
         plan.flags.append(f"--iree-hal-dump-executable-binaries-to={paths.executables_dir}")
-    if mode is not OutputMode.STATIC and preset.embedded_needs_builtins and (
+    if mode is not OutputMode.STATIC and uses_embedded_linker(preset) and (
         "iree-llvmcpu-embedded-linker-path" not in given
     ):
         linker = embedded_linker(preset)

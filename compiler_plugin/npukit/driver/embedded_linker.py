@@ -5,7 +5,10 @@ calls LLVM emits to runtime routines (fminf, software floating point) stay
 undefined on cores that lack the instructions. IREE is told to use this
 program as its embedded linker (``--iree-llvmcpu-embedded-linker-path``); it
 runs iree-lld with the same arguments and, when the objects are for the
-target's machine, appends the libraries named in ``NPUKIT_EMBEDDED_LINK_LIBS``.
+target's machine, appends the libraries named in ``NPUKIT_EMBEDDED_LINK_LIBS``
+and a small page size (``NPUKIT_EMBEDDED_LINK_PAGE_SIZE``). lld aligns each
+segment to the target's page size (64 KiB on Arm, 4 KiB on RISC-V), which on
+a board without an MMU only wastes RAM: the loader copies the whole span.
 
 The machine check matters: the same compile also links host executables for
 constant evaluation, which must not get the target's libraries.
@@ -19,6 +22,7 @@ import sys
 
 LIBS_ENV = "NPUKIT_EMBEDDED_LINK_LIBS"
 MACHINE_ENV = "NPUKIT_EMBEDDED_LINK_MACHINE"
+PAGE_SIZE_ENV = "NPUKIT_EMBEDDED_LINK_PAGE_SIZE"
 
 ELF_MACHINES = {"EM_X86_64": 62, "EM_ARM": 40, "EM_RISCV": 243, "EM_AARCH64": 183}
 
@@ -42,7 +46,10 @@ def link_command(args: list[str], environ=os.environ) -> list[str]:
     libs = [p for p in environ.get(LIBS_ENV, "").split(os.pathsep) if p]
     wanted = ELF_MACHINES.get(environ.get(MACHINE_ENV, ""))
     objects = [a for a in args if a.endswith(".o")]
-    if libs and wanted is not None and objects and elf_machine(objects[0]) == wanted:
+    if wanted is not None and objects and elf_machine(objects[0]) == wanted:
+        page = environ.get(PAGE_SIZE_ENV, "")
+        if page:
+            command += ["-z", f"max-page-size={page}", "-z", f"common-page-size={page}"]
         command.extend(libs)
     return command
 
