@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from npukit.artifact import CompileResult, load_artifact
@@ -45,6 +47,17 @@ def check_inputs(entry: EntryPoint, inputs: tuple) -> list[np.ndarray]:
             raise RunError(f"{label} has shape {'x'.join(map(str, shape)) or 'scalar'}, the model takes {declared}")
         arrays.append(np.ascontiguousarray(array))
     return arrays
+
+
+def load_npy(path: "str | Path") -> np.ndarray:
+    """An input array from a .npy file; RunError naming the file otherwise."""
+    p = Path(path)
+    if not p.is_file():
+        raise RunError(f"{p}: no such input file")
+    try:
+        return np.load(p, allow_pickle=False)
+    except (ValueError, OSError) as e:
+        raise RunError(f"{p}: not a .npy array: {e}") from None
 
 
 def _as_declared(array: np.ndarray, dtype: str) -> np.ndarray:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 
-from npukit.errors import RunError
 
 
 def add_parser(sub) -> None:
@@ -30,20 +29,12 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def _load(path: str) -> np.ndarray:
-    p = Path(path)
-    if not p.exists():
-        raise RunError(f"{p}: no such input file")
-    try:
-        return np.load(p, allow_pickle=False)
-    except (ValueError, OSError) as e:
-        raise RunError(f"{p}: not a .npy array: {e}") from None
-
-
 def run(args: argparse.Namespace) -> int:
     import npukit
 
-    inputs = [_load(p) for p in args.inputs]
+    from npukit.run_model import load_npy
+
+    inputs = [load_npy(p) for p in args.inputs]
     outputs = npukit.run(args.artifact, *inputs, runtime=args.runtime, function=args.function)
     np.set_printoptions(threshold=64, linewidth=100)
     for i, out in enumerate(outputs):

@@ -1,0 +1,100 @@
+"""``npukit deploy``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from npukit.errors import NpukitError
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "deploy",
+        help="compile a model, build firmware for a QEMU board, run it and report flash, RAM and instructions",
+        description="Compile a model for a board's CPU, build a firmware around npukit's runtime with the "
+        "model's input built in, run it under QEMU (-icount: deterministic instruction counts), check its "
+        "outputs against the host's and print what it costs: flash (model code, constants, runtime), RAM "
+        "(static data, arena and stack high-water marks), instructions per inference and per MAC.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+        "  npukit deploy --list-boards\n"
+        "  npukit deploy model.onnx --board mps2-an386\n"
+        "  npukit deploy model.onnx --board virt-rv32imf --mode embedded --input x.npy --json report.json\n"
+        "  npukit deploy model.onnx --board mps2-an386 --keep fw/   # keep the CMake firmware project\n"
+        "\n"
+        "exit status: 0 when the board's outputs match the host's, 1 on an error or when they differ.",
+    )
+    p.add_argument("model", nargs="?", help="the model file (.onnx, .tflite, .mlir, .mlirbc)")
+    p.add_argument("-b", "--board", help="the board (see --list-boards)")
+    p.add_argument("--list-boards", action="store_true", help="list the boards with their memory and exit")
+    p.add_argument(
+        "-m", "--mode", default="static", choices=["static", "embedded"],
+        help="static: executables linked into the firmware (default); embedded: ELF executables the runtime "
+        "loads into RAM",
+    )
+    p.add_argument(
+        "-i", "--input", action="append", default=[], metavar="FILE",
+        help="a .npy file per model input, in order (default: seeded random inputs)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
+    p.add_argument("--json", metavar="FILE", help="also write the figures and outputs as JSON")
+    p.add_argument(
+        "--keep", metavar="DIR",
+        help="keep the firmware project in DIR (a new directory): CMake sources, the built ELF and map, the "
+        "compiled model and the input and host outputs as .npy",
+    )
+    p.add_argument(
+        "--execution-model", choices=["inline-dynamic", "async"],
+        help="inline-dynamic (the small runtime path, default) or async (IREE's full HAL)",
+    )
+    p.add_argument("--stack-size", type=int, default=32768, help="bytes of stack for the firmware (default: 32768)")
+    p.add_argument(
+        "--arena-limit", type=int, metavar="BYTES",
+        help="cap the runtime's arena at BYTES, to check that the model fits a part with less RAM",
+    )
+    p.add_argument(
+        "--iree-flag", action="append", default=[], metavar="FLAG",
+        help="a stock iree-compile flag for the board's compile (repeatable)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the table and errors")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from npukit.deploy.boards import list_boards
+    from npukit.deploy.deploy_report import format_board_list, format_outputs, format_table
+
+    if args.list_boards:
+        print(format_board_list(list_boards()))
+        return 0
+    if not args.model or not args.board:
+        raise NpukitError("deploy needs a model and --board BOARD (see `npukit deploy --help`, "
+                          "`npukit deploy --list-boards`)")
+    from npukit.deploy.deploy_model import deploy
+
+    def progress(message: str) -> None:
+        if not args.quiet:
+            print(f"npukit: {message}", file=sys.stderr, flush=True)
+
+    result = deploy(
+        args.model, args.board, mode=args.mode, inputs=args.input, seed=args.seed, keep=args.keep,
+        execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
+        arena_limit=args.arena_limit, progress=progress,
+    )
+    if not args.quiet:
+        print(format_outputs(result))
+        print()
+    print(format_table(result))
+    if result.project_dir is not None:
+        print(f"firmware project kept in {result.project_dir} (see its README.md)")
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    if not result.outputs_match_host:
+        print(f"npukit: error: the outputs on {result.board.name} differ from the host's", file=sys.stderr)
+        return 1
+    return 0

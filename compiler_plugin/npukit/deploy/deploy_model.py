@@ -1,0 +1,282 @@
+"""``npukit deploy``: a model to firmware running on a QEMU board, with its costs.
+
+The steps: compile the model for the board's CPU; compile it for the host and
+run it on IREE's stock runtime for the expected outputs; write a firmware
+project (samples/model/main.c, the input and expected outputs in
+model_data.h); build it; run it under QEMU; read back the outputs, the
+instruction counts, the arena and stack high-water marks, and the flash split
+from the linker map.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import npukit
+from npukit.artifact import CompileResult
+from npukit.deploy import firmware_build, model_data, qemu_runner
+from npukit.deploy.boards import Board, get_board
+from npukit.deploy.firmware_build import BoardCapacityError, check_toolchain, require_tool
+from npukit.deploy.firmware_project import FirmwareProject, write_project
+from npukit.deploy.firmware_size import FlashSplit, classify_by_path, firmware_size, flash_split
+from npukit.errors import NpukitError, RunError, TargetError
+from npukit.runtime.sources import runtime_source_root
+
+Progress = Callable[[str], None]
+
+EXIT_MATCH, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
+EXIT_FAULT = 120  # NPUKIT_BOARD_EXIT_FAULT in bare_metal/include/npukit/board.h
+_ARENA_EXHAUSTED = re.compile(r"arena exhausted: (\d+) bytes requested, (\d+) of (\d+) in use, largest free block (\d+)")
+
+
+@dataclass(frozen=True)
+class RamUse:
+    static_data: int  # .data + .bss of the whole firmware (not the arena, not the stack)
+    arena_high_water: int
+    stack_high_water: int
+    arena_capacity: int
+    stack_size: int
+
+    @property
+    def total(self) -> int:
+        return self.static_data + self.arena_high_water + self.stack_high_water
+
+
+@dataclass
+class DeployResult:
+    board: Board
+    artifact: CompileResult
+    inputs: list[np.ndarray]
+    outputs: list[np.ndarray]
+    host_outputs: list[np.ndarray]
+    flash: FlashSplit
+    ram: RamUse
+    instructions: int  # one steady-state inference
+    first_run_instructions: int
+    load_instructions: int
+    instruction_step: int  # the board counter's resolution
+    dispatches: int
+    project_dir: Path | None  # the kept firmware project, if any
+    console: str
+
+    @property
+    def macs(self) -> int:
+        return int(self.artifact.manifest.get("macs", 0))
+
+    @property
+    def instructions_per_mac(self) -> float | None:
+        return self.instructions / self.macs if self.macs else None
+
+    @property
+    def outputs_match_host(self) -> bool:
+        return model_data.outputs_match(self.outputs, self.host_outputs)
+
+    def to_json(self) -> dict:
+        ipm = self.instructions_per_mac
+        return {
+            "board": self.board.name,
+            "cpu": self.board.cpu.name,
+            "model": self.artifact.name,
+            "mode": self.artifact.mode,
+            "execution_model": self.artifact.manifest["execution_model"],
+            "flash_bytes": self.flash.total,
+            "flash": {
+                "model_code": self.flash.model_code,
+                "constants": self.flash.constants,
+                "runtime": self.flash.runtime,
+                "other": self.flash.other,
+            },
+            "ram_bytes": self.ram.total,
+            "ram": {
+                "static_data": self.ram.static_data,
+                "arena_high_water": self.ram.arena_high_water,
+                "stack_high_water": self.ram.stack_high_water,
+                "arena_capacity": self.ram.arena_capacity,
+                "stack_size": self.ram.stack_size,
+            },
+            "instructions": self.instructions,
+            "first_run_instructions": self.first_run_instructions,
+            "load_instructions": self.load_instructions,
+            "instruction_step": self.instruction_step,
+            "macs": self.macs,
+            "instructions_per_mac": round(ipm, 4) if ipm is not None else None,
+            "dispatches": self.dispatches,
+            "outputs": [o.tolist() for o in self.outputs],
+            "output_dtypes": [str(o.dtype) for o in self.outputs],
+            "outputs_match_host": self.outputs_match_host,
+            "project": str(self.project_dir) if self.project_dir else None,
+        }
+
+
+def check_tools(board: Board) -> None:
+    """Fails early, before any compile, when a tool the deploy needs is missing."""
+    check_toolchain(board)
+    require_tool(board.spec.qemu_system, board.spec.qemu_package, f"to run firmware on {board.name}")
+
+
+def load_inputs(given: Sequence[str | Path | np.ndarray], artifact: CompileResult, seed: int) -> list[np.ndarray]:
+    """The inputs (arrays or .npy files, checked against the model), or seeded random ones."""
+    from npukit.run_model import check_inputs, load_npy
+
+    entry = artifact.entry_points[0]
+    if not given:
+        return model_data.random_inputs(entry.inputs, seed)
+    arrays = [item if isinstance(item, np.ndarray) else load_npy(item) for item in given]
+    return check_inputs(entry, tuple(arrays))
+
+
+def _embedded_code_bytes(artifact: CompileResult) -> int:
+    """Code inside the embedded ELFs, which the linker sees as the vm-c module's rodata."""
+    total = 0
+    for role, f in artifact.manifest["files"].items():
+        if role.startswith("embedded_executable") and "elf" in f:
+            total += int(f["elf"]["sizes"]["text"])
+    return total
+
+
+def _measure_flash(project: FirmwareProject, artifact: CompileResult) -> tuple[FlashSplit, int]:
+    size = firmware_size(project.map_file, classify_by_path(artifact.name))
+    split = flash_split(size)
+    moved = min(_embedded_code_bytes(artifact), split.constants)
+    split = FlashSplit(split.model_code + moved, split.constants - moved, split.runtime, split.other)
+    return split, size.total("data") + size.total("bss")
+
+
+def _run_error(run: qemu_runner.FirmwareRun, board: Board) -> NpukitError:
+    m = _ARENA_EXHAUSTED.search(run.console)
+    if m:
+        requested, in_use, capacity, _largest = map(int, m.groups())
+        return BoardCapacityError(
+            f"the model does not fit {board.name}'s RAM at run time: the runtime's arena of {capacity} bytes ran "
+            f"out with {in_use} bytes in use and {requested} more requested, so it needs at least "
+            f"{in_use + requested - capacity} bytes more; console:\n{run.console}"
+        )
+    if run.exit_status == EXIT_FAULT:
+        return RunError(f"the firmware faulted on {board.name}; {run.report()}")
+    return RunError(f"the firmware failed on {board.name}; {run.report()}")
+
+
+def deploy(
+    model: str | Path,
+    board: str | Board,
+    *,
+    mode: str = "static",
+    inputs: Sequence[str | Path | np.ndarray] = (),
+    seed: int = 0,
+    keep: str | Path | None = None,
+    execution_model: str | None = None,
+    iree_flags: Sequence[str] = (),
+    stack_size: int = 32768,
+    arena_limit: int | None = None,
+    progress: Progress | None = None,
+) -> DeployResult:
+    """Compiles |model| for |board|, builds the firmware, runs it under QEMU and measures it.
+
+    ``inputs`` are arrays or .npy files, one per model input (default: seeded
+    random inputs).
+
+    ``keep`` is a directory (which must not exist yet) that receives the
+    firmware project, the model compiled for the board and the host's
+    reference outputs; without it everything is temporary. ``arena_limit``
+    caps the runtime's arena (bytes), to see whether the model fits a part
+    with less RAM than the QEMU board.
+    """
+    say = progress or (lambda _m: None)
+    board = board if isinstance(board, Board) else get_board(board)
+    if mode not in ("static", "embedded"):
+        raise TargetError(f"unknown deploy mode '{mode}'; use static or embedded")
+    keep_dir = Path(keep) if keep is not None else None
+    if keep_dir is not None and keep_dir.exists() and (not keep_dir.is_dir() or any(keep_dir.iterdir())):
+        raise NpukitError(f"{keep_dir} already exists and is not empty; give --keep a new directory")
+    check_tools(board)
+    if arena_limit is not None and arena_limit < 0:
+        raise NpukitError(f"the arena limit must be a number of bytes, not {arena_limit}")
+    if not Path(model).is_file():
+        raise NpukitError(f"{model}: no such model file")
+
+    with tempfile.TemporaryDirectory(prefix="npukit-deploy-") as tmp:
+        work = Path(tmp)
+        say(f"compiling {Path(model).name} for {board.name} ({board.cpu.name}, {mode})")
+        artifact = npukit.compile(
+            model, target=board.cpu.name, output=mode, out_dir=work / "model",
+            execution_model=execution_model, iree_flags=iree_flags,
+        )
+        arrays = load_inputs(inputs, artifact, seed)
+        say("computing the expected outputs on the host (IREE's runtime)")
+        host = npukit.compile(model, target="host", output="vmfb", out_dir=work / "host")
+        host_outputs = npukit.run(host, *arrays)
+
+        project_dir = work / "firmware"
+        say(f"writing the firmware project for {board.name}")
+        project = write_project(
+            project_dir, board, artifact,
+            [runtime_source_root() / "samples" / "model" / "main.c"],
+            {"model_data.h": model_data.render(artifact.name, arrays, host_outputs, arena_limit)},
+            name=artifact.name, stack_size=stack_size,
+        )
+        say("building the firmware")
+        firmware_build.build(project)
+        flash, static_data = _measure_flash(project, artifact)
+        say(f"running it on {board.name} under QEMU")
+        run = qemu_runner.run(board, project.elf)
+        if run.exit_status not in (EXIT_MATCH, EXIT_DIFFER):
+            raise _run_error(run, board)
+        outputs = model_data.read_outputs(run.all_values("output"), host_outputs)
+        result = DeployResult(
+            board=board,
+            artifact=artifact,
+            inputs=arrays,
+            outputs=outputs,
+            host_outputs=host_outputs,
+            flash=flash,
+            ram=RamUse(
+                static_data=static_data,
+                arena_high_water=run.number("arena_high_water"),
+                stack_high_water=run.number("stack_high_water"),
+                arena_capacity=run.number("arena_capacity"),
+                stack_size=run.number("stack_size"),
+            ),
+            instructions=run.number("instructions"),
+            first_run_instructions=run.number("first_run_instructions"),
+            load_instructions=run.number("load_instructions"),
+            instruction_step=run.number("instruction_step"),
+            dispatches=run.number("dispatches"),
+            project_dir=None,
+            console=run.console,
+        )
+        if (run.exit_status == EXIT_MATCH) != result.outputs_match_host:
+            raise RunError(f"the firmware and the host disagree on whether the outputs match; {run.report()}")
+        if keep_dir is not None:
+            _keep(keep_dir, project, artifact, host_outputs, arrays)
+            result.project_dir = keep_dir
+            result.artifact = npukit.load_artifact(keep_dir / "model-artifact")
+        return result
+
+
+def _keep(keep_dir: Path, project: FirmwareProject, artifact: CompileResult,
+          host_outputs: list[np.ndarray], inputs: list[np.ndarray]) -> None:
+    """Copies the project to |keep_dir| (written complete or not at all): its
+    sources, the built ELF and map in build/, the compiled artifact with its
+    manifest in model-artifact/, and the input and host outputs as .npy."""
+    staging = keep_dir.with_name(f".{keep_dir.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    # CMake's build tree holds absolute paths: the user configures anew.
+    shutil.copytree(project.directory, staging, ignore=shutil.ignore_patterns("build"))
+    (staging / "build").mkdir()
+    shutil.copy2(project.elf, staging / "build")
+    shutil.copy2(project.map_file, staging / "build")
+    shutil.copytree(artifact.directory, staging / "model-artifact")
+    for i, a in enumerate(inputs):
+        np.save(staging / f"input_{i}.npy", a)
+    for i, a in enumerate(host_outputs):
+        np.save(staging / f"host_output_{i}.npy", a)
+    if keep_dir.exists():
+        keep_dir.rmdir()  # empty, checked before the deploy started
+    staging.rename(keep_dir)

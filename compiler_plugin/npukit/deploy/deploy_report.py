@@ -1,0 +1,69 @@
+"""The table ``npukit deploy`` prints, and the board list."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npukit.deploy.boards import Board
+from npukit.deploy.deploy_model import DeployResult
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:,.1f} KiB" if n < (1 << 20) else f"{n / (1 << 20):,.0f} MiB"
+
+
+def _row(label: str, value: str, note: str = "") -> str:
+    return f"  {label:<34}{value:>16}{('  ' + note) if note else ''}"
+
+
+def _bytes_row(label: str, n: int, total: int | None = None) -> str:
+    share = f"{100 * n / total:.0f}%" if total else ""
+    return _row(label, f"{n:,} B", share)
+
+
+def format_outputs(result: DeployResult) -> str:
+    lines = []
+    with np.printoptions(threshold=32, linewidth=100, precision=5):
+        for i, out in enumerate(result.outputs):
+            shape = "x".join(map(str, out.shape)) or "scalar"
+            lines.append(f"  output {i}: {out.dtype}[{shape}]")
+            lines += ["    " + line for line in str(out).splitlines()]
+    verdict = "match" if result.outputs_match_host else "DIFFER FROM"
+    lines.append(f"  outputs {verdict} the host's (IREE's runtime on this machine)")
+    return "\n".join(lines)
+
+
+def format_table(result: DeployResult) -> str:
+    a, f, r = result.artifact, result.flash, result.ram
+    ipm = result.instructions_per_mac
+    step = result.instruction_step
+    lines = [
+        f"{a.name} on {result.board.name} ({result.board.description}; {a.mode}, "
+        f"{a.manifest['execution_model']})",
+        _row("flash (text + rodata)", f"{f.total:,} B", _kib(f.total)),
+        _bytes_row("  model code", f.model_code, f.total),
+        _bytes_row("  model constants", f.constants, f.total),
+        _bytes_row("  npukit runtime", f.runtime, f.total),
+        _bytes_row("  start-up, console, C library", f.other, f.total),
+        _row("RAM", f"{r.total:,} B", _kib(r.total)),
+        _bytes_row("  static data (.data + .bss)", r.static_data, r.total),
+        _bytes_row("  runtime arena high-water", r.arena_high_water, r.total),
+        _bytes_row("  stack high-water", r.stack_high_water, r.total),
+        _row("instructions per inference", f"{result.instructions:,}",
+             f"counted in steps of {step}" if step > 1 else "exact (minstret)"),
+        _row("  first inference", f"{result.first_run_instructions:,}"),
+        _row("  loading the model", f"{result.load_instructions:,}"),
+        _row("MACs per inference", f"{result.macs:,}"),
+        _row("instructions per MAC", f"{ipm:.2f}" if ipm is not None else "n/a"),
+        _row("dispatches per inference", f"{result.dispatches}"),
+    ]
+    return "\n".join(lines)
+
+
+def format_board_list(boards: list[Board]) -> str:
+    lines = [f"{'board':<15}{'CPU':<11}{'flash':>10}{'RAM':>10}  description"]
+    for b in boards:
+        flash = "in RAM" if b.shares_code_and_data else _kib(b.code_region.length)
+        lines.append(f"{b.name:<15}{b.cpu.name:<11}{flash:>10}{_kib(b.data_region.length):>10}  {b.description}")
+    lines.append("(flash 'in RAM': code and data share the board's RAM)")
+    return "\n".join(lines)

@@ -1,0 +1,100 @@
+"""The data a model firmware carries: its input and the host's outputs.
+
+``render`` writes ``model_data.h`` for samples/model/main.c; ``read_outputs``
+turns the "npukit: output <i> <hex>" console lines back into arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npukit.deploy.environment import template_environment
+from npukit.errors import RunError
+from npukit.frontends.signature import TensorSpec
+
+
+def _describe(array: np.ndarray) -> str:
+    return f"{array.dtype}[{'x'.join(map(str, array.shape)) or 'scalar'}], {array.nbytes} bytes"
+
+
+def _c_bytes(array: np.ndarray) -> str:
+    data = np.ascontiguousarray(array).tobytes()
+    lines = []
+    for start in range(0, len(data), 16):
+        lines.append("    " + ", ".join(f"0x{b:02x}" for b in data[start:start + 16]) + ",")
+    return "\n".join(lines)
+
+
+def _tensor(array: np.ndarray) -> dict:
+    return {
+        "description": _describe(array),
+        "bytes": max(array.nbytes, 1),
+        "hex": _c_bytes(array) if array.nbytes else "    0,",
+        "is_float32": array.dtype == np.float32,
+    }
+
+
+def render(model_name: str, inputs: list[np.ndarray], expected_outputs: list[np.ndarray],
+           arena_limit: int | None = None) -> str:
+    """model_data.h: the inputs, the expected outputs, buffers for the outputs
+    and, if given, a cap on the runtime's arena in bytes."""
+    for a in expected_outputs:
+        if a.dtype.kind == "f" and a.dtype != np.float32:
+            raise RunError(f"the board sample compares float32 outputs; {model_name} returns {a.dtype}")
+    return template_environment().get_template("model_data.h.j2").render(
+        model=model_name,
+        inputs=[_tensor(a) for a in inputs],
+        outputs=[_tensor(a) for a in expected_outputs],
+        arena_limit=arena_limit,
+    )
+
+
+def read_outputs(console_values: list[str], like: list[np.ndarray]) -> list[np.ndarray]:
+    """Arrays from the firmware's "output <i> <hex>" values, shaped and typed like |like|."""
+    found: dict[int, str] = {}
+    for value in console_values:
+        index, _, hex_text = value.partition(" ")
+        if index.isdigit():
+            found[int(index)] = hex_text.strip()
+    outputs = []
+    for i, reference in enumerate(like):
+        if i not in found:
+            raise RunError(f"the firmware printed no output {i}")
+        try:
+            data = bytes.fromhex(found[i])
+        except ValueError:
+            raise RunError(f"the firmware's output {i} is not hexadecimal") from None
+        if len(data) != reference.nbytes:
+            raise RunError(f"the firmware's output {i} has {len(data)} bytes, expected {reference.nbytes}")
+        outputs.append(np.frombuffer(data, dtype=reference.dtype).reshape(reference.shape).copy())
+    return outputs
+
+
+def outputs_match(got: list[np.ndarray], expected: list[np.ndarray]) -> bool:
+    """Integers equal, floats within 1e-4 relative (the same rule as the firmware)."""
+    for g, e in zip(got, expected, strict=True):
+        if e.dtype.kind == "f":
+            g64, e64 = g.astype(np.float64), e.astype(np.float64)
+            if not np.all(np.abs(g64 - e64) <= 1e-4 * np.abs(e64) + 1e-6):
+                return False
+        elif not np.array_equal(g, e):
+            return False
+    return True
+
+
+def random_inputs(specs: list[TensorSpec], seed: int) -> list[np.ndarray]:
+    """One input per spec, seeded: full-range integers, normal floats; unknown dims are 1."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for spec in specs:
+        shape = [1 if d is None else d for d in spec.shape]
+        dtype = np.dtype(spec.dtype)
+        if dtype.kind == "f":
+            arrays.append(rng.standard_normal(shape).astype(dtype))
+        elif dtype.kind == "b":
+            arrays.append(rng.integers(0, 2, shape).astype(dtype))
+        else:
+            info = np.iinfo(dtype)
+            low, high = max(info.min, -128), min(info.max, 127)
+            arrays.append(rng.integers(low, high, shape, endpoint=True).astype(dtype))
+    return arrays
