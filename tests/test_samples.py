@@ -24,6 +24,11 @@ def test_demo_prints_predictions_accuracy_and_timing(tmp_path):
     accuracy = float(re.search(r"accuracy: ([\d.]+)%", proc.stdout).group(1))
     assert accuracy >= 95.0, proc.stdout  # onnxruntime gives 96.94% on the same model
     assert re.search(r"latency per inference: median [\d.]+ us", proc.stdout)
+    # The deploy to mps2-an386 under QEMU, with its table.
+    assert re.search(r"the board predicts \d for the first test image \(label \d\); its logits are the same as",
+                     proc.stdout), proc.stdout
+    for label in ("flash (text + rodata)", "RAM", "instructions per inference", "instructions per MAC"):
+        assert label in proc.stdout
 
 
 def test_bundled_model_is_int8_qdq():

@@ -5,6 +5,9 @@
 Compiles ``digits_int8.onnx`` (trained by ``train.py`` on scikit-learn's
 handwritten digits) for this machine with npukit, runs it on the 360 held-out
 test images with IREE's runtime, and prints predictions, accuracy and timing.
+Then deploys it to the Cortex-M4 board ``mps2-an386`` under QEMU with the first
+test image built in, and prints the board's prediction and what the firmware
+costs: flash, RAM and instructions.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", default="host", help="compile target (default: host)")
     parser.add_argument("--out-dir", type=Path, default=Path("build/demo"))
     parser.add_argument("--show", type=int, default=4, help="how many test images to draw")
+    parser.add_argument("--board", default="mps2-an386", help="board to deploy to (default: mps2-an386; "
+                        "'none' to skip)")
     args = parser.parse_args(argv)
 
     import npukit
@@ -73,7 +78,24 @@ def main(argv: list[str] | None = None) -> int:
           f"({int((predictions != labels).sum())} wrong)")
     print(f"  latency per inference: median {np.median(lat):.1f} us, p90 {np.percentile(lat, 90):.1f} us "
           f"(IREE runtime, local-sync, this machine)")
+
+    if args.board != "none":
+        deploy_to_board(args.model, args.board, images[0][None], int(labels[0]))
     return 0
+
+
+def deploy_to_board(model: Path, board: str, image: np.ndarray, label: int) -> None:
+    from npukit.deploy.deploy_model import deploy
+    from npukit.deploy.deploy_report import format_table
+
+    print(f"\nnpukit demo: deploying {model.name} to {board} (QEMU)")
+    result = deploy(model, board, inputs=[image], progress=lambda m: print(f"  {m}", flush=True))
+    prediction = int(np.argmax(result.outputs[0]))
+    same = "the same as" if result.outputs_match_host else "DIFFERENT from"
+    print(f"  the board predicts {prediction} for the first test image (label {label}); its logits are {same} "
+          "the host's")
+    print()
+    print(format_table(result))
 
 
 if __name__ == "__main__":
