@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 import npukit
+from npukit.deploy.firmware_size import map_sections
 from npukit.runtime.sources import include_dirs, runtime_source_root, source_files
 
 REPO = Path(__file__).resolve().parent.parent
@@ -72,34 +72,6 @@ def _run(cmd: list[str]) -> None:
         sys.exit(f"failed: {' '.join(cmd[:4])} ...\n{proc.stderr[-3000:]}")
 
 
-_INPUT_SECTION = re.compile(r"^ (\.(?:text|rodata|data|bss)\S*)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S.*)$")
-_NAME_ONLY = re.compile(r"^ (\.(?:text|rodata|data|bss)\S*)$")
-_CONTINUATION = re.compile(r"^\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S.*)$")
-
-
-def map_sizes(map_text: str) -> list[tuple[str, str, int]]:
-    """(section kind, input file, bytes) for every input section the linker kept."""
-    start = map_text.find("Linker script and memory map")
-    lines = map_text[start:].splitlines()
-    out = []
-    pending = None
-    for line in lines:
-        if pending:
-            m = _CONTINUATION.match(line)
-            if m:
-                out.append((pending, m.group(2), int(m.group(1), 16)))
-            pending = None
-            continue
-        m = _INPUT_SECTION.match(line)
-        if m:
-            out.append((m.group(1), m.group(3), int(m.group(2), 16)))
-            continue
-        m = _NAME_ONLY.match(line)
-        if m:
-            pending = m.group(1)
-    return [(sec.split(".")[1], path, size) for sec, path, size in out if size]
-
-
 def _category(path: str, objects: dict[str, str]) -> str:
     name = Path(path.split("(")[0]).name
     if path in objects:
@@ -138,7 +110,7 @@ def firmware_size(result, runtime_dir: Path, work: Path, arena_bytes: int, full_
     _run(["arm-none-eabi-gcc", *flags, *LINK_FLAGS, f"-Wl,-Map={work / 'firmware.map'}",
           *objects, "-lm", "-o", str(firmware)])
     sizes: dict[str, dict[str, int]] = {}
-    for kind, path, size in map_sizes((work / "firmware.map").read_text()):
+    for kind, path, size in map_sections((work / "firmware.map").read_text()):
         cat = _category(path, objects)
         sizes.setdefault(cat, {"text": 0, "rodata": 0, "data": 0, "bss": 0})[kind] += size
     return sizes
