@@ -141,3 +141,19 @@ def model_library(result: CompileResult) -> Path:
     _run(link_command(sources, ["-shared", *flags], libs, tmp), f"building {result.name} for npukit's runtime")
     os.replace(tmp, library)
     return library
+
+
+def runtime_shared_library() -> Path:
+    """npukit's runtime as one shared library for this machine (for Python
+    access to its C parts, such as the mynpu simulator); built on first use."""
+    _, libs = runtime_libraries()
+    key = _digest(libs)
+    out_dir = cache_dir() / "host-runtime-shared" / key
+    library = out_dir / "libnpukit_runtime.so"
+    if library.is_file():
+        return library
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / f".{library.name}.{os.getpid()}"
+    _run(link_command([], ["-shared"], libs, tmp), "building npukit's runtime as a shared library")
+    os.replace(tmp, library)
+    return library

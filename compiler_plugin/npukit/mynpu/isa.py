@@ -1,0 +1,86 @@
+"""mynpu's opcodes, registers and hardware configuration, and an encoder for
+command streams (docs/mynpu-isa.md; hal_driver/include/npukit/mynpu/isa.h)."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+
+class Op(IntEnum):
+    SET = 0x01
+    LAYER = 0x02
+    CONV = 0x10
+    CONV_RELU = 0x11
+    DEPTH_CONV = 0x12
+    MAT_MUL = 0x13
+    ACT_RELU = 0x14
+    ACT_LRELU = 0x15
+    POOL = 0x16
+    E_ABS = 0x17
+    C_MIN = 0x18
+    C_MAX = 0x19
+    E_ADD = 0x1A
+    E32_ADD = 0x1B
+    DMA_READ = 0x20
+    DMA_WRITE = 0x21
+    END = 0x3F
+
+
+REGISTERS = (
+    "IFM_ADDR", "IFM_H", "IFM_W", "IFM_C", "OFM_ADDR", "OFM_H", "OFM_W", "OFM_C",
+    "WEIGHT_ADDR", "BIAS_ADDR", "QUANT_ADDR", "KERNEL_H", "KERNEL_W", "STRIDE_H", "STRIDE_W",
+    "PAD_TOP", "PAD_LEFT", "DILATION_H", "DILATION_W", "IFM_ZP", "OFM_ZP", "ACT_MIN", "ACT_MAX",
+    "OUT_INT32", "IFM2_ADDR", "IFM2_ZP", "IFM_MULT", "IFM_SHIFT", "IFM2_MULT", "IFM2_SHIFT",
+    "OUT_MULT", "OUT_SHIFT", "LEFT_SHIFT", "DMA_BINDING", "DMA_OFFSET", "DMA_SRAM_ADDR", "DMA_LENGTH",
+    "DMA_ROWS", "DMA_SYS_STRIDE", "DMA_SRAM_STRIDE",
+)
+REGISTER = {name: i for i, name in enumerate(REGISTERS)}
+CONSTANTS_BINDING = 0xFF
+POOL_MAX, POOL_AVERAGE = 0, 1
+OP_OVERHEAD_CYCLES = 16
+DMA_OVERHEAD_CYCLES = 8
+ALL_INSTRUCTIONS = sum(1 << (op - 0x10) for op in Op if 0x10 <= op <= 0x21)
+
+
+@dataclass(frozen=True)
+class HardwareConfig:
+    pes: int = 64
+    sram_bytes: int = 256 * 1024
+    parallelism: str = "output"  # or "input"
+    dma_bytes_per_cycle: int = 16
+    clock_mhz: int = 500
+    instruction_mask: int = ALL_INSTRUCTIONS
+
+    def without(self, *ops: Op) -> "HardwareConfig":
+        mask = self.instruction_mask
+        for op in ops:
+            mask &= ~(1 << (op - 0x10))
+        return HardwareConfig(self.pes, self.sram_bytes, self.parallelism, self.dma_bytes_per_cycle,
+                              self.clock_mhz, mask)
+
+
+@dataclass
+class CommandStream:
+    """Builds a stream: ``s.set(IFM_H=8, ...)``, ``s.op(Op.CONV)``, ``s.end()``."""
+
+    commands: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def set(self, **registers: int) -> "CommandStream":
+        for name, value in registers.items():
+            self.commands.append((Op.SET, REGISTER[name], int(value) & 0xFFFFFFFF))
+        return self
+
+    def op(self, opcode: Op, arg: int = 0) -> "CommandStream":
+        self.commands.append((int(opcode), arg, 0))
+        return self
+
+    def layer(self, double_buffered: bool = False) -> "CommandStream":
+        return self.op(Op.LAYER, 1 if double_buffered else 0)
+
+    def end(self) -> "CommandStream":
+        return self.op(Op.END)
+
+    def encode(self) -> bytes:
+        return b"".join(struct.pack("<BBHI", op, arg, 0, value) for op, arg, value in self.commands)

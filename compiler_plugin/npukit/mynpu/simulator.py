@@ -1,0 +1,125 @@
+"""Python access to the mynpu simulator: the C implementation in npukit's
+runtime (hal_driver/src/mynpu/), loaded from the host-built shared library.
+There is no second simulator in Python."""
+
+from __future__ import annotations
+
+import ctypes
+from ctypes import POINTER, c_char_p, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from npukit.errors import NpukitError
+from npukit.mynpu.isa import HardwareConfig
+
+
+class StreamError(NpukitError):
+    """The device rejected a command stream (the message names the command)."""
+
+
+class _Config(ctypes.Structure):
+    _fields_ = [(n, c_uint32) for n in ("pes", "sram_bytes", "parallelism", "dma_bytes_per_cycle", "clock_mhz",
+                                        "instruction_mask")]
+
+
+class _Counters(ctypes.Structure):
+    _fields_ = [("macs", c_uint64), ("compute_cycles", c_uint64), ("dma_bytes", c_uint64), ("dma_cycles", c_uint64),
+                ("cycles", c_uint64), ("instructions", c_uint64), ("layers", c_uint32),
+                ("sram_high_water", c_uint32)]
+
+
+class _Binding(ctypes.Structure):
+    _fields_ = [("data", c_void_p), ("length", c_size_t)]
+
+
+class _Stream(ctypes.Structure):
+    _fields_ = [("config", POINTER(_Config)), ("commands", POINTER(c_uint8)), ("command_bytes", c_size_t),
+                ("bindings", POINTER(_Binding)), ("binding_count", c_uint32), ("constants", c_void_p),
+                ("constants_length", c_size_t), ("sram", c_void_p), ("layers", POINTER(_Counters)),
+                ("layer_capacity", c_uint32)]
+
+
+@dataclass(frozen=True)
+class Counters:
+    macs: int
+    compute_cycles: int
+    dma_bytes: int
+    dma_cycles: int
+    cycles: int
+    instructions: int
+    layers: int
+    sram_high_water: int
+
+    def utilisation(self, pes: int) -> float:
+        return self.macs / (self.compute_cycles * pes) if self.compute_cycles else 0.0
+
+    @staticmethod
+    def _from(c: _Counters) -> "Counters":
+        return Counters(*(getattr(c, name) for name, _ in _Counters._fields_))
+
+
+@cache
+def _library() -> ctypes.CDLL:
+    from npukit.runtime.host_build import runtime_shared_library
+
+    lib = ctypes.CDLL(str(runtime_shared_library()), mode=ctypes.RTLD_LOCAL)
+    lib.npukit_mynpu_run_stream.restype = c_void_p
+    lib.npukit_mynpu_run_stream.argtypes = [POINTER(_Stream), POINTER(_Counters)]
+    lib.iree_status_format.restype = c_size_t
+    lib.iree_status_format.argtypes = [c_void_p, c_char_p, c_size_t]
+    lib.iree_status_free.restype = None
+    lib.iree_status_free.argtypes = [c_void_p]
+    return lib
+
+
+def c_config(config: HardwareConfig) -> _Config:
+    return _Config(config.pes, config.sram_bytes, 1 if config.parallelism == "input" else 0,
+                   config.dma_bytes_per_cycle, config.clock_mhz, config.instruction_mask)
+
+
+@dataclass
+class StreamRun:
+    counters: Counters
+    layers: list[Counters]
+    sram: np.ndarray | None
+
+
+def run_stream(config: HardwareConfig, commands: bytes, bindings: list[np.ndarray] | None = None,
+               constants: bytes = b"", sram: np.ndarray | None = None, execute: bool = True,
+               max_layers: int = 256) -> StreamRun:
+    """Validates |commands| (and with ``execute``, runs them; bindings are
+    updated in place by DMA writes). ``sram`` is the initial SRAM (zeros by
+    default); without ``execute`` nothing is read or written and the
+    counters are the cycle model's estimate."""
+    lib = _library()
+    cfg = c_config(config)
+    arrays = [np.ascontiguousarray(b) for b in (bindings or [])]
+    if any(not a.flags.writeable for a in arrays):
+        raise StreamError("bindings must be writeable arrays")
+    c_bindings = (_Binding * max(len(arrays), 1))(*[_Binding(a.ctypes.data if execute else None, a.nbytes)
+                                                    for a in arrays])
+    const_buf = (ctypes.c_uint8 * max(len(constants), 1)).from_buffer_copy(constants or b"\0")
+    memory = None
+    if execute:
+        memory = np.zeros(config.sram_bytes, np.uint8) if sram is None else np.array(sram, np.uint8, copy=True)
+        if memory.nbytes != config.sram_bytes:
+            raise StreamError(f"the SRAM image has {memory.nbytes} bytes, the configuration {config.sram_bytes}")
+    command_buf = (c_uint8 * max(len(commands), 1)).from_buffer_copy(commands or b"\0")
+    layers = (_Counters * max_layers)()
+    stream = _Stream(ctypes.pointer(cfg), command_buf, len(commands), c_bindings, len(arrays),
+                     ctypes.cast(const_buf, c_void_p), len(constants),
+                     memory.ctypes.data if memory is not None else None, layers, max_layers)
+    counters = _Counters()
+    status = lib.npukit_mynpu_run_stream(ctypes.byref(stream), ctypes.byref(counters))
+    if status:
+        message = ctypes.create_string_buffer(512)
+        lib.iree_status_format(status, message, len(message))
+        lib.iree_status_free(status)
+        raise StreamError(message.value.decode(errors="replace"))
+    for original, used in zip(bindings or [], arrays):
+        if used is not original:
+            original[...] = used
+    total = Counters._from(counters)
+    return StreamRun(total, [Counters._from(layers[i]) for i in range(min(total.layers, max_layers))], memory)

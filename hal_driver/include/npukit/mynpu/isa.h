@@ -1,0 +1,83 @@
+// mynpu's instruction set, hardware configuration and counters
+// (docs/mynpu-isa.md is the specification; the names here follow it).
+#ifndef NPUKIT_MYNPU_ISA_H_
+#define NPUKIT_MYNPU_ISA_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NPUKIT_MYNPU_COMMAND_BYTES 8
+#define NPUKIT_MYNPU_CONSTANTS_BINDING 0xFFu
+#define NPUKIT_MYNPU_MAX_BINDINGS 8
+#define NPUKIT_MYNPU_OP_OVERHEAD_CYCLES 16
+#define NPUKIT_MYNPU_DMA_OVERHEAD_CYCLES 8
+
+typedef enum {
+  NPUKIT_MYNPU_SET = 0x01,
+  NPUKIT_MYNPU_LAYER = 0x02,
+  NPUKIT_MYNPU_OP_CONV = 0x10,
+  NPUKIT_MYNPU_OP_CONV_RELU = 0x11,
+  NPUKIT_MYNPU_OP_DEPTH_CONV = 0x12,
+  NPUKIT_MYNPU_OP_MAT_MUL = 0x13,
+  NPUKIT_MYNPU_OP_ACT_RELU = 0x14,
+  NPUKIT_MYNPU_OP_ACT_LRELU = 0x15,
+  NPUKIT_MYNPU_OP_POOL = 0x16,
+  NPUKIT_MYNPU_OP_E_ABS = 0x17,
+  NPUKIT_MYNPU_OP_C_MIN = 0x18,
+  NPUKIT_MYNPU_OP_C_MAX = 0x19,
+  NPUKIT_MYNPU_OP_E_ADD = 0x1A,
+  NPUKIT_MYNPU_OP_E32_ADD = 0x1B,
+  NPUKIT_MYNPU_OP_DMA_READ = 0x20,
+  NPUKIT_MYNPU_OP_DMA_WRITE = 0x21,
+  NPUKIT_MYNPU_END = 0x3F,
+} npukit_mynpu_opcode_t;
+
+typedef enum {
+  NPUKIT_MYNPU_IFM_ADDR, NPUKIT_MYNPU_IFM_H, NPUKIT_MYNPU_IFM_W, NPUKIT_MYNPU_IFM_C,
+  NPUKIT_MYNPU_OFM_ADDR, NPUKIT_MYNPU_OFM_H, NPUKIT_MYNPU_OFM_W, NPUKIT_MYNPU_OFM_C,
+  NPUKIT_MYNPU_WEIGHT_ADDR, NPUKIT_MYNPU_BIAS_ADDR, NPUKIT_MYNPU_QUANT_ADDR,
+  NPUKIT_MYNPU_KERNEL_H, NPUKIT_MYNPU_KERNEL_W, NPUKIT_MYNPU_STRIDE_H, NPUKIT_MYNPU_STRIDE_W,
+  NPUKIT_MYNPU_PAD_TOP, NPUKIT_MYNPU_PAD_LEFT, NPUKIT_MYNPU_DILATION_H, NPUKIT_MYNPU_DILATION_W,
+  NPUKIT_MYNPU_IFM_ZP, NPUKIT_MYNPU_OFM_ZP, NPUKIT_MYNPU_ACT_MIN, NPUKIT_MYNPU_ACT_MAX,
+  NPUKIT_MYNPU_OUT_INT32, NPUKIT_MYNPU_IFM2_ADDR, NPUKIT_MYNPU_IFM2_ZP,
+  NPUKIT_MYNPU_IFM_MULT, NPUKIT_MYNPU_IFM_SHIFT, NPUKIT_MYNPU_IFM2_MULT, NPUKIT_MYNPU_IFM2_SHIFT,
+  NPUKIT_MYNPU_OUT_MULT, NPUKIT_MYNPU_OUT_SHIFT, NPUKIT_MYNPU_LEFT_SHIFT,
+  NPUKIT_MYNPU_DMA_BINDING, NPUKIT_MYNPU_DMA_OFFSET, NPUKIT_MYNPU_DMA_SRAM_ADDR, NPUKIT_MYNPU_DMA_LENGTH,
+  NPUKIT_MYNPU_DMA_ROWS, NPUKIT_MYNPU_DMA_SYS_STRIDE, NPUKIT_MYNPU_DMA_SRAM_STRIDE,
+  NPUKIT_MYNPU_REGISTER_COUNT
+} npukit_mynpu_register_t;
+
+typedef enum {
+  NPUKIT_MYNPU_PARALLEL_OUTPUT = 0,
+  NPUKIT_MYNPU_PARALLEL_INPUT = 1,
+} npukit_mynpu_parallelism_t;
+
+typedef struct {
+  uint32_t pes;
+  uint32_t sram_bytes;
+  uint32_t parallelism;  // npukit_mynpu_parallelism_t
+  uint32_t dma_bytes_per_cycle;
+  uint32_t clock_mhz;
+  uint32_t instruction_mask;  // bit (opcode - 0x10): the instruction exists
+} npukit_mynpu_config_t;
+
+// What a stream cost, summed over its instructions.
+typedef struct {
+  uint64_t macs;
+  uint64_t compute_cycles;
+  uint64_t dma_bytes;
+  uint64_t dma_cycles;
+  uint64_t cycles;  // by the layer rule: max(compute, DMA) when double-buffered, else the sum
+  uint64_t instructions;
+  uint32_t layers;
+  uint32_t sram_high_water;  // highest SRAM byte written + 1
+} npukit_mynpu_counters_t;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // NPUKIT_MYNPU_ISA_H_

@@ -1,0 +1,40 @@
+// mynpu's fixed-point arithmetic (docs/mynpu-isa.md, "Arithmetic"): TFLite's
+// MultiplyByQuantizedMultiplier with a saturating left shift.
+#ifndef NPUKIT_MYNPU_REQUANTIZE_H_
+#define NPUKIT_MYNPU_REQUANTIZE_H_
+
+#include <stdint.h>
+
+static inline int32_t mynpu_sat32(int64_t x) {
+  return x > INT32_MAX ? INT32_MAX : x < INT32_MIN ? INT32_MIN : (int32_t)x;
+}
+
+static inline int8_t mynpu_sat8(int32_t x) { return (int8_t)(x > 127 ? 127 : x < -128 ? -128 : x); }
+
+static inline int32_t mynpu_clamp(int32_t x, int32_t lo, int32_t hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+// Saturating rounding doubling high multiply.
+static inline int32_t mynpu_srdhm(int32_t a, int32_t b) {
+  if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+  int64_t ab = (int64_t)a * (int64_t)b;
+  int64_t nudge = ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30);
+  return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+// Rounding divide by a power of two, ties away from zero.
+static inline int32_t mynpu_rdbpot(int32_t x, int exponent) {
+  if (exponent == 0) return x;
+  int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
+  int32_t remainder = x & mask;
+  int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+static inline int32_t mynpu_requantize(int32_t acc, int32_t multiplier, int32_t shift) {
+  int left = shift > 0 ? shift : 0;
+  int right = shift < 0 ? -shift : 0;
+  int32_t x = mynpu_sat32((int64_t)acc * ((int64_t)1 << left));
+  return mynpu_rdbpot(mynpu_srdhm(x, multiplier), right);
+}
+
+#endif  // NPUKIT_MYNPU_REQUANTIZE_H_
