@@ -722,18 +722,7 @@ NPUKIT_HAL_FUNCTION(executable_create) {
 
 NPUKIT_HAL_FUNCTION(executable_lookup_function) {
   NPUKIT_HAL_UNUSED_CALL_ARGS;
-  const char* fn = "hal.executable.lookup.function";
-  iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
-  iree_vm_ref_t* executable_ref = iree_vm_abi_read_ref(&r);
-  iree_vm_ref_t* name_ref = iree_vm_abi_read_ref(&r);
-  IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
-  npukit_hal_executable_t* executable;
-  iree_vm_buffer_t* name;
-  IREE_RETURN_IF_ERROR(npukit_arg_npukit_hal_executable(executable_ref, false, fn, "the executable", &executable));
-  IREE_RETURN_IF_ERROR(npukit_arg_iree_vm_buffer(name_ref, false, fn, "the function name", &name));
-  uint32_t ordinal = 0;
-  IREE_RETURN_IF_ERROR(npukit_hal_executable_lookup_function(executable, npukit_vm_buffer_string(name), &ordinal));
-  return npukit_ret_i64(fn, rets, (int64_t)ordinal);
+  return npukit_hal_call_executable_lookup_function("hal.executable.lookup.function", args, rets);
 }
 
 //===----------------------------------------------------------------------===//

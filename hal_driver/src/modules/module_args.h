@@ -66,7 +66,7 @@ static inline iree_string_view_t npukit_vm_buffer_string(const iree_vm_buffer_t*
                 : iree_string_view_empty();
 }
 
-// The functions hal_inline and hal both export (shared_calls.c); |fn| is the
+// The functions two HAL modules both export (shared_calls.c); |fn| is the
 // exported name, for messages.
 iree_status_t npukit_hal_call_buffer_length(const char* fn, iree_byte_span_t args, iree_byte_span_t rets);
 iree_status_t npukit_hal_call_buffer_subspan(const char* fn, iree_byte_span_t args, iree_byte_span_t rets,
@@ -83,5 +83,6 @@ typedef enum npukit_hal_view_property_e {
 } npukit_hal_view_property_t;
 iree_status_t npukit_hal_call_buffer_view_property(const char* fn, iree_byte_span_t args, iree_byte_span_t rets,
                                                    npukit_hal_view_property_t property);
+iree_status_t npukit_hal_call_executable_lookup_function(const char* fn, iree_byte_span_t args, iree_byte_span_t rets);
 
 #endif  // NPUKIT_HAL_MODULE_ARGS_H_

@@ -1,5 +1,6 @@
-// The functions hal_inline and hal both export, with the same arguments:
-// buffer length and subspan, buffer view create, assert and queries.
+// The functions two HAL modules both export, with the same arguments:
+// buffer length and subspan, buffer view create, assert and queries
+// (hal_inline and hal), executable function lookup (hal_loader and hal).
 
 #include "module_args.h"
 
@@ -121,4 +122,19 @@ iree_status_t npukit_hal_call_buffer_view_property(const char* fn, iree_byte_spa
                   : property == NPUKIT_HAL_VIEW_ENCODING_TYPE ? (int32_t)view->encoding_type
                                                               : (int32_t)view->rank;
   return npukit_ret_i32(fn, rets, value);
+}
+
+iree_status_t npukit_hal_call_executable_lookup_function(const char* fn, iree_byte_span_t args,
+                                                         iree_byte_span_t rets) {
+  iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
+  iree_vm_ref_t* executable_ref = iree_vm_abi_read_ref(&r);
+  iree_vm_ref_t* name_ref = iree_vm_abi_read_ref(&r);
+  IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
+  npukit_hal_executable_t* executable;
+  iree_vm_buffer_t* name;
+  IREE_RETURN_IF_ERROR(npukit_arg_npukit_hal_executable(executable_ref, false, fn, "the executable", &executable));
+  IREE_RETURN_IF_ERROR(npukit_arg_iree_vm_buffer(name_ref, false, fn, "the function name", &name));
+  uint32_t ordinal = 0;
+  IREE_RETURN_IF_ERROR(npukit_hal_executable_lookup_function(executable, npukit_vm_buffer_string(name), &ordinal));
+  return npukit_ret_i64(fn, rets, (int64_t)ordinal);
 }

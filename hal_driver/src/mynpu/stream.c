@@ -49,6 +49,18 @@ static iree_status_t check_sram(machine_t* m, uint64_t address, uint64_t bytes, 
   return iree_ok_status();
 }
 
+// Kernel size, stride and padding of convolutions and pools.
+static int pair_in_range(const machine_t* m, int first, uint32_t lo, uint32_t hi) {
+  return m->reg[first] >= lo && m->reg[first] <= hi && m->reg[first + 1] >= lo && m->reg[first + 1] <= hi;
+}
+
+static iree_status_t check_window(const machine_t* m) {
+  if (!pair_in_range(m, NPUKIT_MYNPU_KERNEL_H, 1, 255)) return reject(m, "kernel size out of 1..255");
+  if (!pair_in_range(m, NPUKIT_MYNPU_STRIDE_H, 1, 255)) return reject(m, "stride out of 1..255");
+  if (!pair_in_range(m, NPUKIT_MYNPU_PAD_TOP, 0, 255)) return reject(m, "padding out of 0..255");
+  return iree_ok_status();
+}
+
 static iree_status_t check_activation(const machine_t* m) {
   IREE_RETURN_IF_ERROR(check_signed8(m, NPUKIT_MYNPU_OFM_ZP, "OFM_ZP out of -128..127"));
   IREE_RETURN_IF_ERROR(check_signed8(m, NPUKIT_MYNPU_ACT_MIN, "ACT_MIN out of -128..127"));
@@ -114,10 +126,8 @@ static iree_status_t contraction(machine_t* m, contraction_t kind, int relu) {
     kh = r[NPUKIT_MYNPU_KERNEL_H], kw = r[NPUKIT_MYNPU_KERNEL_W], sh = r[NPUKIT_MYNPU_STRIDE_H];
     sw = r[NPUKIT_MYNPU_STRIDE_W], pt = r[NPUKIT_MYNPU_PAD_TOP], pl = r[NPUKIT_MYNPU_PAD_LEFT];
     dh = r[NPUKIT_MYNPU_DILATION_H], dw = r[NPUKIT_MYNPU_DILATION_W];
-    if (kh < 1 || kh > 255 || kw < 1 || kw > 255) return reject(m, "kernel size out of 1..255");
-    if (sh < 1 || sh > 255 || sw < 1 || sw > 255) return reject(m, "stride out of 1..255");
-    if (pt > 255 || pl > 255) return reject(m, "padding out of 0..255");
-    if (dh < 1 || dh > 255 || dw < 1 || dw > 255) return reject(m, "dilation out of 1..255");
+    IREE_RETURN_IF_ERROR(check_window(m));
+    if (!pair_in_range(m, NPUKIT_MYNPU_DILATION_H, 1, 255)) return reject(m, "dilation out of 1..255");
     if (kind == DEPTHWISE && ic != oc) return reject(m, "depthwise IFM_C differs from OFM_C");
   } else if (oh * ow != ih * iw) {
     return reject(m, "matmul OFM rows differ from IFM rows");
@@ -217,9 +227,7 @@ static iree_status_t pool(machine_t* m, uint32_t variant) {
   uint64_t sh = r[NPUKIT_MYNPU_STRIDE_H], sw = r[NPUKIT_MYNPU_STRIDE_W];
   uint64_t pt = r[NPUKIT_MYNPU_PAD_TOP], pl = r[NPUKIT_MYNPU_PAD_LEFT];
   if (r[NPUKIT_MYNPU_OFM_C] != c) return reject(m, "pool OFM_C differs from IFM_C");
-  if (kh < 1 || kh > 255 || kw < 1 || kw > 255) return reject(m, "kernel size out of 1..255");
-  if (sh < 1 || sh > 255 || sw < 1 || sw > 255) return reject(m, "stride out of 1..255");
-  if (pt > 255 || pl > 255) return reject(m, "padding out of 0..255");
+  IREE_RETURN_IF_ERROR(check_window(m));
   IREE_RETURN_IF_ERROR(check_sram(m, r[NPUKIT_MYNPU_IFM_ADDR], ih * iw * c, 0, "IFM outside the SRAM"));
   IREE_RETURN_IF_ERROR(check_sram(m, r[NPUKIT_MYNPU_OFM_ADDR], oh * ow * c, 1, "OFM outside the SRAM"));
   if (overlaps(r[NPUKIT_MYNPU_OFM_ADDR], oh * ow * c, r[NPUKIT_MYNPU_IFM_ADDR], ih * iw * c)) {
