@@ -22,7 +22,7 @@ iree_status_t npukit_hal_loader_set_load(const npukit_hal_loader_set_t* set, ire
   }
   return iree_make_status(IREE_STATUS_NOT_FOUND,
                           "no executable loader accepts the format '%.*s' (embedded ELFs need "
-                          "npukit_runtime_register_embedded_elf_loader)",
+                          "npukit_runtime_register_embedded_elf_loader, mynpu-v1 npukit_runtime_register_mynpu)",
                           (int)format.size, format.data);
 }
 

@@ -15,6 +15,8 @@ struct npukit_runtime_t {
   iree_vm_module_t* module;
   npukit_hal_static_library_loader_t static_loader;
   npukit_hal_elf_loader_t elf_loader;
+  npukit_hal_mynpu_loader_t mynpu_loader;
+  npukit_mynpu_simulator_backend_t mynpu_simulator;
   npukit_hal_loader_set_t loaders;
   iree_host_size_t input_count;
   iree_vm_ref_t inputs[NPUKIT_RUNTIME_MAX_IO];
@@ -80,6 +82,9 @@ void npukit_runtime_destroy(npukit_runtime_t* runtime) {
   iree_vm_context_release(runtime->context);
   iree_vm_module_release(runtime->module);
   iree_vm_instance_release(runtime->instance);
+  if (runtime->mynpu_loader.backend == &runtime->mynpu_simulator.base) {
+    npukit_mynpu_simulator_backend_deinitialize(&runtime->mynpu_simulator);
+  }
   // In an arena the runtime's own block goes with the arena, which the caller owns.
   if (runtime->on_heap) iree_allocator_free(runtime->allocator, runtime);
 }
@@ -100,13 +105,43 @@ iree_status_t npukit_runtime_register_static_libraries(npukit_runtime_t* runtime
   return iree_ok_status();
 }
 
-iree_status_t npukit_runtime_register_embedded_elf_loader(npukit_runtime_t* runtime) {
-  if (runtime->elf_loader.base.vtable) return iree_ok_status();
+static iree_status_t add_loader(npukit_runtime_t* runtime, const npukit_hal_executable_loader_t* loader) {
+  if (runtime->module) {
+    return iree_make_status(IREE_STATUS_FAILED_PRECONDITION, "executable loaders must be registered before the module");
+  }
   if (runtime->loaders.count == NPUKIT_HAL_MAX_LOADERS) {
     return iree_make_status(IREE_STATUS_RESOURCE_EXHAUSTED, "more than %d executable loaders", NPUKIT_HAL_MAX_LOADERS);
   }
+  runtime->loaders.loaders[runtime->loaders.count++] = loader;
+  return iree_ok_status();
+}
+
+iree_status_t npukit_runtime_register_embedded_elf_loader(npukit_runtime_t* runtime) {
+  if (runtime->elf_loader.base.vtable) return iree_ok_status();
+  IREE_RETURN_IF_ERROR(add_loader(runtime, &runtime->elf_loader.base));
   npukit_hal_elf_loader_initialize(&runtime->elf_loader);
-  runtime->loaders.loaders[runtime->loaders.count++] = &runtime->elf_loader.base;
+  return iree_ok_status();
+}
+
+iree_status_t npukit_runtime_register_mynpu(npukit_runtime_t* runtime, npukit_mynpu_backend_t* backend) {
+  if (runtime->mynpu_loader.base.vtable) {
+    return iree_make_status(IREE_STATUS_ALREADY_EXISTS, "a mynpu device is already registered");
+  }
+  IREE_RETURN_IF_ERROR(add_loader(runtime, &runtime->mynpu_loader.base));
+  npukit_hal_mynpu_loader_initialize(backend, &runtime->mynpu_loader);
+  return iree_ok_status();
+}
+
+iree_status_t npukit_runtime_register_mynpu_simulator(npukit_runtime_t* runtime, uint32_t max_sram_bytes) {
+  npukit_mynpu_simulator_backend_initialize(runtime->allocator, max_sram_bytes, &runtime->mynpu_simulator);
+  return npukit_runtime_register_mynpu(runtime, &runtime->mynpu_simulator.base);
+}
+
+iree_status_t npukit_runtime_mynpu_counters(const npukit_runtime_t* runtime, npukit_mynpu_counters_t* out_last,
+                                            npukit_mynpu_counters_t* out_total) {
+  const npukit_mynpu_backend_t* backend = runtime->mynpu_loader.backend;
+  if (!backend) return iree_make_status(IREE_STATUS_FAILED_PRECONDITION, "no mynpu device is registered");
+  backend->vtable->read_counters(backend, out_last, out_total);
   return iree_ok_status();
 }
 

@@ -16,19 +16,6 @@ typedef struct {
   uint64_t p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align;
 } phdr64_t;
 
-static uint8_t* read_file(const char* path, size_t* out_size) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t* data = (uint8_t*)malloc((size_t)size);
-  if (fread(data, 1, (size_t)size, f) != (size_t)size) size = 0;
-  fclose(f);
-  *out_size = (size_t)size;
-  return data;
-}
-
 static iree_status_t try_load(const npukit_hal_elf_loader_t* loader, const uint8_t* data, size_t size,
                               iree_allocator_t allocator) {
   npukit_hal_executable_t* executable = NULL;
@@ -102,7 +89,7 @@ int main(int argc, char** argv) {
   }
   int mutations = argc > 2 ? atoi(argv[2]) : 20000;
   size_t size = 0;
-  uint8_t* original = read_file(argv[1], &size);
+  uint8_t* original = npukit_test_read_file(argv[1], &size);
   if (!original || size == 0) {
     fprintf(stderr, "cannot read %s\n", argv[1]);
     return 2;

@@ -48,4 +48,18 @@ static inline iree_status_code_t npukit_test_consume(iree_status_t status, const
 
 #define TEST_RESULT() (npukit_test_failures == 0 ? 0 : 1)
 
+// The whole file at |path| on the heap (NULL when it cannot be read).
+static inline uint8_t* npukit_test_read_file(const char* path, size_t* out_size) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t* data = (uint8_t*)malloc(size > 0 ? (size_t)size : 1);
+  if (size < 0 || fread(data, 1, (size_t)size, f) != (size_t)size) size = 0;
+  fclose(f);
+  *out_size = (size_t)size;
+  return data;
+}
+
 #endif  // NPUKIT_TESTS_C_TEST_MAIN_H_

@@ -257,6 +257,21 @@ def test_estimate_equals_execution():
     executed = run_stream(CONFIG, _dma_stream(True), bindings=[source, dest])
     estimated = run_stream(CONFIG, _dma_stream(True), bindings=[source, dest], execute=False)
     assert executed.counters == estimated.counters and executed.layers == estimated.layers
+    assert executed.instructions == estimated.instructions
+
+
+def test_per_instruction_costs_add_up_to_the_layers():
+    source, dest = np.arange(256, dtype=np.uint8), np.zeros(100, np.uint8)
+    stream = _dma_stream(False)
+    run = run_stream(CONFIG, stream, bindings=[source, dest])
+    assert len(run.instructions) == run.counters.instructions
+    for record in run.instructions:  # each record names its command
+        assert stream[8 * record.command_index] == record.opcode
+    for index, layer in enumerate(run.layers):
+        mine = [r for r in run.instructions if r.layer == index]
+        assert sum(r.dma_cycles for r in mine) == layer.dma_cycles
+        assert sum(r.compute_cycles for r in mine) == layer.compute_cycles
+        assert sum(r.dma_bytes for r in mine) == layer.dma_bytes
 
 
 BAD_STREAMS = {

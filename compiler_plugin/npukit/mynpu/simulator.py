@@ -30,6 +30,20 @@ class _Counters(ctypes.Structure):
                 ("sram_high_water", c_uint32)]
 
 
+class _InstructionCost(ctypes.Structure):
+    _fields_ = [("command_index", c_uint32), ("layer", c_uint32), ("opcode", c_uint32), ("reserved", c_uint32),
+                ("macs", c_uint64), ("compute_cycles", c_uint64), ("dma_bytes", c_uint64), ("dma_cycles", c_uint64)]
+
+
+class _Span(ctypes.Structure):
+    _fields_ = [("data", c_void_p), ("data_length", c_size_t)]
+
+
+class _ExecutableInfo(ctypes.Structure):
+    _fields_ = [("config", _Config), ("export_count", c_uint32), ("data", c_void_p), ("size", c_size_t),
+                ("constants", c_void_p), ("constants_length", c_size_t)]
+
+
 class _Binding(ctypes.Structure):
     _fields_ = [("data", c_void_p), ("length", c_size_t)]
 
@@ -38,7 +52,8 @@ class _Stream(ctypes.Structure):
     _fields_ = [("config", POINTER(_Config)), ("commands", POINTER(c_uint8)), ("command_bytes", c_size_t),
                 ("bindings", POINTER(_Binding)), ("binding_count", c_uint32), ("constants", c_void_p),
                 ("constants_length", c_size_t), ("sram", c_void_p), ("layers", POINTER(_Counters)),
-                ("layer_capacity", c_uint32)]
+                ("layer_capacity", c_uint32), ("instructions", POINTER(_InstructionCost)),
+                ("instruction_capacity", c_uint32)]
 
 
 @dataclass(frozen=True)
@@ -60,6 +75,24 @@ class Counters:
         return Counters(*(getattr(c, name) for name, _ in _Counters._fields_))
 
 
+@dataclass(frozen=True)
+class InstructionCost:
+    """What one instruction of a stream cost (overheads included)."""
+
+    command_index: int
+    layer: int
+    opcode: int
+    macs: int
+    compute_cycles: int
+    dma_bytes: int
+    dma_cycles: int
+
+    @staticmethod
+    def _from(c: _InstructionCost) -> "InstructionCost":
+        return InstructionCost(c.command_index, c.layer, c.opcode, c.macs, c.compute_cycles, c.dma_bytes,
+                               c.dma_cycles)
+
+
 @cache
 def _library() -> ctypes.CDLL:
     from npukit.runtime.host_build import runtime_shared_library
@@ -67,6 +100,8 @@ def _library() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(runtime_shared_library()), mode=ctypes.RTLD_LOCAL)
     lib.npukit_mynpu_run_stream.restype = c_void_p
     lib.npukit_mynpu_run_stream.argtypes = [POINTER(_Stream), POINTER(_Counters)]
+    lib.npukit_mynpu_executable_parse.restype = c_void_p
+    lib.npukit_mynpu_executable_parse.argtypes = [_Span, POINTER(_ExecutableInfo)]
     lib.iree_status_format.restype = c_size_t
     lib.iree_status_format.argtypes = [c_void_p, c_char_p, c_size_t]
     lib.iree_status_free.restype = None
@@ -79,16 +114,35 @@ def c_config(config: HardwareConfig) -> _Config:
                    config.dma_bytes_per_cycle, config.clock_mhz, config.instruction_mask)
 
 
+def _raise_for(lib: ctypes.CDLL, status: int | None) -> None:
+    if status:
+        message = ctypes.create_string_buffer(1024)
+        lib.iree_status_format(status, message, len(message))
+        lib.iree_status_free(status)
+        raise StreamError(message.value.decode(errors="replace"))
+
+
+def validate_executable(data: bytes) -> None:
+    """Runs the device's load-time validation of a ``mynpu-v1`` executable;
+    raises StreamError naming what is wrong (the export and the command)."""
+    lib = _library()
+    buffer = (c_uint8 * max(len(data), 1)).from_buffer_copy(data or b"\0")
+    info = _ExecutableInfo()
+    _raise_for(lib, lib.npukit_mynpu_executable_parse(_Span(ctypes.cast(buffer, c_void_p), len(data)),
+                                                      ctypes.byref(info)))
+
+
 @dataclass
 class StreamRun:
     counters: Counters
     layers: list[Counters]
+    instructions: list[InstructionCost]
     sram: np.ndarray | None
 
 
 def run_stream(config: HardwareConfig, commands: bytes, bindings: list[np.ndarray] | None = None,
                constants: bytes = b"", sram: np.ndarray | None = None, execute: bool = True,
-               max_layers: int = 256) -> StreamRun:
+               max_layers: int = 256, max_instructions: int = 4096) -> StreamRun:
     """Validates |commands| (and with ``execute``, runs them; bindings are
     updated in place by DMA writes). ``sram`` is the initial SRAM (zeros by
     default); without ``execute`` nothing is read or written and the
@@ -108,18 +162,17 @@ def run_stream(config: HardwareConfig, commands: bytes, bindings: list[np.ndarra
             raise StreamError(f"the SRAM image has {memory.nbytes} bytes, the configuration {config.sram_bytes}")
     command_buf = (c_uint8 * max(len(commands), 1)).from_buffer_copy(commands or b"\0")
     layers = (_Counters * max_layers)()
+    instructions = (_InstructionCost * max_instructions)()
     stream = _Stream(ctypes.pointer(cfg), command_buf, len(commands), c_bindings, len(arrays),
                      ctypes.cast(const_buf, c_void_p), len(constants),
-                     memory.ctypes.data if memory is not None else None, layers, max_layers)
+                     memory.ctypes.data if memory is not None else None, layers, max_layers, instructions,
+                     max_instructions)
     counters = _Counters()
-    status = lib.npukit_mynpu_run_stream(ctypes.byref(stream), ctypes.byref(counters))
-    if status:
-        message = ctypes.create_string_buffer(512)
-        lib.iree_status_format(status, message, len(message))
-        lib.iree_status_free(status)
-        raise StreamError(message.value.decode(errors="replace"))
+    _raise_for(lib, lib.npukit_mynpu_run_stream(ctypes.byref(stream), ctypes.byref(counters)))
     for original, used in zip(bindings or [], arrays):
         if used is not original:
             original[...] = used
     total = Counters._from(counters)
-    return StreamRun(total, [Counters._from(layers[i]) for i in range(min(total.layers, max_layers))], memory)
+    return StreamRun(total, [Counters._from(layers[i]) for i in range(min(total.layers, max_layers))],
+                     [InstructionCost._from(instructions[i]) for i in range(min(total.instructions, max_instructions))],
+                     memory)

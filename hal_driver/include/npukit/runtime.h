@@ -7,6 +7,7 @@
 //   IREE_RETURN_IF_ERROR(npukit_runtime_create(&options, &rt));
 //   IREE_RETURN_IF_ERROR(npukit_runtime_register_static_libraries(rt, queries, 1));  // static mode
 //   IREE_RETURN_IF_ERROR(npukit_runtime_register_embedded_elf_loader(rt));           // embedded mode
+//   IREE_RETURN_IF_ERROR(npukit_runtime_register_mynpu_simulator(rt, 256 * 1024));  // mynpu targets
 //   IREE_RETURN_IF_ERROR(npukit_runtime_load_module(rt, kws_int8_create));
 //   IREE_RETURN_IF_ERROR(npukit_runtime_set_input(rt, 0, element_type, rank, shape, data, bytes));
 //   IREE_RETURN_IF_ERROR(npukit_runtime_invoke(rt, "tf2onnx"));
@@ -22,6 +23,7 @@
 
 #include "iree/hal/local/executable_library.h"
 #include "iree/vm/api.h"
+#include "npukit/mynpu/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,6 +73,23 @@ IREE_API_EXPORT iree_status_t npukit_runtime_register_static_libraries(
 // Lets the runtime load embedded-ELF executables (the embedded output mode).
 // Firmware that never calls this carries no ELF loader.
 IREE_API_EXPORT iree_status_t npukit_runtime_register_embedded_elf_loader(npukit_runtime_t* runtime);
+
+// Lets the runtime run mynpu-v1 executables (NPU dispatches) on |backend|,
+// which must outlive the runtime. A model compiled for mynpu needs this (or
+// the simulator below) before its module is loaded.
+IREE_API_EXPORT iree_status_t npukit_runtime_register_mynpu(npukit_runtime_t* runtime, npukit_mynpu_backend_t* backend);
+
+// The same with the mynpu simulator as the backend: bit-exact results and
+// counted cycles. Its SRAM (as large as the executables' configuration, at
+// most |max_sram_bytes|) comes from the runtime's arena on the first dispatch.
+IREE_API_EXPORT iree_status_t npukit_runtime_register_mynpu_simulator(npukit_runtime_t* runtime,
+                                                                      uint32_t max_sram_bytes);
+
+// The mynpu device's counters: the last NPU dispatch's and the sum over all
+// of them (either may be NULL). FAILED_PRECONDITION without a mynpu device.
+IREE_API_EXPORT iree_status_t npukit_runtime_mynpu_counters(const npukit_runtime_t* runtime,
+                                                            npukit_mynpu_counters_t* out_last,
+                                                            npukit_mynpu_counters_t* out_total);
 
 // Creates the module, links it to the HAL modules it depends on and runs its
 // initializer (which loads its executables). One module per runtime.

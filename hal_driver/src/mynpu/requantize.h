@@ -30,7 +30,10 @@ static inline int32_t mynpu_rdbpot(int32_t x, int exponent) {
   return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
+// |shift| outside -31..30 is clamped: register shifts are validated, but the
+// per-channel table is data in SRAM and may hold anything.
 static inline int32_t mynpu_requantize(int32_t acc, int32_t multiplier, int32_t shift) {
+  shift = mynpu_clamp(shift, -31, 30);
   int left = shift > 0 ? shift : 0;
   int right = shift < 0 ? -shift : 0;
   int32_t x = mynpu_sat32((int64_t)acc * ((int64_t)1 << left));

@@ -13,6 +13,8 @@ typedef struct {
   const npukit_mynpu_stream_t* s;
   uint32_t reg[NPUKIT_MYNPU_REGISTER_COUNT];
   size_t index;  // the command being run
+  uint8_t opcode;  // its opcode
+  uint32_t instruction_count;
   npukit_mynpu_counters_t* total;
   npukit_mynpu_counters_t layer;
   uint32_t layer_index;
@@ -85,10 +87,30 @@ static uint64_t elements(const machine_t* m, int first) {
 
 // Counting -----------------------------------------------------------------
 
-static void count_compute(machine_t* m, uint64_t macs, uint64_t cycles) {
+// Adds one instruction's cost to its layer (and records it when asked).
+static void count(machine_t* m, uint64_t macs, uint64_t compute_cycles, uint64_t dma_bytes, uint64_t dma_cycles) {
+  const npukit_mynpu_stream_t* s = m->s;
+  if (s->instructions && m->instruction_count < s->instruction_capacity) {
+    npukit_mynpu_instruction_cost_t* record = &s->instructions[m->instruction_count];
+    record->command_index = (uint32_t)m->index;
+    record->layer = m->layer_index;
+    record->opcode = m->opcode;
+    record->reserved = 0;
+    record->macs = macs;
+    record->compute_cycles = compute_cycles;
+    record->dma_bytes = dma_bytes;
+    record->dma_cycles = dma_cycles;
+  }
+  m->instruction_count++;
   m->layer.macs += macs;
-  m->layer.compute_cycles += cycles + NPUKIT_MYNPU_OP_OVERHEAD_CYCLES;
+  m->layer.compute_cycles += compute_cycles;
+  m->layer.dma_bytes += dma_bytes;
+  m->layer.dma_cycles += dma_cycles;
   m->layer.instructions++;
+}
+
+static void count_compute(machine_t* m, uint64_t macs, uint64_t cycles) {
+  count(m, macs, cycles + NPUKIT_MYNPU_OP_OVERHEAD_CYCLES, 0, 0);
 }
 
 static void close_layer(machine_t* m) {
@@ -96,15 +118,8 @@ static void close_layer(machine_t* m) {
   l->cycles = m->layer_double_buffered ? (l->compute_cycles > l->dma_cycles ? l->compute_cycles : l->dma_cycles)
                                        : l->compute_cycles + l->dma_cycles;
   l->layers = 1;
-  npukit_mynpu_counters_t* t = m->total;
-  t->macs += l->macs;
-  t->compute_cycles += l->compute_cycles;
-  t->dma_bytes += l->dma_bytes;
-  t->dma_cycles += l->dma_cycles;
-  t->cycles += l->cycles;
-  t->instructions += l->instructions;
-  t->layers++;
-  l->sram_high_water = t->sram_high_water;
+  l->sram_high_water = m->total->sram_high_water;
+  npukit_mynpu_counters_accumulate(m->total, l);
   if (m->s->layers && m->layer_index < m->s->layer_capacity) m->s->layers[m->layer_index] = *l;
   memset(l, 0, sizeof(*l));
   m->sram_write_count = 0;
@@ -396,9 +411,7 @@ static iree_status_t dma(machine_t* m, int to_sram) {
     m->sram_write_count++;
   }
   uint64_t bytes = rows * length;
-  m->layer.dma_bytes += bytes;
-  m->layer.dma_cycles += ceil_div(bytes, s->config->dma_bytes_per_cycle) + NPUKIT_MYNPU_DMA_OVERHEAD_CYCLES;
-  m->layer.instructions++;
+  count(m, 0, 0, bytes, ceil_div(bytes, s->config->dma_bytes_per_cycle) + NPUKIT_MYNPU_DMA_OVERHEAD_CYCLES);
   if (!s->sram) return iree_ok_status();
   if (to_sram ? sys_read == NULL : sys_write == NULL) return reject(m, "DMA binding has no memory");
   for (uint64_t row = 0; row < rows; ++row) {
@@ -414,6 +427,17 @@ static iree_status_t dma(machine_t* m, int to_sram) {
 }
 
 // The stream ---------------------------------------------------------------
+
+void npukit_mynpu_counters_accumulate(npukit_mynpu_counters_t* total, const npukit_mynpu_counters_t* c) {
+  total->macs += c->macs;
+  total->compute_cycles += c->compute_cycles;
+  total->dma_bytes += c->dma_bytes;
+  total->dma_cycles += c->dma_cycles;
+  total->cycles += c->cycles;
+  total->instructions += c->instructions;
+  total->layers += c->layers;
+  if (c->sram_high_water > total->sram_high_water) total->sram_high_water = c->sram_high_water;
+}
 
 iree_status_t npukit_mynpu_config_check(const npukit_mynpu_config_t* c) {
   if (c->pes < 1 || c->pes > 4096) return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "mynpu: pes out of 1..4096");
@@ -432,6 +456,7 @@ iree_status_t npukit_mynpu_config_check(const npukit_mynpu_config_t* c) {
 
 static iree_status_t step(machine_t* m, const uint8_t* cmd, int* out_end) {
   uint8_t opcode = cmd[0], arg = cmd[1];
+  m->opcode = opcode;
   uint32_t value;
   memcpy(&value, cmd + 4, 4);
   if (cmd[2] || cmd[3]) return reject(m, "reserved bytes are not zero");
@@ -440,6 +465,10 @@ static iree_status_t step(machine_t* m, const uint8_t* cmd, int* out_end) {
     m->reg[arg] = value;
     return iree_ok_status();
   }
+  int known = opcode == NPUKIT_MYNPU_END || opcode == NPUKIT_MYNPU_LAYER ||
+              (opcode >= 0x10 && opcode <= NPUKIT_MYNPU_OP_E32_ADD) || opcode == NPUKIT_MYNPU_OP_DMA_READ ||
+              opcode == NPUKIT_MYNPU_OP_DMA_WRITE;
+  if (!known) return reject(m, "unknown opcode");
   if (value != 0) return reject(m, "an instruction's value word is not zero");
   if (opcode == NPUKIT_MYNPU_END) {
     *out_end = 1;
@@ -450,9 +479,6 @@ static iree_status_t step(machine_t* m, const uint8_t* cmd, int* out_end) {
     if (m->layer.instructions || m->layer_index) close_layer(m), m->layer_index++;
     m->layer_double_buffered = arg & 1;
     return iree_ok_status();
-  }
-  if (opcode < 0x10 || opcode > NPUKIT_MYNPU_OP_DMA_WRITE || (opcode > NPUKIT_MYNPU_OP_E32_ADD && opcode < 0x20)) {
-    return reject(m, "unknown opcode");
   }
   if (!(m->s->config->instruction_mask & (1u << (opcode - 0x10)))) {
     return reject(m, "the instruction is not in this hardware configuration");

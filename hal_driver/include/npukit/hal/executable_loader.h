@@ -11,6 +11,7 @@
 #define NPUKIT_HAL_EXECUTABLE_LOADER_H_
 
 #include "npukit/hal/executable.h"
+#include "npukit/mynpu/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,6 +72,20 @@ typedef struct npukit_hal_elf_loader_t {
 } npukit_hal_elf_loader_t;
 
 IREE_API_EXPORT void npukit_hal_elf_loader_initialize(npukit_hal_elf_loader_t* out_loader);
+
+//===----------------------------------------------------------------------===//
+// mynpu-v1 executables (the mynpu device)
+//===----------------------------------------------------------------------===//
+
+typedef struct npukit_hal_mynpu_loader_t {
+  npukit_hal_executable_loader_t base;
+  npukit_mynpu_backend_t* backend;  // runs every dispatch; must outlive the executables
+} npukit_hal_mynpu_loader_t;
+
+// Executables are validated when they are loaded (npukit_mynpu_executable_parse)
+// and refused when they need more SRAM or instructions than |backend| has.
+IREE_API_EXPORT void npukit_hal_mynpu_loader_initialize(npukit_mynpu_backend_t* backend,
+                                                        npukit_hal_mynpu_loader_t* out_loader);
 
 #ifdef __cplusplus
 }  // extern "C"

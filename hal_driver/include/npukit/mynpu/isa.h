@@ -76,6 +76,18 @@ typedef struct {
   uint32_t sram_high_water;  // highest SRAM byte written + 1
 } npukit_mynpu_counters_t;
 
+// What one instruction cost (the per-instruction record of a stream run).
+typedef struct {
+  uint32_t command_index;  // position of the instruction in the stream
+  uint32_t layer;          // the layer it belongs to
+  uint32_t opcode;
+  uint32_t reserved;
+  uint64_t macs;
+  uint64_t compute_cycles;  // overhead included; 0 for DMA
+  uint64_t dma_bytes;
+  uint64_t dma_cycles;  // overhead included; 0 for compute
+} npukit_mynpu_instruction_cost_t;
+
 #ifdef __cplusplus
 }
 #endif

@@ -34,12 +34,18 @@ typedef struct {
   // Optional: per-layer counters (layer i at index i, up to layer_capacity).
   npukit_mynpu_counters_t* layers;
   uint32_t layer_capacity;
+  // Optional: one record per instruction, in order, up to instruction_capacity.
+  npukit_mynpu_instruction_cost_t* instructions;
+  uint32_t instruction_capacity;
 } npukit_mynpu_stream_t;
 
 // Validates (and with an SRAM, executes) |stream|. Counters are summed into
 // |out_counters| (zeroed first). A malformed stream gives INVALID_ARGUMENT
 // naming the command index and the reason.
 iree_status_t npukit_mynpu_run_stream(const npukit_mynpu_stream_t* stream, npukit_mynpu_counters_t* out_counters);
+
+// Adds |counters| to |total| (the sums; the SRAM high-water is the larger).
+void npukit_mynpu_counters_accumulate(npukit_mynpu_counters_t* total, const npukit_mynpu_counters_t* counters);
 
 // Checks a hardware configuration against the ranges of docs/mynpu-isa.md.
 iree_status_t npukit_mynpu_config_check(const npukit_mynpu_config_t* config);

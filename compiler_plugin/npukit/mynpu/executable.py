@@ -1,0 +1,67 @@
+"""Writing ``mynpu-v1`` executables (docs/mynpu-isa.md, "The mynpu-v1
+executable"). Reading and validating them is the C device's job:
+``npukit.mynpu.simulator.validate_executable`` calls it."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from npukit.mynpu.isa import HardwareConfig
+
+FORMAT = "mynpu-v1"
+MAGIC = b"MNPU"
+VERSION = (1, 0)
+HEADER_BYTES = 48
+EXPORT_BYTES = 32
+MAX_BINDINGS = 8
+
+
+@dataclass(frozen=True)
+class Export:
+    """One entry point: its command stream and the minimum size of each of
+    its bindings (the dispatch's buffers, in the export's binding order)."""
+
+    name: str
+    stream: bytes
+    binding_sizes: tuple[int, ...]
+
+
+@dataclass
+class Executable:
+    config: HardwareConfig
+    exports: list[Export] = field(default_factory=list)
+    constants: bytes = b""
+
+    def to_bytes(self) -> bytes:
+        if len({e.name for e in self.exports}) != len(self.exports):
+            raise ValueError("mynpu-v1 export names must be unique")
+        if any(len(e.binding_sizes) > MAX_BINDINGS for e in self.exports):
+            raise ValueError(f"a mynpu-v1 export has at most {MAX_BINDINGS} bindings")
+        body = bytearray()
+        at = HEADER_BYTES + EXPORT_BYTES * len(self.exports)
+
+        def place(data: bytes) -> int:
+            nonlocal at
+            pad = -(at + len(body)) % 4
+            body.extend(b"\0" * pad)
+            offset = at + len(body)
+            body.extend(data)
+            return offset
+
+        table = bytearray()
+        for export in self.exports:
+            name = export.name.encode()
+            name_at = place(name)
+            stream_at = place(export.stream)
+            sizes_at = place(struct.pack(f"<{len(export.binding_sizes)}I", *export.binding_sizes))
+            table += struct.pack("<8I", name_at, len(name), stream_at, len(export.stream),
+                                 len(export.binding_sizes), sizes_at, 0, 0)
+        constants_at = place(self.constants)
+        total = at + len(body)
+        c = self.config
+        header = MAGIC + struct.pack("<HHI6I3I", VERSION[0], VERSION[1], total, c.pes, c.sram_bytes,
+                                     1 if c.parallelism == "input" else 0, c.dma_bytes_per_cycle, c.clock_mhz,
+                                     c.instruction_mask, len(self.exports), constants_at, len(self.constants))
+        assert len(header) == HEADER_BYTES
+        return bytes(header + table + body)

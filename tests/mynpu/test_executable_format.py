@@ -1,0 +1,97 @@
+"""The mynpu-v1 container: what the writer produces loads, and the device's
+load-time validation rejects malformed executables naming what is wrong."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from npukit.mynpu.executable import HEADER_BYTES, Executable, Export
+from npukit.mynpu.isa import HardwareConfig, Op
+from npukit.mynpu.simulator import StreamError, validate_executable
+from support.mynpu_streams import every_instruction_executable, pack_header_size, relu_stream
+
+
+def relu_executable(**changes) -> bytes:
+    fields = dict(config=HardwareConfig(), exports=[Export("relu", relu_stream(), (64, 64))], constants=b"")
+    fields.update(changes)
+    return Executable(**fields).to_bytes()
+
+
+def patch(data: bytes, offset: int, fmt: str, *values) -> bytes:
+    return data[:offset] + struct.pack(fmt, *values) + data[offset + struct.calcsize(fmt):]
+
+
+def test_written_executables_validate():
+    validate_executable(relu_executable())
+    validate_executable(every_instruction_executable())
+    two = relu_executable(exports=[Export("a", relu_stream(), (64, 64)), Export("b", relu_stream(32), (32, 32))],
+                          constants=bytes(range(7)))
+    validate_executable(two)
+
+
+GOOD = relu_executable()
+EXPORT0 = HEADER_BYTES
+
+
+@pytest.mark.parametrize("data,message", [
+    (GOOD[:47], "shorter than its 48-byte header"),
+    (b"MNPX" + GOOD[4:], "bad magic"),
+    (patch(GOOD, 4, "<H", 2), "version 2.0; this runtime reads version 1"),
+    (patch(GOOD, 8, "<I", len(GOOD) + 1), "truncated"),
+    (patch(GOOD, 8, "<I", 40), "smaller than the header"),
+    (patch(GOOD, 12, "<I", 0), "pes out of 1..4096"),
+    (patch(GOOD, 16, "<I", 512), "sram_bytes out of"),
+    (patch(GOOD, 36, "<I", 0), "no exports"),
+    (patch(GOOD, 36, "<I", 1000), "export table lies outside"),
+    (patch(GOOD, 40, "<I", len(GOOD) + 4), "constants lie outside"),
+    (patch(GOOD, EXPORT0, "<I", len(GOOD)), "export 0: its name lies outside"),
+    (patch(GOOD, EXPORT0 + 12, "<I", 12), "export 0: its stream is not"),
+    (patch(GOOD, EXPORT0 + 12, "<I", 8 * 1000), "export 0: its stream lies outside"),
+    (patch(GOOD, EXPORT0 + 16, "<I", 9), "export 0: it has more than 8 bindings"),
+    (patch(GOOD, EXPORT0 + 24, "<I", 1), "export 0: its reserved words"),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_malformed_containers_are_rejected(data, message):
+    with pytest.raises(StreamError, match=message):
+        validate_executable(data)
+
+
+def _stream_offset(data: bytes) -> int:
+    return struct.unpack_from("<I", data, EXPORT0 + 8)[0]
+
+
+@pytest.mark.parametrize("command,edit,message", [
+    (1, (0x7E, 0), "command 1: unknown opcode"),
+    (0, (0x01, 200), "command 0: register index out of range"),
+    (5, (0x20, 0), "overlapping DMA"),
+], ids=["unknown-opcode", "register-index", "overlapping-dma"])
+def test_bad_commands_are_rejected_naming_export_and_command(command, edit, message):
+    stream = bytearray(relu_stream())
+    if edit[0] == 0x20:  # a second DMA read into the same SRAM, in place of a SET
+        stream[8 * command:8 * command + 8] = struct.pack("<BBHI", 0x20, 0, 0, 0)
+    else:
+        stream[8 * command:8 * command + 2] = bytes(edit)
+    data = relu_executable(exports=[Export("relu", bytes(stream), (64, 64))])
+    with pytest.raises(StreamError, match=f"{message}.*export 0 \\('relu'\\)"):
+        validate_executable(data)
+
+
+def test_dma_beyond_a_declared_binding_is_rejected():
+    with pytest.raises(StreamError, match="DMA outside its binding.*'relu'"):
+        validate_executable(relu_executable(exports=[Export("relu", relu_stream(), (64, 63))]))
+
+
+def test_missing_instruction_in_the_configuration_is_rejected():
+    with pytest.raises(StreamError, match="not in this hardware configuration"):
+        validate_executable(relu_executable(config=HardwareConfig().without(Op.ACT_RELU)))
+
+
+def test_every_truncation_is_rejected():
+    data = every_instruction_executable()
+    for n in range(len(data)):
+        with pytest.raises(StreamError):
+            validate_executable(data[:n])
+        if n >= 12:  # the header agreeing with the shorter data must not help
+            with pytest.raises(StreamError):
+                validate_executable(pack_header_size(data[:n]))

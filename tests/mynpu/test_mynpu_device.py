@@ -1,0 +1,68 @@
+"""The mynpu device in npukit's runtime: a program whose executable is
+mynpu-v1 loads through hal_loader (inline-dynamic) and through the full HAL
+(async), its dispatch runs the export's stream on the simulator, and the
+counters come back through the runtime API.
+
+The program's CPU code computes max(x, 3); the hand-written NPU stream
+computes max(x, 5), so the outputs show which one ran."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from npukit.mynpu.executable import HEADER_BYTES, Executable, Export
+from npukit.mynpu.isa import DMA_OVERHEAD_CYCLES, OP_OVERHEAD_CYCLES, HardwareConfig
+from support.mynpu_device import build_npu_program, elementwise_program
+from support.mynpu_streams import relu_stream
+
+N = 64
+EXPORT = "main_dispatch_0_elementwise_64_i8"
+PROGRAM = elementwise_program(N, "%c = arith.constant 3 : i8\n      %y = arith.maxsi %a, %c : i8")
+EXECUTION_MODELS = ["inline-dynamic", "async-internal"]
+
+
+def executable(config: HardwareConfig = HardwareConfig(), sizes=(N, N), stream: bytes | None = None) -> bytes:
+    return Executable(config, [Export(EXPORT, stream or relu_stream(N, zp=5), sizes)]).to_bytes()
+
+
+@pytest.mark.parametrize("execution_model", EXECUTION_MODELS)
+def test_dispatch_runs_the_stream_on_the_simulator(execution_model, tmp_path):
+    config = HardwareConfig(dma_bytes_per_cycle=8)
+    program = build_npu_program(PROGRAM, executable(config), execution_model, tmp_path)
+    assert program.replaced == ["main_dispatch_0"]
+    x = np.arange(-32, 32, dtype=np.int8)
+    run = program.run(x, tmp_path)
+    np.testing.assert_array_equal(run.output, np.maximum(x, 5))
+    dma = -(-N // config.dma_bytes_per_cycle) + DMA_OVERHEAD_CYCLES
+    relu = -(-N // config.pes) + OP_OVERHEAD_CYCLES
+    assert run.counters["cycles"] == 2 * dma + relu
+    assert run.counters["instructions"] == 3 and run.counters["layers"] == 1
+    # The program ran twice: one dispatch each, and the totals add up.
+    assert run.counters["dispatches"] == 2
+    assert run.counters["total_cycles"] == 2 * run.counters["cycles"]
+
+
+@pytest.mark.parametrize("execution_model", EXECUTION_MODELS)
+def test_an_executable_needing_more_sram_than_the_device_is_refused(execution_model, tmp_path):
+    program = build_npu_program(PROGRAM, executable(HardwareConfig(sram_bytes=8192)), execution_model, tmp_path)
+    with pytest.raises(RuntimeError, match="compiled for 8192 bytes of SRAM; this device has 4096"):
+        program.run(np.zeros(N, np.int8), tmp_path, sram_limit=4096)
+
+
+def test_a_binding_smaller_than_the_export_declares_is_refused(tmp_path):
+    stream = relu_stream(N, zp=5)
+    program = build_npu_program(PROGRAM, executable(sizes=(N, 2 * N), stream=stream), "inline-dynamic", tmp_path)
+    with pytest.raises(RuntimeError, match=f"binding 1 has {N} bytes, the stream needs {2 * N}"):
+        program.run(np.zeros(N, np.int8), tmp_path)
+
+
+def test_a_malformed_executable_fails_the_module_load(tmp_path):
+    bad = bytearray(executable())
+    stream_at, stream_bytes = struct.unpack_from("<II", bad, HEADER_BYTES + 8)
+    bad[stream_at + stream_bytes - 8] = 0x7E  # the END command becomes an unknown opcode
+    program = build_npu_program(PROGRAM, bytes(bad), "inline-dynamic", tmp_path)
+    with pytest.raises(RuntimeError, match="load: .*unknown opcode; in export 0"):
+        program.run(np.zeros(N, np.int8), tmp_path)
