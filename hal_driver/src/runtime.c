@@ -127,8 +127,10 @@ iree_status_t npukit_runtime_register_mynpu(npukit_runtime_t* runtime, npukit_my
   if (runtime->mynpu_loader.base.vtable) {
     return iree_make_status(IREE_STATUS_ALREADY_EXISTS, "a mynpu device is already registered");
   }
+  // mynpu executables carry the CPU code of their other dispatches as an embedded ELF.
+  IREE_RETURN_IF_ERROR(npukit_runtime_register_embedded_elf_loader(runtime));
   IREE_RETURN_IF_ERROR(add_loader(runtime, &runtime->mynpu_loader.base));
-  npukit_hal_mynpu_loader_initialize(backend, &runtime->mynpu_loader);
+  npukit_hal_mynpu_loader_initialize(backend, &runtime->loaders, &runtime->mynpu_loader);
   return iree_ok_status();
 }
 

@@ -32,20 +32,25 @@ def test_written_executables_validate():
 
 
 GOOD = relu_executable()
+HOSTED = relu_executable(host_format="embedded-elf-x86_64", host_code=b"\x7fELF" + bytes(60))
 EXPORT0 = HEADER_BYTES
 
 
 @pytest.mark.parametrize("data,message", [
-    (GOOD[:47], "shorter than its 48-byte header"),
+    (GOOD[:63], "shorter than its 64-byte header"),
     (b"MNPX" + GOOD[4:], "bad magic"),
     (patch(GOOD, 4, "<H", 2), "version 2.0; this runtime reads version 1"),
     (patch(GOOD, 8, "<I", len(GOOD) + 1), "truncated"),
     (patch(GOOD, 8, "<I", 40), "smaller than the header"),
     (patch(GOOD, 12, "<I", 0), "pes out of 1..4096"),
     (patch(GOOD, 16, "<I", 512), "sram_bytes out of"),
-    (patch(GOOD, 36, "<I", 0), "no exports"),
+    (patch(GOOD, 36, "<I", 0), "no exports and no host code"),
     (patch(GOOD, 36, "<I", 1000), "export table lies outside"),
     (patch(GOOD, 40, "<I", len(GOOD) + 4), "constants lie outside"),
+    (patch(GOOD, 52, "<I", 5), "format name lies outside the file or does not match"),
+    (patch(HOSTED, 60, "<I", 0), "format name lies outside the file or does not match"),
+    (patch(HOSTED, 60, "<I", 4096), "host code lies outside the file"),
+    (patch(HOSTED, 52, "<I", 65), "format name lies outside"),
     (patch(GOOD, EXPORT0, "<I", len(GOOD)), "export 0: its name lies outside"),
     (patch(GOOD, EXPORT0 + 12, "<I", 12), "export 0: its stream is not"),
     (patch(GOOD, EXPORT0 + 12, "<I", 8 * 1000), "export 0: its stream lies outside"),

@@ -4,7 +4,8 @@ mynpu-v1 loads through hal_loader (inline-dynamic) and through the full HAL
 counters come back through the runtime API.
 
 The program's CPU code computes max(x, 3); the hand-written NPU stream
-computes max(x, 5), so the outputs show which one ran."""
+computes max(x, 5), so the outputs show which one ran. Dispatches without an
+NPU stream run from the CPU code the executable carries."""
 
 from __future__ import annotations
 
@@ -66,3 +67,33 @@ def test_a_malformed_executable_fails_the_module_load(tmp_path):
     program = build_npu_program(PROGRAM, bytes(bad), "inline-dynamic", tmp_path)
     with pytest.raises(RuntimeError, match="load: .*unknown opcode; in export 0"):
         program.run(np.zeros(N, np.int8), tmp_path)
+
+
+@pytest.mark.parametrize("execution_model", EXECUTION_MODELS)
+def test_dispatches_without_a_stream_run_from_the_host_code(execution_model, tmp_path):
+    # Two dispatches linked into one executable: the first on the NPU, the
+    # second (x + 7) from the CPU code IREE compiled, carried as host code.
+    program_text = elementwise_program(N, "%c = arith.constant 3 : i8\n      %y = arith.maxsi %a, %c : i8",
+                                       "%c = arith.constant 7 : i8\n      %y = arith.addi %a, %c : i8")
+
+    def with_host_code(cpu_code: bytes) -> bytes:
+        return Executable(HardwareConfig(), [Export(EXPORT, relu_stream(N, zp=5), (N, N))],
+                          host_format="embedded-elf-x86_64", host_code=cpu_code).to_bytes()
+
+    program = build_npu_program(program_text, with_host_code, execution_model, tmp_path)
+    x = np.arange(-64, 64, 2, dtype=np.int8)
+    run = program.run(x, tmp_path)
+    np.testing.assert_array_equal(run.output, (np.maximum(x, 5) + 7).astype(np.int8))
+    assert run.counters["dispatches"] == 4 and run.counters["instructions"] == 3
+    assert run.counters["total_cycles"] == 2 * run.counters["cycles"]  # only the NPU dispatch counts cycles
+
+
+def test_an_executable_of_host_code_only_runs_every_dispatch_on_the_cpu(tmp_path):
+    def cpu_only(cpu_code: bytes) -> bytes:
+        return Executable(HardwareConfig(), [], host_format="embedded-elf-x86_64", host_code=cpu_code).to_bytes()
+
+    program = build_npu_program(PROGRAM, cpu_only, "inline-dynamic", tmp_path)
+    x = np.arange(-32, 32, dtype=np.int8)
+    run = program.run(x, tmp_path)
+    np.testing.assert_array_equal(run.output, np.maximum(x, 3))
+    assert run.counters["total_cycles"] == 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from iree.compiler.api import Output, Session, Source
@@ -28,20 +29,33 @@ _X86_TARGET = ('{cpu = "generic", cpu_features = "", data_layout = "e-m:e-p270:3
 MYNPU_DEVICE = f'#hal.device.target<"local", [#hal.executable.target<"llvm-cpu", "mynpu-v1", {_X86_TARGET}>]>'
 
 
-def elementwise_program(length: int, body: str) -> str:
-    """``func @main(tensor<Nxi8>) -> tensor<Nxi8>`` applying |body| (MLIR
-    using %a, yielding %y) to each element; its one dispatch runs on mynpu."""
+def _elementwise(length: int, source: str, result: str, body: str) -> str:
     return f"""
-module attributes {{hal.device.targets = [{MYNPU_DEVICE}]}} {{
-  func.func @main(%x: tensor<{length}xi8>) -> tensor<{length}xi8> {{
-    %e = tensor.empty() : tensor<{length}xi8>
-    %r = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
-                         iterator_types = ["parallel"]}} ins(%x : tensor<{length}xi8>) outs(%e : tensor<{length}xi8>) {{
+    %e{result} = tensor.empty() : tensor<{length}xi8>
+    %{result} = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                         iterator_types = ["parallel"]}} ins(%{source} : tensor<{length}xi8>)
+                         outs(%e{result} : tensor<{length}xi8>) {{
     ^bb0(%a: i8, %unused: i8):
       {body}
       linalg.yield %y : i8
-    }} -> tensor<{length}xi8>
-    return %r : tensor<{length}xi8>
+    }} -> tensor<{length}xi8>"""
+
+
+def elementwise_program(length: int, *bodies: str) -> str:
+    """``func @main(tensor<Nxi8>) -> tensor<Nxi8>`` applying each of |bodies|
+    (MLIR using %a, yielding %y) elementwise in turn, one dispatch each, all
+    compiled for the mynpu-v1 target (IREE links them into one executable)."""
+    steps, source = [], "x"
+    for i, body in enumerate(bodies):
+        steps.append(_elementwise(length, source, f"r{i}", body))
+        source = f"r{i}"
+        if i + 1 < len(bodies):  # keeps IREE from fusing the steps into one dispatch
+            steps.append(f"\n    %b{i} = util.optimization_barrier %{source} : tensor<{length}xi8>")
+            source = f"b{i}"
+    return f"""
+module attributes {{hal.device.targets = [{MYNPU_DEVICE}]}} {{
+  func.func @main(%x: tensor<{length}xi8>) -> tensor<{length}xi8> {{{"".join(steps)}
+    return %{source} : tensor<{length}xi8>
   }}
 }}
 """
@@ -69,16 +83,19 @@ class NpuProgram:
         return NpuRun(np.frombuffer(dst.read_bytes(), np.int8), {k: int(v) for k, v in counters.items()})
 
 
-def build_npu_program(mlir: str, executable: bytes, execution_model: str, work: Path) -> NpuProgram:
-    """Compiles |mlir| with |executable| as its mynpu-v1 binary and links it
-    with the harness and npukit's runtime."""
+def build_npu_program(mlir: str, executable: bytes | Callable[[bytes], bytes], execution_model: str,
+                      work: Path) -> NpuProgram:
+    """Compiles |mlir| with |executable| as its mynpu-v1 binary (or made by
+    it from the CPU code IREE compiled for the variant, an embedded ELF) and
+    links it with the harness and npukit's runtime."""
     work.mkdir(parents=True, exist_ok=True)
     flags = [f"--iree-execution-model={execution_model}"]
     iree_capi.ensure_global_command_line()
     session = Session()
     session.set_flags(*flags)
     hooks = passes_for(flags, "vm-c")
-    replace = ReplaceMynpuBinaries(lambda _name: executable)
+    make = executable if callable(executable) else (lambda _code: executable)
+    replace = ReplaceMynpuBinaries(lambda _name, code: make(code))
     hooks.setdefault("hal", []).append(replace)
     inv = PhasedPipeline(session, hooks=hooks).run(Source.wrap_buffer(session, mlir.encode()))
     raw = work / "raw.c"

@@ -12,9 +12,10 @@ from npukit.mynpu.isa import HardwareConfig
 FORMAT = "mynpu-v1"
 MAGIC = b"MNPU"
 VERSION = (1, 0)
-HEADER_BYTES = 48
+HEADER_BYTES = 64
 EXPORT_BYTES = 32
 MAX_BINDINGS = 8
+HOST_CODE_ALIGNMENT = 64  # as IREE aligns executables in a module
 
 
 @dataclass(frozen=True)
@@ -29,9 +30,15 @@ class Export:
 
 @dataclass
 class Executable:
+    """NPU exports, their constants, and optionally the CPU code of the
+    executable's other dispatches (``host_code`` in ``host_format``, an
+    embedded ELF: npukit's runtime runs those exports from it)."""
+
     config: HardwareConfig
     exports: list[Export] = field(default_factory=list)
     constants: bytes = b""
+    host_format: str = ""
+    host_code: bytes = b""
 
     def to_bytes(self) -> bytes:
         if len({e.name for e in self.exports}) != len(self.exports):
@@ -41,9 +48,9 @@ class Executable:
         body = bytearray()
         at = HEADER_BYTES + EXPORT_BYTES * len(self.exports)
 
-        def place(data: bytes) -> int:
+        def place(data: bytes, alignment: int = 4) -> int:
             nonlocal at
-            pad = -(at + len(body)) % 4
+            pad = -(at + len(body)) % alignment
             body.extend(b"\0" * pad)
             offset = at + len(body)
             body.extend(data)
@@ -58,10 +65,16 @@ class Executable:
             table += struct.pack("<8I", name_at, len(name), stream_at, len(export.stream),
                                  len(export.binding_sizes), sizes_at, 0, 0)
         constants_at = place(self.constants)
+        if bool(self.host_format) != bool(self.host_code):
+            raise ValueError("host code needs its format name, and a format name needs host code")
+        host_format = self.host_format.encode()
+        format_at = place(host_format)
+        host_at = place(self.host_code, HOST_CODE_ALIGNMENT)
         total = at + len(body)
         c = self.config
-        header = MAGIC + struct.pack("<HHI6I3I", VERSION[0], VERSION[1], total, c.pes, c.sram_bytes,
+        header = MAGIC + struct.pack("<HHI6I3I4I", VERSION[0], VERSION[1], total, c.pes, c.sram_bytes,
                                      1 if c.parallelism == "input" else 0, c.dma_bytes_per_cycle, c.clock_mhz,
-                                     c.instruction_mask, len(self.exports), constants_at, len(self.constants))
+                                     c.instruction_mask, len(self.exports), constants_at, len(self.constants),
+                                     format_at, len(host_format), host_at, len(self.host_code))
         assert len(header) == HEADER_BYTES
         return bytes(header + table + body)

@@ -41,7 +41,8 @@ class _Span(ctypes.Structure):
 
 class _ExecutableInfo(ctypes.Structure):
     _fields_ = [("config", _Config), ("export_count", c_uint32), ("data", c_void_p), ("size", c_size_t),
-                ("constants", c_void_p), ("constants_length", c_size_t)]
+                ("constants", c_void_p), ("constants_length", c_size_t), ("host_format", _Span),
+                ("host_code", _Span)]
 
 
 class _Binding(ctypes.Structure):

@@ -4,7 +4,8 @@ IREE compiles a ``mynpu-v1`` executable variant like any ``llvm-cpu`` one
 (the variant's target is an llvm-cpu target with format ``mynpu-v1``), so at
 the 'hal' boundary each such binary holds CPU code as a placeholder. This pass
 replaces that data with the real ``mynpu-v1`` executable for the same
-``hal.executable``. Both execution models are handled: with the full HAL the
+``hal.executable``, made from it: the CPU code stays in the executable as its
+host code, for the dispatches the NPU does not run. Both execution models are handled: with the full HAL the
 data is a ``hal.executable.binary``; with ``inline-dynamic`` IREE has already
 turned it into the ``util.buffer.constant`` that ``hal_loader.executable.load``
 reads, in the initializer that stores the executable in a global named after
@@ -38,6 +39,13 @@ def _operation(owner) -> ir.Operation:
     return owner.operation if hasattr(owner, "operation") else owner
 
 
+def _attr_bytes(attr: ir.Attribute) -> bytes:
+    """The bytes of a dense i8 vector attribute."""
+    import numpy as np
+
+    return np.array(ir.DenseIntElementsAttr(attr), dtype=np.int8).tobytes()
+
+
 def _stored_global(value: ir.Value) -> str | None:
     for use in value.uses:
         owner = _operation(use.owner)
@@ -47,11 +55,11 @@ def _stored_global(value: ir.Value) -> str | None:
 
 
 class ReplaceMynpuBinaries:
-    """``executable_for(name)`` gives the mynpu-v1 bytes of the
-    ``hal.executable`` called ``name``; the pass fails naming any mynpu-v1
-    binary it cannot place."""
+    """``executable_for(name, cpu_code)`` gives the mynpu-v1 bytes of the
+    ``hal.executable`` called ``name`` whose placeholder is ``cpu_code``; the
+    pass fails naming any mynpu-v1 binary it cannot place."""
 
-    def __init__(self, executable_for: Callable[[str], bytes]) -> None:
+    def __init__(self, executable_for: Callable[[str, bytes], bytes]) -> None:
         self.executable_for = executable_for
         self.replaced: list[str] = []
 
@@ -74,6 +82,7 @@ class ReplaceMynpuBinaries:
                 if name is None:
                     raise CompileError("cannot tell which hal.executable a mynpu-v1 binary belongs to")
                 data_name = "data" if op.name == "hal.executable.binary" else "value"
-                op.attributes[data_name] = _data_attr(self.executable_for(name))
+                cpu_code = _attr_bytes(op.attributes[data_name])
+                op.attributes[data_name] = _data_attr(self.executable_for(name, cpu_code))
                 op.attributes["mime_type"] = ir.StringAttr.get("application/x-mynpu")
                 self.replaced.append(name)

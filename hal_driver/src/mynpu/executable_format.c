@@ -89,7 +89,7 @@ static iree_status_t check_export_stream(const npukit_mynpu_executable_info_t* i
 iree_status_t npukit_mynpu_executable_parse(iree_const_byte_span_t data, npukit_mynpu_executable_info_t* out) {
   memset(out, 0, sizeof(*out));
   const uint8_t* p = data.data;
-  if (!p || data.data_length < NPUKIT_MYNPU_HEADER_BYTES) return malformed("shorter than its 48-byte header");
+  if (!p || data.data_length < NPUKIT_MYNPU_HEADER_BYTES) return malformed("shorter than its 64-byte header");
   if (memcmp(p, NPUKIT_MYNPU_MAGIC, 4) != 0) return malformed("bad magic (not \"MNPU\")");
   uint16_t major, minor;
   memcpy(&major, p + 4, 2);
@@ -115,7 +115,6 @@ iree_status_t npukit_mynpu_executable_parse(iree_const_byte_span_t data, npukit_
   if (!iree_status_is_ok(status)) return iree_status_annotate_f(status, "in the mynpu-v1 executable's header");
   out->export_count = read32(p + 36);
   uint32_t constants_at = read32(p + 40), constants_length = read32(p + 44);
-  if (out->export_count == 0) return malformed("no exports");
   if (!inside(total, NPUKIT_MYNPU_HEADER_BYTES, (uint64_t)out->export_count * NPUKIT_MYNPU_EXPORT_BYTES)) {
     return malformed("the export table lies outside the file");
   }
@@ -124,6 +123,17 @@ iree_status_t npukit_mynpu_executable_parse(iree_const_byte_span_t data, npukit_
   }
   out->constants = p + constants_at;
   out->constants_length = constants_length;
+  uint32_t format_at = read32(p + 48), format_length = read32(p + 52);
+  uint32_t host_at = read32(p + 56), host_length = read32(p + 60);
+  if ((host_length == 0) != (format_length == 0) || format_length > 64 || !inside(total, format_at, format_length)) {
+    return malformed("the host code's format name lies outside the file or does not match the host code");
+  }
+  if (host_at % 8 || !inside(total, host_at, host_length)) {
+    return malformed("the host code lies outside the file or is not 8-byte aligned");
+  }
+  out->host_format = iree_make_string_view((const char*)p + format_at, format_length);
+  out->host_code = iree_make_const_byte_span(p + host_at, host_length);
+  if (out->export_count == 0 && host_length == 0) return malformed("no exports and no host code");
   for (uint32_t i = 0; i < out->export_count; ++i) IREE_RETURN_IF_ERROR(check_export_tables(out, i));
   for (uint32_t i = 0; i < out->export_count; ++i) IREE_RETURN_IF_ERROR(check_export_stream(out, i));
   return iree_ok_status();

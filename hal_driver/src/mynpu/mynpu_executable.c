@@ -12,9 +12,14 @@ typedef struct mynpu_executable_t {
   npukit_mynpu_backend_t* backend;
   // References the module's executable data, which outlives the executable.
   npukit_mynpu_executable_info_t info;
+  // The CPU code of the other dispatches (NULL when there is none): its
+  // exports follow the NPU's, at ordinals info.export_count and up.
+  npukit_hal_executable_t* host;
 } mynpu_executable_t;
 
 static void mynpu_executable_destroy(npukit_hal_executable_t* base) {
+  mynpu_executable_t* executable = (mynpu_executable_t*)base;
+  npukit_hal_executable_release(executable->host);
   iree_allocator_free(base->host_allocator, base);
 }
 
@@ -29,6 +34,12 @@ static iree_status_t mynpu_executable_lookup_function(npukit_hal_executable_t* b
       return iree_ok_status();
     }
   }
+  if (executable->host) {
+    uint32_t host_ordinal = 0;
+    IREE_RETURN_IF_ERROR(npukit_hal_executable_lookup_function(executable->host, name, &host_ordinal));
+    *out_ordinal = executable->info.export_count + host_ordinal;
+    return iree_ok_status();
+  }
   return iree_make_status(IREE_STATUS_NOT_FOUND, "the mynpu-v1 executable has no export named '%.*s'",
                           (int)name.size, name.data);
 }
@@ -37,6 +48,9 @@ static iree_status_t mynpu_executable_dispatch(npukit_hal_executable_t* base, ui
                                                const npukit_hal_dispatch_params_t* params) {
   mynpu_executable_t* executable = (mynpu_executable_t*)base;
   if (ordinal >= executable->info.export_count) {
+    if (executable->host) {  // a dispatch the NPU does not run
+      return executable->host->vtable->dispatch(executable->host, ordinal - executable->info.export_count, params);
+    }
     return iree_make_status(IREE_STATUS_OUT_OF_RANGE, "mynpu-v1 export %u of %u", ordinal,
                             executable->info.export_count);
   }
@@ -75,6 +89,26 @@ static const npukit_hal_executable_vtable_t mynpu_executable_vtable = {
     mynpu_executable_dispatch,
 };
 
+// Loads the executable's CPU code with the first of the host loaders that
+// takes its format (directly, so its dispatches are counted once, as the
+// mynpu executable's).
+static iree_status_t load_host_code(const npukit_hal_mynpu_loader_t* loader, const npukit_mynpu_executable_info_t* info,
+                                    iree_allocator_t allocator, npukit_hal_executable_t** out_host) {
+  const npukit_hal_loader_set_t* hosts = loader->host_loaders;
+  for (iree_host_size_t i = 0; hosts && i < hosts->count; ++i) {
+    const npukit_hal_executable_loader_t* candidate = hosts->loaders[i];
+    if (candidate == &loader->base || !candidate->vtable->supports(candidate, info->host_format)) continue;
+    iree_status_t status =
+        candidate->vtable->load(candidate, info->host_format, info->host_code, NULL, 0, allocator, out_host);
+    if (!iree_status_is_ok(status)) return iree_status_annotate_f(status, "in the mynpu-v1 executable's host code");
+    return iree_ok_status();
+  }
+  return iree_make_status(IREE_STATUS_UNAVAILABLE,
+                          "the mynpu-v1 executable carries the CPU code of its other dispatches as '%.*s', which no "
+                          "registered loader reads (register the embedded-ELF loader)",
+                          (int)info->host_format.size, info->host_format.data);
+}
+
 static bool mynpu_supports(const npukit_hal_executable_loader_t* loader, iree_string_view_t format) {
   (void)loader;
   return iree_string_view_equal(format, iree_make_cstring_view(NPUKIT_MYNPU_FORMAT));
@@ -107,18 +141,27 @@ static iree_status_t mynpu_load(const npukit_hal_executable_loader_t* base, iree
                             "the mynpu-v1 executable uses instructions this device lacks (instruction mask 0x%x)",
                             missing);
   }
+  npukit_hal_executable_t* host = NULL;
+  if (info.host_code.data_length) IREE_RETURN_IF_ERROR(load_host_code(loader, &info, allocator, &host));
   mynpu_executable_t* executable = NULL;
-  IREE_RETURN_IF_ERROR(iree_allocator_malloc(allocator, sizeof(*executable), (void**)&executable));
+  iree_status_t status = iree_allocator_malloc(allocator, sizeof(*executable), (void**)&executable);
+  if (!iree_status_is_ok(status)) {
+    npukit_hal_executable_release(host);
+    return status;
+  }
   npukit_hal_executable_initialize(&mynpu_executable_vtable, allocator, &executable->base);
   executable->backend = loader->backend;
   executable->info = info;
+  executable->host = host;
   *out_executable = &executable->base;
   return iree_ok_status();
 }
 
 static const npukit_hal_executable_loader_vtable_t mynpu_loader_vtable = {mynpu_supports, mynpu_load};
 
-void npukit_hal_mynpu_loader_initialize(npukit_mynpu_backend_t* backend, npukit_hal_mynpu_loader_t* out_loader) {
+void npukit_hal_mynpu_loader_initialize(npukit_mynpu_backend_t* backend, const npukit_hal_loader_set_t* host_loaders,
+                                        npukit_hal_mynpu_loader_t* out_loader) {
   out_loader->base.vtable = &mynpu_loader_vtable;
   out_loader->backend = backend;
+  out_loader->host_loaders = host_loaders;
 }

@@ -79,12 +79,16 @@ IREE_API_EXPORT void npukit_hal_elf_loader_initialize(npukit_hal_elf_loader_t* o
 
 typedef struct npukit_hal_mynpu_loader_t {
   npukit_hal_executable_loader_t base;
-  npukit_mynpu_backend_t* backend;  // runs every dispatch; must outlive the executables
+  npukit_mynpu_backend_t* backend;  // runs every NPU dispatch; must outlive the executables
+  const npukit_hal_loader_set_t* host_loaders;  // load the executables' CPU code (may be NULL)
 } npukit_hal_mynpu_loader_t;
 
 // Executables are validated when they are loaded (npukit_mynpu_executable_parse)
 // and refused when they need more SRAM or instructions than |backend| has.
+// Their CPU code (the dispatches the NPU does not run) is loaded by the first
+// of |host_loaders| that reads its format.
 IREE_API_EXPORT void npukit_hal_mynpu_loader_initialize(npukit_mynpu_backend_t* backend,
+                                                        const npukit_hal_loader_set_t* host_loaders,
                                                         npukit_hal_mynpu_loader_t* out_loader);
 
 #ifdef __cplusplus

@@ -18,7 +18,7 @@ extern "C" {
 #define NPUKIT_MYNPU_MAGIC "MNPU"
 #define NPUKIT_MYNPU_VERSION_MAJOR 1
 #define NPUKIT_MYNPU_VERSION_MINOR 0
-#define NPUKIT_MYNPU_HEADER_BYTES 48
+#define NPUKIT_MYNPU_HEADER_BYTES 64
 #define NPUKIT_MYNPU_EXPORT_BYTES 32
 
 // A parsed executable; the pointers reference the executable's bytes.
@@ -29,6 +29,10 @@ typedef struct {
   size_t size;
   const uint8_t* constants;
   size_t constants_length;
+  // The CPU code of the dispatches the NPU does not run, in an executable
+  // format of npukit's HAL (an embedded ELF), or empty.
+  iree_string_view_t host_format;
+  iree_const_byte_span_t host_code;
 } npukit_mynpu_executable_info_t;
 
 typedef struct {
