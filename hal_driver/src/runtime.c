@@ -123,10 +123,15 @@ iree_status_t npukit_runtime_register_embedded_elf_loader(npukit_runtime_t* runt
   return iree_ok_status();
 }
 
-iree_status_t npukit_runtime_register_mynpu(npukit_runtime_t* runtime, npukit_mynpu_backend_t* backend) {
+static iree_status_t check_no_mynpu_yet(const npukit_runtime_t* runtime) {
   if (runtime->mynpu_loader.base.vtable) {
     return iree_make_status(IREE_STATUS_ALREADY_EXISTS, "a mynpu device is already registered");
   }
+  return iree_ok_status();
+}
+
+iree_status_t npukit_runtime_register_mynpu(npukit_runtime_t* runtime, npukit_mynpu_backend_t* backend) {
+  IREE_RETURN_IF_ERROR(check_no_mynpu_yet(runtime));
   // mynpu executables carry the CPU code of their other dispatches as an embedded ELF.
   IREE_RETURN_IF_ERROR(npukit_runtime_register_embedded_elf_loader(runtime));
   IREE_RETURN_IF_ERROR(add_loader(runtime, &runtime->mynpu_loader.base));
@@ -135,6 +140,8 @@ iree_status_t npukit_runtime_register_mynpu(npukit_runtime_t* runtime, npukit_my
 }
 
 iree_status_t npukit_runtime_register_mynpu_simulator(npukit_runtime_t* runtime, uint32_t max_sram_bytes) {
+  // Checked first: initializing would discard the registered simulator's SRAM.
+  IREE_RETURN_IF_ERROR(check_no_mynpu_yet(runtime));
   npukit_mynpu_simulator_backend_initialize(runtime->allocator, max_sram_bytes, &runtime->mynpu_simulator);
   return npukit_runtime_register_mynpu(runtime, &runtime->mynpu_simulator.base);
 }

@@ -26,7 +26,7 @@ static uint64_t next_random(void) {
 }
 
 typedef struct {
-  unsigned rejected, accepted, executed, over_budget, run_failed;
+  unsigned rejected, accepted, executed, over_budget;
 } tally_t;
 
 // Runs every export of a parsed executable: validation only first, then for

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
 from iree.compiler import ir
 
 from npukit.errors import CompileError
@@ -41,8 +42,6 @@ def _operation(owner) -> ir.Operation:
 
 def _attr_bytes(attr: ir.Attribute) -> bytes:
     """The bytes of a dense i8 vector attribute."""
-    import numpy as np
-
     return np.array(ir.DenseIntElementsAttr(attr), dtype=np.int8).tobytes()
 
 

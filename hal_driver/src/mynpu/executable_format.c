@@ -4,7 +4,6 @@
 
 #include <string.h>
 
-
 static uint32_t read32(const uint8_t* p) {
   uint32_t v;
   memcpy(&v, p, 4);
@@ -18,9 +17,14 @@ static iree_status_t malformed(const char* what) {
 // [offset, offset + length) lies inside |size| bytes.
 static int inside(size_t size, uint64_t offset, uint64_t length) { return offset <= size && length <= size - offset; }
 
+// The export table entry of |ordinal|.
+static const uint8_t* export_entry(const npukit_mynpu_executable_info_t* info, uint32_t ordinal) {
+  return info->data + NPUKIT_MYNPU_HEADER_BYTES + (size_t)ordinal * NPUKIT_MYNPU_EXPORT_BYTES;
+}
+
 void npukit_mynpu_executable_export(const npukit_mynpu_executable_info_t* info, uint32_t ordinal,
                                     npukit_mynpu_export_t* out) {
-  const uint8_t* e = info->data + NPUKIT_MYNPU_HEADER_BYTES + (size_t)ordinal * NPUKIT_MYNPU_EXPORT_BYTES;
+  const uint8_t* e = export_entry(info, ordinal);
   memset(out, 0, sizeof(*out));
   out->name = iree_make_string_view((const char*)info->data + read32(e), read32(e + 4));
   out->commands = info->data + read32(e + 8);
@@ -44,7 +48,7 @@ void npukit_mynpu_export_stream(const npukit_mynpu_executable_info_t* info, cons
 
 // The tables of export |ordinal| lie inside the file and are well formed.
 static iree_status_t check_export_tables(const npukit_mynpu_executable_info_t* info, uint32_t ordinal) {
-  const uint8_t* e = info->data + NPUKIT_MYNPU_HEADER_BYTES + (size_t)ordinal * NPUKIT_MYNPU_EXPORT_BYTES;
+  const uint8_t* e = export_entry(info, ordinal);
   uint32_t name_at = read32(e), name_length = read32(e + 4), stream_at = read32(e + 8), stream_length = read32(e + 12);
   uint32_t binding_count = read32(e + 16), bindings_at = read32(e + 20);
   const char* problem = NULL;
