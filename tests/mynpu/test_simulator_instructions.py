@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npukit.mynpu.isa import DMA_OVERHEAD_CYCLES, OP_OVERHEAD_CYCLES, CommandStream, HardwareConfig, Op
+from npukit.mynpu.isa import DMA_OVERHEAD_CYCLES, OP_OVERHEAD_CYCLES, REGISTERS, CommandStream, HardwareConfig, Op
 from npukit.mynpu.simulator import StreamError, run_stream
 
 CONFIG = HardwareConfig(pes=8, sram_bytes=64 * 1024, dma_bytes_per_cycle=4)
@@ -166,6 +166,31 @@ def test_pool(variant, kernel, stride, pad):
     np.testing.assert_array_equal(run.sram[OFM:OFM + expected.size].view(np.int8).reshape(expected.shape), expected)
 
 
+@pytest.mark.parametrize("op", [Op.CONV, Op.DEPTH_CONV, Op.POOL])
+def test_chw_layout_gives_the_hwc_result_in_channel_planes(op):
+    """LAYOUT=1 reads and writes [C][H][W]; the arithmetic is the same."""
+    rng = np.random.default_rng(int(op))
+    h, w_, c = 6, 5, 4
+    oc = 3 if op == Op.CONV else c
+    x = rng.integers(-128, 128, (h, w_, c), dtype=np.int8)
+    w = rng.integers(-127, 128, (oc, 3, 3, c) if op == Op.CONV else (3, 3, c), dtype=np.int8)
+    bias = rng.integers(-3000, 3000, oc).astype(np.int32)
+    quant = np.array(random_quant(rng, oc), np.int32)
+    registers = dict(IFM_ADDR=IFM, IFM_H=h, IFM_W=w_, IFM_C=c, OFM_ADDR=OFM, OFM_H=3, OFM_W=3, OFM_C=oc,
+                     WEIGHT_ADDR=WGT, BIAS_ADDR=BIAS, QUANT_ADDR=QUANT, KERNEL_H=3, KERNEL_W=3, STRIDE_H=2,
+                     STRIDE_W=2, PAD_TOP=1, PAD_LEFT=1, DILATION_H=1, DILATION_W=1, IFM_ZP=3, OFM_ZP=-2,
+                     ACT_MIN=-128, ACT_MAX=127)
+    results = []
+    for layout, ifm in ((0, x), (1, x.transpose(2, 0, 1))):
+        s = CommandStream().set(LAYOUT=layout, **registers).op(op, 1 if op == Op.POOL else 0).end()
+        run = run_stream(CONFIG, s.encode(), sram=sram_with(ifm=np.ascontiguousarray(ifm), wgt=w, bias=bias,
+                                                            quant=quant))
+        results.append(run.sram[OFM:OFM + 9 * oc].view(np.int8))
+    hwc, chw = results
+    np.testing.assert_array_equal(chw.reshape(oc, 3, 3), hwc.reshape(3, 3, oc).transpose(2, 0, 1))
+    assert len(set(hwc.tolist())) > 3  # a real result, not a constant
+
+
 def _elementwise(op, a, b=None, **registers):
     n = a.size
     s = CommandStream().set(IFM_ADDR=IFM, IFM_H=1, IFM_W=1, IFM_C=n, OFM_ADDR=OFM, OFM_H=1, OFM_W=1, OFM_C=n,
@@ -276,7 +301,7 @@ def test_per_instruction_costs_add_up_to_the_layers():
 
 BAD_STREAMS = {
     "unknown opcode": CommandStream().op(0x1C).end(),
-    "register index out of range": CommandStream(commands=[(Op.SET, 40, 0), (Op.END, 0, 0)]),
+    "register index out of range": CommandStream(commands=[(Op.SET, len(REGISTERS), 0), (Op.END, 0, 0)]),
     "does not end with END": CommandStream().set(IFM_H=1),
     "commands after END": CommandStream().end().set(IFM_H=1),
     "IFM shape out of 1..65535": CommandStream().op(Op.ACT_RELU).end(),
@@ -289,6 +314,9 @@ BAD_STREAMS = {
     "ACT_MIN above ACT_MAX": CommandStream().set(IFM_H=1, IFM_W=1, IFM_C=4, OFM_H=1, OFM_W=1, OFM_C=4, OFM_ADDR=8,
                                                  ACT_MIN=5, ACT_MAX=4).op(Op.ACT_RELU).end(),
     "DMA write to the constants": CommandStream().set(DMA_BINDING=0xFF, DMA_LENGTH=1).op(Op.DMA_WRITE).end(),
+    "LAYOUT is not 0 (HWC) or 1 (CHW)": CommandStream().set(IFM_H=2, IFM_W=2, IFM_C=1, OFM_H=2, OFM_W=2, OFM_C=1,
+                                                            OFM_ADDR=64, KERNEL_H=1, KERNEL_W=1, STRIDE_H=1,
+                                                            STRIDE_W=1, ACT_MAX=127, LAYOUT=2).op(Op.POOL).end(),
 }
 
 

@@ -129,6 +129,17 @@ static void close_layer(machine_t* m) {
 
 typedef enum { CONV, DEPTHWISE, MATMUL } contraction_t;
 
+// Position of element (y, x, c) in an h x w x c tensor of the given layout.
+static uint64_t element_at(uint32_t layout, uint64_t h, uint64_t w, uint64_t c, uint64_t y, uint64_t x,
+                           uint64_t ch) {
+  return layout == NPUKIT_MYNPU_LAYOUT_CHW ? (ch * h + y) * w + x : (y * w + x) * c + ch;
+}
+
+static iree_status_t check_layout(const machine_t* m) {
+  return m->reg[NPUKIT_MYNPU_LAYOUT] > NPUKIT_MYNPU_LAYOUT_CHW ? reject(m, "LAYOUT is not 0 (HWC) or 1 (CHW)")
+                                                               : iree_ok_status();
+}
+
 static iree_status_t contraction(machine_t* m, contraction_t kind, int relu) {
   IREE_RETURN_IF_ERROR(check_dims(m, NPUKIT_MYNPU_IFM_H, "IFM shape out of 1..65535"));
   IREE_RETURN_IF_ERROR(check_dims(m, NPUKIT_MYNPU_OFM_H, "OFM shape out of 1..65535"));
@@ -142,6 +153,7 @@ static iree_status_t contraction(machine_t* m, contraction_t kind, int relu) {
     sw = r[NPUKIT_MYNPU_STRIDE_W], pt = r[NPUKIT_MYNPU_PAD_TOP], pl = r[NPUKIT_MYNPU_PAD_LEFT];
     dh = r[NPUKIT_MYNPU_DILATION_H], dw = r[NPUKIT_MYNPU_DILATION_W];
     IREE_RETURN_IF_ERROR(check_window(m));
+    IREE_RETURN_IF_ERROR(check_layout(m));
     if (!pair_in_range(m, NPUKIT_MYNPU_DILATION_H, 1, 255)) return reject(m, "dilation out of 1..255");
     if (kind == DEPTHWISE && ic != oc) return reject(m, "depthwise IFM_C differs from OFM_C");
   } else if (oh * ow != ih * iw) {
@@ -188,6 +200,7 @@ static iree_status_t contraction(machine_t* m, contraction_t kind, int relu) {
   uint8_t* ofm = sram + r[NPUKIT_MYNPU_OFM_ADDR];
   int32_t izp = sreg(m, NPUKIT_MYNPU_IFM_ZP), ozp = sreg(m, NPUKIT_MYNPU_OFM_ZP);
   int32_t lo = sreg(m, NPUKIT_MYNPU_ACT_MIN), hi = sreg(m, NPUKIT_MYNPU_ACT_MAX);
+  uint32_t layout = kind == MATMUL ? NPUKIT_MYNPU_LAYOUT_HWC : r[NPUKIT_MYNPU_LAYOUT];
   if (relu && ozp > lo) lo = ozp;
   for (uint64_t y = 0; y < oh; ++y) {
     for (uint64_t x = 0; x < ow; ++x) {
@@ -205,17 +218,20 @@ static iree_status_t contraction(machine_t* m, contraction_t kind, int relu) {
             for (uint64_t kx = 0; kx < kw; ++kx) {
               int64_t ix = (int64_t)(x * sw + kx * dw) - (int64_t)pl;
               if (ix < 0 || ix >= (int64_t)iw) continue;
-              const int8_t* px = ifm + ((uint64_t)iy * iw + (uint64_t)ix) * ic;
               if (kind == DEPTHWISE) {
-                acc += (uint32_t)((px[o] - izp) * w[(ky * kw + kx) * oc + o]);
+                int32_t v = ifm[element_at(layout, ih, iw, ic, (uint64_t)iy, (uint64_t)ix, o)];
+                acc += (uint32_t)((v - izp) * w[(ky * kw + kx) * oc + o]);
               } else {
                 const int8_t* wk = w + ((o * kh + ky) * kw + kx) * ic;
-                for (uint64_t k = 0; k < ic; ++k) acc += (uint32_t)((px[k] - izp) * wk[k]);
+                for (uint64_t k = 0; k < ic; ++k) {
+                  int32_t v = ifm[element_at(layout, ih, iw, ic, (uint64_t)iy, (uint64_t)ix, k)];
+                  acc += (uint32_t)((v - izp) * wk[k]);
+                }
               }
             }
           }
         }
-        uint64_t at = (y * ow + x) * oc + o;
+        uint64_t at = element_at(layout, oh, ow, oc, y, x, o);
         if (out32) {
           memcpy(ofm + 4 * at, &acc, 4);
         } else {
@@ -243,6 +259,8 @@ static iree_status_t pool(machine_t* m, uint32_t variant) {
   uint64_t pt = r[NPUKIT_MYNPU_PAD_TOP], pl = r[NPUKIT_MYNPU_PAD_LEFT];
   if (r[NPUKIT_MYNPU_OFM_C] != c) return reject(m, "pool OFM_C differs from IFM_C");
   IREE_RETURN_IF_ERROR(check_window(m));
+  IREE_RETURN_IF_ERROR(check_layout(m));
+  uint32_t layout = r[NPUKIT_MYNPU_LAYOUT];
   IREE_RETURN_IF_ERROR(check_sram(m, r[NPUKIT_MYNPU_IFM_ADDR], ih * iw * c, 0, "IFM outside the SRAM"));
   IREE_RETURN_IF_ERROR(check_sram(m, r[NPUKIT_MYNPU_OFM_ADDR], oh * ow * c, 1, "OFM outside the SRAM"));
   if (overlaps(r[NPUKIT_MYNPU_OFM_ADDR], oh * ow * c, r[NPUKIT_MYNPU_IFM_ADDR], ih * iw * c)) {
@@ -263,7 +281,7 @@ static iree_status_t pool(machine_t* m, uint32_t variant) {
           for (uint64_t kx = 0; kx < kw; ++kx) {
             int64_t ix = (int64_t)(x * sw + kx) - (int64_t)pl;
             if (ix < 0 || ix >= (int64_t)iw) continue;
-            int32_t v = ifm[((uint64_t)iy * iw + (uint64_t)ix) * c + ch];
+            int32_t v = ifm[element_at(layout, ih, iw, c, (uint64_t)iy, (uint64_t)ix, ch)];
             best = v > best ? v : best;
             sum += v;
             count++;
@@ -277,7 +295,7 @@ static iree_status_t pool(machine_t* m, uint32_t variant) {
         } else {
           out = sum >= 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
         }
-        ofm[(y * ow + x) * c + ch] = (int8_t)mynpu_clamp(out, lo, hi);
+        ofm[element_at(layout, oh, ow, c, y, x, ch)] = (int8_t)mynpu_clamp(out, lo, hi);
       }
     }
   }
