@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from npukit import __version__
 from npukit.artifact import CompileResult
@@ -17,6 +17,9 @@ from npukit.frontends.imported_model import ImportedModel
 from npukit.manifest import SCHEMA_VERSION, describe_file, write_manifest
 from npukit.targets.output_modes import ExecutionModel, OutputMode
 from npukit.targets.target_spec import Target
+
+if TYPE_CHECKING:
+    from npukit.mynpu.options import MynpuOptions
 
 Progress = Callable[[str], None]
 
@@ -94,6 +97,7 @@ def compile(
     execution_model: "str | ExecutionModel | None" = None,
     iree_flags: Sequence[str] = (),
     progress: Progress | None = None,
+    mynpu: "MynpuOptions | None" = None,
 ) -> CompileResult:
     """Compiles ``model`` (.onnx, .tflite, .mlir, .mlirbc) for ``target``.
 
@@ -102,6 +106,10 @@ def compile(
     ELF executables). The files and ``<name>.manifest.json`` go to ``out_dir``
     (default ``./<name>-<target>-<output>``); nothing is written if the compile
     fails. ``iree_flags`` are stock iree-compile flags added last.
+
+    For ``mynpu`` targets, ``mynpu`` (npukit.mynpu.options.MynpuOptions) sets
+    the NPU's hardware configuration; the placement report is the manifest's
+    ``mynpu`` entry (and written to ``mynpu.report`` when that is set).
     """
     from npukit.driver.compile_job import CompileJob
     from npukit.driver.compile_plan import OutputPaths, plan_for_target
@@ -114,6 +122,12 @@ def compile(
     say = progress or (lambda _msg: None)
     started = time.monotonic()
     tgt = Target.parse(target)
+    if mynpu is not None and tgt.npu is None:
+        raise TargetError(f"mynpu options were given but the target '{tgt.name}' has no NPU (use 'mynpu+{tgt.name}')")
+    if tgt.npu is not None:
+        from npukit.mynpu.options import MynpuOptions
+
+        mynpu = mynpu if mynpu is not None else MynpuOptions()
     mode = OutputMode.parse(output)
     model_em = ExecutionModel.parse(execution_model) if execution_model else _default_execution_model(tgt, mode)
     for flag in iree_flags:
@@ -144,6 +158,7 @@ def compile(
             output_path=str(raw_output),
             environment=plan.environment,
             read_signatures=imported.entry_points is None,
+            mynpu=mynpu.to_json() if mynpu is not None else None,
         )
         say(f"compiling {imported.name} for {tgt.name} ({mode.value}, {model_em.value})")
         try:
@@ -187,6 +202,7 @@ def compile(
                     paths.directory, module_name, entry_points[0],
                     files.get("static_library_h"),
                     embedded=mode is OutputMode.EMBEDDED,
+                    mynpu_sram_bytes=mynpu.sram_kib * 1024 if mynpu is not None else None,
                 )
                 files["model_wrapper_h"], files["model_wrapper_c"] = header, source
             except ValueError as e:
@@ -207,13 +223,29 @@ def compile(
             # Multiply-accumulates of one inference (contractions of all dispatches).
             "macs": sum(d.get("macs", 0) for d in result.dispatches),
             "iree_flags": plan.flags,
+            "mynpu": result.mynpu_report,
             "compile_seconds": round(time.monotonic() - started, 3),
             "warnings": [w.splitlines()[0] for w in result.warnings] + notes,
         }
         write_manifest(paths.manifest, manifest)
+        if result.mynpu_report is not None:
+            publish_mynpu_report(result.mynpu_report, mynpu)
         say(f"writing {out}")
         final_dir = staged.commit()
     return CompileResult(directory=final_dir, manifest_path=final_dir / paths.manifest.name, manifest=manifest)
+
+
+def publish_mynpu_report(report: dict, options) -> None:
+    """Writes the report to ``options.report`` and lists CPU dispatches on stderr when asked."""
+    from npukit.mynpu.report import cpu_operations_text
+
+    if options.report:
+        path = Path(options.report)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(report, indent=2) + "\n")
+        tmp.replace(path)
+    if options.show_cpu_operations:
+        print(cpu_operations_text(report), file=sys.stderr)
 
 
 def _iree_version() -> str:

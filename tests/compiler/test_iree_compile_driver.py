@@ -82,15 +82,42 @@ def test_stock_command_lines_are_byte_identical(tmp_path, kws_mlir, args, output
     _compile_both(tmp_path, [a.replace("{input}", str(kws_mlir)) for a in args], outputs)
 
 
-def test_mynpu_through_hosted_driver_equals_cpu_compile(tmp_path, kws_mlir):
-    """mynpu has no NPU variants yet: the hosted compile must equal the host CPU one."""
-    ours = tmp_path / "mynpu.vmfb"
-    stock = tmp_path / "stock.vmfb"
-    p1 = _run([IREE_COMPILE, "--iree-hal-target-backends=mynpu", kws_mlir, "-o", ours])
+def test_mynpu_vmfb_runs_on_the_stock_runtime_with_the_cpu_result(tmp_path, kws_mlir):
+    """The mynpu .vmfb carries a mynpu-v1 and a CPU variant per executable: the
+    stock runtime, which does not know mynpu-v1, runs the CPU one, and the
+    result is the host CPU compile's, bit for bit. The report says what the NPU
+    takes and why the rest stays on the CPU."""
+    import json
+
+    import iree.runtime as ireert
+    import numpy as np
+
+    ours, stock, report = tmp_path / "mynpu.vmfb", tmp_path / "stock.vmfb", tmp_path / "report.json"
+    p1 = _run([IREE_COMPILE, "--iree-hal-target-backends=mynpu", f"--mynpu-report={report}",
+               "--mynpu-show-cpu-operations", kws_mlir, "-o", ours])
     assert p1.returncode == 0, p1.stderr
+    assert "mynpu: on the CPU: " in p1.stderr and "softmax" in p1.stderr
     p2 = _run([STOCK, "--iree-hal-target-backends=llvm-cpu", *HOST_CPU, kws_mlir, "-o", stock])
     assert p2.returncode == 0, p2.stderr
-    assert ours.read_bytes() == stock.read_bytes()
+    assert b"mynpu-v1" in ours.read_bytes() and b"mynpu-v1" not in stock.read_bytes()
+    x = np.random.default_rng(3).integers(-128, 128, (1, 49, 10, 1), dtype=np.int8)
+    results = []
+    for path in (ours, stock):
+        module = ireert.load_vm_flatbuffer_file(str(path), driver="local-sync")
+        results.append(np.asarray(module["tf2onnx"](x)))
+    np.testing.assert_array_equal(results[0], results[1])
+    summary = json.loads(report.read_text())["summary"]
+    assert summary["npu_mac_share"] >= 0.95 and summary["total_cycles"] > 0
+
+
+def test_mynpu_flags_are_checked(tmp_path, kws_mlir):
+    proc = _run([IREE_COMPILE, "--iree-hal-target-backends=mynpu", "--mynpu-pes=0", kws_mlir, "-o",
+                 tmp_path / "x.vmfb"])
+    assert proc.returncode == 1 and "--mynpu-pes must be an integer in 1..4096" in proc.stderr
+    proc = _run([IREE_COMPILE, "--iree-hal-target-backends=llvm-cpu", "--mynpu-pes=8", kws_mlir, "-o",
+                 tmp_path / "x.vmfb"])
+    assert proc.returncode == 1 and "need the mynpu target" in proc.stderr
+    assert not (tmp_path / "x.vmfb").exists()
 
 
 def test_npukit_target_applies_preset(tmp_path, kws_mlir):

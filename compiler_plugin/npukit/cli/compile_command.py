@@ -52,8 +52,33 @@ def add_parser(sub) -> None:
         metavar="FLAG",
         help="a stock iree-compile flag passed through, e.g. --iree-flag=--iree-opt-level=O3 (repeatable)",
     )
+    add_mynpu_arguments(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     p.set_defaults(handler=run)
+
+
+def add_mynpu_arguments(p: argparse.ArgumentParser) -> None:
+    """The --mynpu-* options (hardware configuration and report) of mynpu targets."""
+    from npukit.mynpu.options import MYNPU_FLAGS
+
+    group = p.add_argument_group("mynpu targets (mynpu, mynpu+CPU)")
+    for flag, text in MYNPU_FLAGS.items():
+        if flag == "mynpu-show-cpu-operations":
+            group.add_argument(f"--{flag}", action="store_true", help=text)
+        else:
+            group.add_argument(f"--{flag}", metavar="VALUE", help=text)
+
+
+def mynpu_options(args: argparse.Namespace):
+    """MynpuOptions from the parsed --mynpu-* options, or None when none was given."""
+    from npukit.mynpu.options import MYNPU_FLAGS, MynpuOptions
+
+    given = {}
+    for flag in MYNPU_FLAGS:
+        value = getattr(args, flag.replace("-", "_"))
+        if value not in (None, False):
+            given[flag] = "true" if value is True else value
+    return MynpuOptions.from_flags(given) if given else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         execution_model=args.execution_model,
         iree_flags=args.iree_flag,
         progress=progress,
+        mynpu=mynpu_options(args),
     )
     if args.quiet:
         return 0

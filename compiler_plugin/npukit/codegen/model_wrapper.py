@@ -63,9 +63,11 @@ def static_library_queries(header: Path) -> list[str]:
 
 
 def write_model_wrapper(
-    directory: Path, name: str, entry: EntryPoint, static_header: Path | None, embedded: bool = False
+    directory: Path, name: str, entry: EntryPoint, static_header: Path | None, embedded: bool = False,
+    mynpu_sram_bytes: int | None = None,
 ) -> list[Path]:
-    """Writes <name>_model.h/.c; |embedded| artifacts register the ELF loader."""
+    """Writes <name>_model.h/.c; |embedded| artifacts register the ELF loader,
+    mynpu artifacts the mynpu simulator with |mynpu_sram_bytes| of SRAM."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("npukit.codegen", "templates"),
         keep_trailing_newline=True,
@@ -83,6 +85,7 @@ def write_model_wrapper(
         "static_header": static_header.name if static_header else None,
         "queries": static_library_queries(static_header) if static_header else [],
         "embedded": embedded,
+        "mynpu_sram_bytes": mynpu_sram_bytes,
     }
     header = directory / f"{name}_model.h"
     source = directory / f"{name}_model.c"

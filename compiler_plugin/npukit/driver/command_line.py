@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from npukit.errors import TargetError
+from npukit.mynpu.options import MYNPU_FLAGS
 from npukit.targets.target_spec import NPU_NAMES
 
 # iree-compile tool options that take a value (from IREE's iree_compile_lib).
@@ -54,11 +55,13 @@ class CommandLine:
     # Backends named in --iree-hal-target-backends (all occurrences, in order).
     backends: list[str] = field(default_factory=list)
     npukit: dict[str, str] = field(default_factory=dict)
+    # --mynpu-* flags by name (without dashes).
+    mynpu: dict[str, str] = field(default_factory=dict)
     wants_help: bool = False
 
     @property
     def uses_npukit(self) -> bool:
-        return bool(self.npukit) or any(b in NPU_NAMES for b in self.backends)
+        return bool(self.npukit) or bool(self.mynpu) or any(b in NPU_NAMES for b in self.backends)
 
     @property
     def npu(self) -> str | None:
@@ -107,6 +110,14 @@ def parse_command_line(argv: list[str]) -> CommandLine:
             continue
         if name in _TOOL_BOOL_OPTIONS:
             cl.tool[name] = "true" if value is None else value
+            continue
+        if name.startswith("mynpu-"):
+            if name not in MYNPU_FLAGS:
+                known = ", ".join(f"--{f}" for f in MYNPU_FLAGS)
+                raise TargetError(f"unknown mynpu flag '{arg}'; the mynpu flags: {known}")
+            cl.mynpu[name] = "true" if value is None and name == "mynpu-show-cpu-operations" else value or ""
+            if not cl.mynpu[name]:
+                raise TargetError(f"flag '{arg}' needs a value (--{name}=VALUE)")
             continue
         if name.startswith("npukit-"):
             if name not in NPUKIT_FLAGS:

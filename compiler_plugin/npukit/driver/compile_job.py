@@ -31,6 +31,8 @@ class CompileJob:
     environment: dict[str, str] = field(default_factory=dict)
     # Read entry points from the MLIR (when the frontend did not know them).
     read_signatures: bool = False
+    # MynpuOptions.to_json() when compiling for the mynpu NPU.
+    mynpu: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -49,6 +51,7 @@ class JobResult:
     warnings: list[str] = field(default_factory=list)
     entry_points: list[dict] = field(default_factory=list)
     dispatches: list[dict] = field(default_factory=list)
+    mynpu_report: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -87,7 +90,14 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
 
     signatures = EntrySignatures()
     inventory = DispatchInventory()
-    hooks = passes_for(job.flags, job.output_format)
+    mynpu = None
+    if job.mynpu is not None:
+        from npukit.mynpu.options import MynpuOptions
+        from npukit.passes.mynpu_partition import MynpuTarget
+        from npukit.passes.registry import is_inline_execution
+
+        mynpu = MynpuTarget(MynpuOptions.from_json(job.mynpu), inline=is_inline_execution(job.flags))
+    hooks = passes_for(job.flags, job.output_format, mynpu)
     hooks["start"].append(NameModule(job.module_name))
     hooks.setdefault("stream", []).insert(0, inventory)
     if job.read_signatures:
@@ -112,6 +122,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         warnings=[d.message.strip() for d in collector.warnings],
         entry_points=[e.to_json() for e in signatures.entry_points] if job.read_signatures else [],
         dispatches=[d.to_json() for d in inventory.dispatches],
+        mynpu_report=mynpu.report if mynpu is not None else None,
     )
 
 

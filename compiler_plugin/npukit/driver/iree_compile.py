@@ -32,7 +32,9 @@ npukit additions (npukit's iree-compile driver):
 
 
 def _help_text() -> str:
-    lines = [f"  --{name}=<value>".ljust(37) + text for name, text in NPUKIT_FLAGS.items()]
+    from npukit.mynpu.options import MYNPU_FLAGS
+
+    lines = [f"  --{name}=<value>".ljust(37) + text for name, text in {**NPUKIT_FLAGS, **MYNPU_FLAGS}.items()]
     return HELP.format(flags="\n".join(lines))
 
 
@@ -74,6 +76,15 @@ def run_hosted(cl: CommandLine) -> int:
         raise NpukitError(f"unknown --output-format={output_format}; use vm-bytecode, vm-c or vm-asm")
 
     plan = plan_for_command_line(cl)
+    mynpu = None
+    if cl.npu is not None:
+        from npukit.mynpu.options import MynpuOptions
+        from npukit.passes.mynpu_partition import MynpuTarget
+        from npukit.passes.registry import is_inline_execution
+
+        mynpu = MynpuTarget(MynpuOptions.from_flags(cl.mynpu), inline=is_inline_execution(plan.flags))
+    elif cl.mynpu:
+        raise NpukitError("--mynpu-* flags need the mynpu target (--iree-hal-target-backends=mynpu)")
     os.environ.update(plan.environment)
     iree_capi.setup_global_command_line([PROG, *plan.flags])
     session = Session()
@@ -89,7 +100,7 @@ def run_hosted(cl: CommandLine) -> int:
 
     pipeline = PhasedPipeline(
         session,
-        hooks=passes_for(plan.flags, output_format),
+        hooks=passes_for(plan.flags, output_format, mynpu),
         verify_ir=cl.tool.get("verify", "true") not in ("false", "0"),
         dump_phases_to=cl.tool.get("dump-compilation-phases-to"),
     )
@@ -120,6 +131,10 @@ def run_hosted(cl: CommandLine) -> int:
         return 1
     output.keep()
     output.close()
+    if mynpu is not None and mynpu.report is not None:
+        from npukit.compile_model import publish_mynpu_report
+
+        publish_mynpu_report(mynpu.report, mynpu.options)
     return 0
 
 

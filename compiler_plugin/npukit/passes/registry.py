@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from npukit.driver.phases import ModuleHook
 from npukit.passes.input_check import RejectUnknownOperations
 from npukit.passes.keep_constant_globals import KeepConstantGlobals
 from npukit.passes.unyield_internal_calls import UnyieldInternalCalls
+
+if TYPE_CHECKING:
+    from npukit.passes.mynpu_partition import MynpuTarget
 
 
 def _flag_value(flags: list[str], name: str) -> str | None:
@@ -21,9 +26,15 @@ def is_inline_execution(flags: list[str]) -> bool:
     return bool(model and model.startswith("inline"))
 
 
-def passes_for(flags: list[str], output_format: str = "vm-bytecode") -> dict[str, list[ModuleHook]]:
-    """npukit's passes for a compile with these IREE flags to this output format."""
+def passes_for(flags: list[str], output_format: str = "vm-bytecode",
+               mynpu: "MynpuTarget | None" = None) -> dict[str, list[ModuleHook]]:
+    """npukit's passes for a compile with these IREE flags to this output
+    format, with the mynpu target's hooks when ``mynpu`` is given."""
     hooks: dict[str, list[ModuleHook]] = {"start": [RejectUnknownOperations()]}
+    if mynpu is not None:
+        hooks["preprocessing"] = [mynpu.retarget]
+        hooks["stream"] = [mynpu.partition]
+        hooks["hal"] = [mynpu.binaries]
     if is_inline_execution(flags):
         hooks.setdefault("stream", []).append(KeepConstantGlobals())
     if output_format == "vm-c":

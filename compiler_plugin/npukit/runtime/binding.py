@@ -31,6 +31,10 @@ class _Stats(ctypes.Structure):
 
 
 def _declare(lib: ctypes.CDLL) -> None:
+    from npukit.mynpu.simulator import _Counters
+
+    lib.npukit_runtime_mynpu_counters.restype = c_void_p
+    lib.npukit_runtime_mynpu_counters.argtypes = [c_void_p, POINTER(_Counters), POINTER(_Counters)]
     lib.npukit_runtime_create.restype = c_void_p
     lib.npukit_runtime_create.argtypes = [POINTER(_Options), POINTER(c_void_p)]
     lib.npukit_runtime_destroy.restype = None
@@ -85,6 +89,16 @@ class NpukitRuntimeModel:
     def stats(self) -> dict:
         s = self._lib.npukit_runtime_stats(self._runtime)
         return {name: int(getattr(s, name)) for name, _ in _Stats._fields_}
+
+    def npu_counters(self) -> tuple["Counters", "Counters"]:
+        """The mynpu device's counters: the last NPU dispatch's and the totals
+        since the runtime was created (RunError without a mynpu device)."""
+        from npukit.mynpu.simulator import Counters, _Counters
+
+        last, total = _Counters(), _Counters()
+        self._check(self._lib.npukit_runtime_mynpu_counters(self._runtime, ctypes.byref(last), ctypes.byref(total)),
+                    "reading the NPU counters of")
+        return Counters._from(last), Counters._from(total)
 
     def close(self) -> None:
         if getattr(self, "_runtime", None):

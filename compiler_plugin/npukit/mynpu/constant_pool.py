@@ -1,0 +1,172 @@
+"""What each dispatch's bindings are at its one call site, and the bytes of
+the constant ones.
+
+At the 'stream' boundary IREE has packed a model's weights into constant
+resources (``util.buffer.constant`` of a ``#util.composite`` stored into a
+global by an initializer) and passes them to dispatches as bindings at
+resource offsets. The NPU needs those weights at compile time to pack them in
+its own layout, so this module follows each dispatch's binding back to the
+composite and lays the composite out as bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from iree.compiler import ir
+
+from npukit.mynpu.dispatch_ir import DTYPES, tensor_type
+
+
+@dataclass(frozen=True)
+class BindingSite:
+    """A binding of a dispatch at its call site: the resource's lifetime
+    ('constant', 'transient', 'external' ...) and, for constants, the bytes
+    from the binding's start."""
+
+    lifetime: str
+    data: bytes | None
+
+
+def _operation(owner) -> ir.Operation:
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<[(":
+            depth += 1
+        elif ch in ">])":
+            if ch == ">" and i > 0 and text[i - 1] == "-":
+                continue
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    tail = text[start:].strip()
+    if tail:
+        parts.append(tail)
+    return parts
+
+
+def composite_bytes(attr: ir.Attribute) -> bytes:
+    """The bytes of a ``#util.composite`` (its elements in order, densely)."""
+    text = str(attr)
+    if not text.startswith("#util.composite<"):
+        raise ValueError("not a composite")
+    total = int(text[len("#util.composite<"):].split("x", 1)[0])
+    inner = text[text.index("[") + 1:text.rindex("]")]
+    out = bytearray()
+    for element in _split_top_level(inner):
+        dense = ir.DenseElementsAttr(ir.Attribute.parse(element, attr.context))
+        shape, dtype = tensor_type(str(dense.type))
+        count = int(np.prod(shape)) if shape else 1
+        np_type = DTYPES[dtype]
+        if dense.is_splat:
+            values = np.full(count, dense.get_splat_value().value, dtype=np_type)
+        elif dtype == "f32":
+            values = np.array(ir.DenseFPElementsAttr(dense), dtype=np_type)
+        else:
+            values = np.array(ir.DenseIntElementsAttr(dense), dtype=np_type)
+        out += values.astype(np_type).tobytes()
+    if len(out) != total:
+        raise ValueError(f"composite of {total} bytes laid out as {len(out)}")
+    return bytes(out)
+
+
+def _stored_constants(module: ir.Operation) -> dict[str, bytes]:
+    """Global name -> bytes, for globals an initializer fills from a composite constant."""
+    found: dict[str, bytes] = {}
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name != "util.initializer":
+            continue
+        constants, stores = [], []
+
+        def visit(inner: ir.Operation) -> ir.WalkResult:
+            if inner.name == "util.buffer.constant":
+                constants.append(inner)
+            elif inner.name == "util.global.store":
+                stores.append(ir.FlatSymbolRefAttr(inner.attributes["global"]).value)
+            return ir.WalkResult.ADVANCE
+
+        op.walk(visit)
+        if len(constants) == 1 and len(stores) == 1:
+            try:
+                found[stores[0]] = composite_bytes(constants[0].attributes["value"])
+            except ValueError:
+                continue
+    return found
+
+
+def _resource_lifetime(value: ir.Value) -> str:
+    text = str(value.type)
+    return text.split("<", 1)[1].rstrip(">") if "<" in text else text
+
+
+def _constant_int(value: ir.Value) -> int | None:
+    op = _operation(value.owner)
+    if isinstance(op, ir.Operation) and op.name == "arith.constant":
+        try:
+            return ir.IntegerAttr(op.attributes["value"]).value
+        except ValueError:
+            return None
+    return None
+
+
+def binding_sites(module: ir.Operation) -> dict[str, list[BindingSite] | str]:
+    """Export name -> its bindings at its call site, or the reason they cannot
+    be known (several call sites, run-time offsets)."""
+    globals_data = _stored_constants(module)
+    sites: dict[str, list] = {}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name != "stream.cmd.dispatch":
+            return ir.WalkResult.ADVANCE
+        segments = [int(v) for v in ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])]
+        operands = list(op.operands)
+        start = segments[0] + segments[1]
+        count = segments[2]
+        resources = operands[start:start + count]
+        offsets = operands[start + 2 * count:start + 3 * count]
+        bindings: list[BindingSite] | str = []
+        for resource, offset in zip(resources, offsets):
+            lifetime = _resource_lifetime(resource)
+            data = None
+            if lifetime == "constant":
+                data = _constant_resource(resource, globals_data)
+                at = _constant_int(offset)
+                if data is None or at is None:
+                    bindings = "its constants are not a compile-time constant pool"
+                    break
+                data = data[at:]
+            bindings.append(BindingSite(lifetime, data))
+        for ref in ir.ArrayAttr(op.attributes["entry_points"]):
+            export = str(ref).rsplit("::@", 1)[-1]
+            sites.setdefault(export, []).append(bindings)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    result: dict[str, list[BindingSite] | str] = {}
+    for export, found in sites.items():
+        result[export] = found[0] if len(found) == 1 else "it is dispatched from more than one place"
+    return result
+
+
+def _constant_resource(resource: ir.Value, globals_data: dict[str, bytes]) -> bytes | None:
+    """Follows an execute region's block argument to the global it loads."""
+    value = resource
+    for _ in range(4):
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            region_op = _operation(owner.owner)
+            index = next(i for i, a in enumerate(owner.arguments) if a == value)
+            value = region_op.operands[index]
+            continue
+        op = _operation(owner)
+        if op.name == "util.global.load":
+            return globals_data.get(ir.FlatSymbolRefAttr(op.attributes["global"]).value)
+        return None
+    return None

@@ -1,0 +1,264 @@
+"""Plans a layer's SRAM and tiles and writes its mynpu command stream.
+
+Tiling follows the hardware's order of preference: the whole input stays in
+the SRAM and the output channels are split into as few tiles as fit (weights,
+biases, requantization table and output of one tile beside the input); only
+when a single channel does not fit are the output rows split into bands too,
+each band loading the input rows it needs. When two tiles' buffers fit, tiles
+alternate between two buffer sets and their layers are marked
+double-buffered (DMA overlaps compute). Layout changes are explicit DMAs:
+windows of padded tensors, channel subsets of HWC tensors and depthwise
+channel tiles are strided transfers, described per tensor dimension.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from npukit.mynpu.isa import CONSTANTS_BINDING, LAYOUT_CHW, LAYOUT_HWC, CommandStream, HardwareConfig, Op
+from npukit.mynpu.requantization import quant_table
+from npukit.mynpu.supported_operators import LEFT_SHIFT, LayerSpec, NotSupported, TensorLayout
+
+ALIGN = 16
+MAX_DMA_LENGTH = 1 << 24
+
+
+def _aligned(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+@dataclass
+class Constants:
+    """The executable's constant segment, shared by its exports."""
+
+    data: bytearray = field(default_factory=bytearray)
+
+    def add(self, blob: bytes) -> int:
+        self.data.extend(b"\0" * (-len(self.data) % ALIGN))
+        at = len(self.data)
+        self.data.extend(blob)
+        return at
+
+
+@dataclass
+class StreamPlan:
+    stream: bytes
+    binding_sizes: tuple[int, ...]
+    channel_tile: int
+    row_tile: int
+    double_buffered: bool
+    depthwise_mode: str  # "instruction", "per-channel" or "" for other layers
+    sram_bytes: int  # planned peak
+
+
+@dataclass
+class _Buffers:
+    weights: int
+    bias: int
+    quant: int
+    ofm: int
+    residual: int
+    result: int
+
+
+def _region_dmas(t: TensorLayout, region: dict[str, tuple[int, int]], sram_at: int):
+    """DMA descriptors (sys offset, sram offset, length, rows, sys stride, sram
+    stride) moving a C/H/W region of a system tensor to or from a dense SRAM
+    copy of the region in the tensor's own dimension order."""
+    shape = t.tensor.shape
+    offsets, sizes = [], []
+    for dim, role in enumerate(t.roles):
+        base = t.tensor.offsets[dim]
+        start, count = region.get(role, (0, t.tensor.sizes[dim])) if role else (0, t.tensor.sizes[dim])
+        offsets.append(base + start)
+        sizes.append(count)
+    e = t.tensor.element_bytes
+    n = len(shape)
+    # Dimensions j.. form one contiguous run when every dimension after j is whole;
+    # dimension j - 1 is the DMA's rows and the ones before it are separate transfers.
+    j = next(k for k in range(n) if all(sizes[i] == shape[i] for i in range(k + 1, n)))
+    run = int(np.prod(sizes[j:])) * e
+    sys_strides = [int(np.prod(shape[i + 1:])) * e for i in range(n)]
+    sram_strides = [int(np.prod(sizes[i + 1:])) * e for i in range(n)]
+    row_dim = j - 1
+    rows = sizes[row_dim] if row_dim >= 0 else 1
+    outer = sizes[:max(row_dim, 0)]
+    dmas = []
+    for index in np.ndindex(*outer):
+        position = list(index) + [0] * (n - len(index))
+        sys_at = t.tensor.offset + sum((offsets[i] + position[i]) * sys_strides[i] for i in range(n))
+        sram = sram_at + sum(position[i] * sram_strides[i] for i in range(len(index)))
+        dmas.append((sys_at, sram, run, rows, sys_strides[row_dim] if row_dim >= 0 else 0,
+                     sram_strides[row_dim] if row_dim >= 0 else 0))
+    return dmas
+
+
+def _dma(s: CommandStream, binding: int, dmas, write: bool) -> int:
+    for sys_at, sram, length, rows, sys_stride, sram_stride in dmas:
+        if length > MAX_DMA_LENGTH:
+            raise NotSupported("a transfer longer than the DMA engine's 16 MiB")
+        s.set(DMA_BINDING=binding, DMA_OFFSET=sys_at, DMA_SRAM_ADDR=sram, DMA_LENGTH=length, DMA_ROWS=rows,
+              DMA_SYS_STRIDE=sys_stride, DMA_SRAM_STRIDE=sram_stride)
+        s.op(Op.DMA_WRITE if write else Op.DMA_READ)
+    return len(dmas)
+
+
+def _candidates(n: int) -> list[int]:
+    return sorted({math.ceil(n / k) for k in range(1, n + 1)}, reverse=True)
+
+
+def _layout(spec: LayerSpec) -> int:
+    return LAYOUT_HWC if "HWC" in (spec.ifm.layout, spec.ofm.layout) else LAYOUT_CHW
+
+
+class _Tiling:
+    def __init__(self, spec: LayerSpec, config: HardwareConfig) -> None:
+        self.spec, self.config = spec, config
+        ic, ih, iw = spec.ifm_chw
+        oc, oh, ow = spec.ofm_chw
+        self.out_bytes = 1 if spec.multipliers is not None else 4
+        self.taps = spec.kernel[0] * spec.kernel[1] * (1 if spec.kind == "depthwise" else ic)
+
+    def input_rows(self, rows: int) -> int:
+        s = self.spec
+        return (rows - 1) * s.stride[0] + (s.kernel[0] - 1) * s.dilation[0] + 1
+
+    def ifm_bytes(self, channels: int, rows: int) -> int:
+        ic, _, iw = self.spec.ifm_chw
+        c = channels if self.spec.kind == "depthwise" else ic
+        return _aligned(c * self.input_rows(rows) * iw)
+
+    def tile_bytes(self, channels: int, rows: int) -> int:
+        ow = self.spec.ofm_chw[2]
+        total = _aligned(channels * self.taps) + _aligned(4 * channels)
+        if self.spec.multipliers is not None:
+            total += _aligned(8 * channels)
+        total += _aligned(channels * rows * ow * self.out_bytes)
+        if self.spec.add is not None:
+            total += 2 * _aligned(channels * rows * ow)
+        if self.spec.kind == "depthwise":
+            total += self.ifm_bytes(channels, rows)
+        return total
+
+    def choose(self) -> tuple[int, int, bool]:
+        """(channels per tile, rows per band, double-buffered)."""
+        oc, oh, _ = self.spec.ofm_chw
+        sram = self.config.sram_bytes
+        for rows in _candidates(oh):
+            shared = 0 if self.spec.kind == "depthwise" else self.ifm_bytes(oc, rows)
+            for channels in _candidates(oc):
+                if shared + self.tile_bytes(channels, rows) > sram:
+                    continue
+                tiles = math.ceil(oc / channels) * math.ceil(oh / rows)
+                double = tiles > 1 and shared + 2 * self.tile_bytes(channels, rows) <= sram
+                return channels, rows, double
+        raise NotSupported(f"the layer cannot be tiled into {sram // 1024} KiB of SRAM "
+                           f"(one output channel and row need {self.ifm_bytes(1, 1) + self.tile_bytes(1, 1)} bytes)")
+
+
+def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, binding_count: int,
+             depthwise_mode: str = "instruction") -> StreamPlan:
+    """The stream of one layer. ``depthwise_mode`` is 'instruction' (OP_DEPTH_CONV)
+    or 'per-channel' (one OP_CONV per channel, for hardware without it)."""
+    tiling = _Tiling(spec, config)
+    channels, rows, double = tiling.choose()
+    ic, ih, iw = spec.ifm_chw
+    oc, oh, ow = spec.ofm_chw
+    layout = _layout(spec)
+    if spec.kind == "depthwise" and depthwise_mode == "per-channel" and layout != LAYOUT_CHW:
+        raise NotSupported("depthwise emulated per channel needs channel planes (CHW)")
+    s = CommandStream()
+    sizes = [0] * binding_count
+    for t in (spec.ifm, spec.ofm) + ((spec.add.residual,) if spec.add else ()):
+        sizes[t.tensor.binding] = max(sizes[t.tensor.binding], t.tensor.extent)
+
+    shared_ifm = spec.kind != "depthwise"
+    ifm_at = 0
+    first = tiling.ifm_bytes(oc, rows) if shared_ifm else 0
+    per_tile = tiling.tile_bytes(channels, rows)
+    buffer_sets = []
+    for k in range(2 if double else 1):
+        at = first + k * per_tile
+        w = at
+        b = w + _aligned(channels * tiling.taps)
+        q = b + _aligned(4 * channels)
+        o = q + (_aligned(8 * channels) if spec.multipliers is not None else 0)
+        r = o + _aligned(channels * rows * ow * tiling.out_bytes)
+        res = r + (_aligned(channels * rows * ow) if spec.add else 0)
+        ifm_tile = res + (_aligned(channels * rows * ow) if spec.add else 0)
+        buffer_sets.append((_Buffers(w, b, q, o, r, res), ifm_tile))
+    peak = first + len(buffer_sets) * per_tile
+
+    weights = np.asarray(spec.weights, np.int8)
+    s.set(LAYOUT=layout, STRIDE_H=spec.stride[0], STRIDE_W=spec.stride[1], KERNEL_H=spec.kernel[0],
+          KERNEL_W=spec.kernel[1], DILATION_H=spec.dilation[0], DILATION_W=spec.dilation[1], PAD_TOP=0,
+          PAD_LEFT=0, IFM_ZP=spec.ifm_zp, OFM_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max,
+          OUT_INT32=0 if spec.multipliers is not None else 1)
+    tile_index = 0
+    for y0 in range(0, oh, rows):
+        r = min(rows, oh - y0)
+        band_in = tiling.input_rows(r)
+        iy0 = y0 * spec.stride[0]
+        if shared_ifm:
+            s.layer()
+            _dma(s, spec.ifm.tensor.binding, _region_dmas(spec.ifm, {"H": (iy0, band_in)}, ifm_at), False)
+        for o0 in range(0, oc, channels):
+            t = min(channels, oc - o0)
+            buffers, ifm_tile = buffer_sets[tile_index % len(buffer_sets)]
+            tile_index += 1
+            s.layer(double)
+            ifm = ifm_at
+            if not shared_ifm:
+                ifm = ifm_tile
+                _dma(s, spec.ifm.tensor.binding,
+                     _region_dmas(spec.ifm, {"H": (iy0, band_in), "C": (o0, t)}, ifm), False)
+            if spec.kind == "depthwise":
+                tile_weights = weights[:, :, o0:o0 + t]
+            else:
+                tile_weights = weights[o0:o0 + t]
+            if spec.kind == "depthwise" and depthwise_mode == "per-channel":
+                tile_weights = np.ascontiguousarray(tile_weights.transpose(2, 0, 1))  # [C][KH][KW] = [OC][KH][KW][1]
+            blobs = [(np.ascontiguousarray(tile_weights).tobytes(), buffers.weights),
+                     (np.asarray(spec.bias[o0:o0 + t], np.int32).tobytes(), buffers.bias)]
+            if spec.multipliers is not None:
+                blobs.append((quant_table(spec.multipliers[o0:o0 + t]), buffers.quant))
+            for blob, sram_at in blobs:
+                _dma(s, CONSTANTS_BINDING, [(constants.add(blob), sram_at, len(blob), 1, 0, 0)], False)
+            in_c = t if spec.kind == "depthwise" else ic
+            s.set(IFM_ADDR=ifm, IFM_H=band_in, IFM_W=iw, IFM_C=in_c, OFM_ADDR=buffers.ofm, OFM_H=r, OFM_W=ow,
+                  OFM_C=t, WEIGHT_ADDR=buffers.weights, BIAS_ADDR=buffers.bias, QUANT_ADDR=buffers.quant)
+            if spec.kind == "fully_connected":
+                s.op(Op.MAT_MUL)
+            elif spec.kind == "depthwise" and depthwise_mode == "per-channel":
+                plane_in, plane_out = band_in * iw, r * ow
+                s.set(IFM_C=1, OFM_C=1)
+                for c in range(t):
+                    s.set(IFM_ADDR=ifm + c * plane_in, OFM_ADDR=buffers.ofm + c * plane_out,
+                          WEIGHT_ADDR=buffers.weights + c * spec.kernel[0] * spec.kernel[1],
+                          BIAS_ADDR=buffers.bias + 4 * c, QUANT_ADDR=buffers.quant + 8 * c)
+                    s.op(Op.CONV)
+            elif spec.kind == "depthwise":
+                s.op(Op.DEPTH_CONV)
+            else:
+                s.op(Op.CONV_RELU if spec.relu else Op.CONV)
+            result = buffers.ofm
+            if spec.add is not None:
+                a = spec.add
+                _dma(s, a.residual.tensor.binding,
+                     _region_dmas(a.residual, {"H": (y0, r), "C": (o0, t)}, buffers.residual), False)
+                s.set(IFM_ADDR=buffers.ofm, IFM_H=t, IFM_W=r, IFM_C=ow, OFM_ADDR=buffers.result, OFM_H=t, OFM_W=r,
+                      OFM_C=ow, IFM2_ADDR=buffers.residual, IFM_ZP=a.conv_zp, IFM2_ZP=a.residual_zp,
+                      IFM_MULT=a.input_multiplier[0], IFM_SHIFT=a.input_multiplier[1],
+                      IFM2_MULT=a.residual_multiplier[0], IFM2_SHIFT=a.residual_multiplier[1],
+                      OUT_MULT=a.output_multiplier[0], OUT_SHIFT=a.output_multiplier[1], LEFT_SHIFT=LEFT_SHIFT,
+                      OFM_ZP=a.output_zp, ACT_MIN=a.act_min, ACT_MAX=a.act_max)
+                s.op(Op.E_ADD)
+                s.set(IFM_ZP=spec.ifm_zp, OFM_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max)
+                result = buffers.result
+            _dma(s, spec.ofm.tensor.binding, _region_dmas(spec.ofm, {"H": (y0, r), "C": (o0, t)}, result), True)
+    s.end()
+    mode = depthwise_mode if spec.kind == "depthwise" else ""
+    return StreamPlan(s.encode(), tuple(sizes), channels, rows, double, mode, peak)

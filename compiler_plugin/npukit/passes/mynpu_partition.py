@@ -1,0 +1,186 @@
+"""The mynpu target in IREE's pipeline: three hooks of one ``MynpuTarget``.
+
+- 'preprocessing' (``retarget``): the CPU device IREE assigned gets a
+  ``mynpu-v1`` executable target with the same CPU configuration, so IREE
+  compiles every dispatch's CPU code into it. With ``inline-dynamic`` that is
+  the only target (IREE loads one variant per executable); otherwise the CPU
+  target stays beside it, so the stock runtime, which does not know
+  ``mynpu-v1``, runs the CPU variant.
+- 'stream' (``partition``): each dispatch is matched against the NPU's
+  operators (npukit.mynpu.supported_operators); those that match are lowered
+  to command streams, which the device's validator checks and costs now. The
+  others stay on the CPU with the reason.
+- 'hal' (``binaries``): the placeholder of each ``mynpu-v1`` binary is
+  replaced by the real executable: the streams, their constants and the CPU
+  code IREE compiled as host code for the dispatches the NPU does not run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from iree.compiler import ir
+
+from npukit.errors import CompileError
+from npukit.mynpu.constant_pool import binding_sites
+from npukit.mynpu.dispatch_ir import DTYPES, UnreadableDispatch, dense_constant, read_dispatch
+from npukit.mynpu.executable import FORMAT, Executable, Export
+from npukit.mynpu.options import MynpuOptions
+from npukit.mynpu.report import DispatchRow, placement_report
+from npukit.mynpu.stream_generator import Constants, StreamPlan, generate
+from npukit.mynpu.supported_operators import LayerSpec, NotSupported, match_layer
+from npukit.passes.dispatch_inventory import DispatchInventory
+from npukit.passes.mynpu_binaries import ReplaceMynpuBinaries
+
+_TARGET_PREFIX = '#hal.executable.target<"llvm-cpu", "'
+
+
+def _constant_reader(body, site):
+    def constant_of(value: ir.Value) -> np.ndarray | None:
+        data = dense_constant(value)
+        if data is not None:
+            return data
+        tensor = body.loads.get(value)
+        if tensor is None or not isinstance(site, list) or site[tensor.binding].data is None:
+            return None
+        raw = site[tensor.binding].data
+        count = int(np.prod(tensor.shape)) * tensor.element_bytes
+        if tensor.offset + count > len(raw):
+            return None
+        full = np.frombuffer(raw[tensor.offset:tensor.offset + count], DTYPES[tensor.dtype]).reshape(tensor.shape)
+        window = tuple(slice(o, o + s) for o, s in zip(tensor.offsets, tensor.sizes))
+        return full[window]
+
+    return constant_of
+
+
+class MynpuTarget:
+    def __init__(self, options: MynpuOptions, inline: bool) -> None:
+        self.options = options
+        self.inline = inline
+        self.host_format: str | None = None
+        self.exports: dict[str, tuple[LayerSpec, StreamPlan]] = {}
+        self.constants = Constants()
+        self.rows: list[DispatchRow] = []
+        self.parallelism = options.config().parallelism
+        self.report: dict | None = None
+        self._replace = ReplaceMynpuBinaries(self._executable_for)
+
+    # 'preprocessing' ----------------------------------------------------------
+
+    def retarget(self, module: ir.Operation) -> None:
+        devices = []
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "util.global" and "initial_value" in op.attributes and \
+                    str(op.attributes["initial_value"]).startswith("#hal.device.target<"):
+                devices.append(op)
+            return ir.WalkResult.SKIP if op.name == "util.global" else ir.WalkResult.ADVANCE
+
+        module.walk(visit)
+        if len(devices) != 1:
+            raise CompileError(f"the mynpu target needs exactly one device, the module has {len(devices)}")
+        text = str(devices[0].attributes["initial_value"])
+        if text.count(_TARGET_PREFIX) != 1:
+            raise CompileError("the mynpu target pairs the NPU with one llvm-cpu target; the device has "
+                               f"{text.count('#hal.executable.target<')} executable targets")
+        start = text.index(_TARGET_PREFIX)
+        self.host_format = text[start + len(_TARGET_PREFIX):].split('"', 1)[0]
+        end = text.rindex("]>")
+        cpu_target = text[start:end]
+        npu_target = cpu_target.replace(f'"{self.host_format}"', f'"{FORMAT}"', 1)
+        targets = npu_target if self.inline else f"{npu_target}, {cpu_target}"
+        with module.context:
+            devices[0].attributes["initial_value"] = ir.Attribute.parse(text[:start] + targets + text[end:])
+
+    # 'stream' -----------------------------------------------------------------
+
+    def partition(self, module: ir.Operation) -> None:
+        sites = binding_sites(module)
+        configs = {p: self.options.config(p) for p in (("output", "input") if self.options.parallel == "auto"
+                                                       else (self.parallelism,))}
+        estimates: dict[str, dict] = {p: {} for p in configs}
+        rows: list[DispatchRow] = []
+        for op in module.regions[0].blocks[0].operations:
+            op = op.operation
+            if op.name != "stream.executable":
+                continue
+            row = self._partition_one(op, sites, configs, estimates)
+            rows.append(row)
+        if self.options.parallel == "auto":
+            totals = {p: sum(e["cycles"] for e in estimates[p].values()) for p in configs}
+            self.parallelism = min(totals, key=lambda p: (totals[p], p != "output"))
+        for row in rows:
+            if row.name in estimates[self.parallelism]:
+                row.estimate = estimates[self.parallelism][row.name]
+        self.rows = rows
+        self.report = placement_report(rows, self.options, self.options.config(self.parallelism))
+
+    def _partition_one(self, executable: ir.Operation, sites, configs, estimates) -> DispatchRow:
+        from npukit.mynpu.simulator import StreamError, run_stream
+
+        name, macs, kinds = _inventory(executable)
+        try:
+            body = read_dispatch(executable)
+        except UnreadableDispatch as e:
+            return DispatchRow(name, kinds, "cpu", str(e), macs)
+        site = sites.get(name)
+        try:
+            if isinstance(site, str):
+                raise NotSupported(site)
+            spec = match_layer(body, _constant_reader(body, site))
+            if spec.kind == "depthwise" and self.options.depthwise == "cpu":
+                raise NotSupported("the hardware configuration has no OP_DEPTH_CONV (--mynpu-depthwise=cpu)")
+            constants = Constants(bytearray(self.constants.data))
+            mode = "per-channel" if self.options.depthwise == "per-channel" else "instruction"
+            plan = generate(spec, configs[self.parallelism if self.parallelism in configs else "output"],
+                            constants, body.binding_count, mode)
+            for parallelism, config in configs.items():
+                bindings = [np.zeros(size, np.uint8) for size in plan.binding_sizes]
+                try:
+                    run = run_stream(config, plan.stream, bindings=bindings, constants=bytes(constants.data),
+                                     execute=False)
+                except StreamError as e:
+                    raise NotSupported(f"the device's validator rejected the stream: {e}") from None
+                estimates[parallelism][name] = {
+                    "macs": run.counters.macs, "compute_cycles": run.counters.compute_cycles,
+                    "dma_cycles": run.counters.dma_cycles, "cycles": run.counters.cycles,
+                    "dma_bytes": run.counters.dma_bytes, "sram_peak": run.counters.sram_high_water,
+                    "utilisation": round(run.counters.utilisation(config.pes), 4), "layers": run.counters.layers,
+                }
+        except NotSupported as e:
+            return DispatchRow(name, kinds, "cpu", str(e), macs)
+        self.constants = constants
+        self.exports[name] = (spec, plan)
+        return DispatchRow(name, spec.operation, "mynpu", "", spec.macs, plan=plan)
+
+    # 'hal' --------------------------------------------------------------------
+
+    def binaries(self, module: ir.Operation) -> None:
+        self._replace(module)
+        if not self._replace.replaced:
+            raise CompileError("the module has no mynpu-v1 executable to put the NPU's streams in: static "
+                               "libraries (--iree-llvmcpu-link-static, npukit's 'static' mode) are not supported "
+                               "with the mynpu target; use embedded ELFs ('embedded') or a .vmfb")
+
+    def _executable_for(self, _name: str, cpu_code: bytes) -> bytes:
+        from npukit.mynpu.simulator import StreamError, validate_executable
+
+        exports = [Export(name, plan.stream, plan.binding_sizes) for name, (_, plan) in self.exports.items()]
+        executable = Executable(self.options.config(self.parallelism), exports, bytes(self.constants.data),
+                                self.host_format or "", cpu_code)
+        data = executable.to_bytes()
+        try:
+            validate_executable(data)
+        except StreamError as e:
+            raise CompileError(f"the mynpu-v1 executable failed validation: {e}") from None
+        return data
+
+
+def _inventory(executable: ir.Operation) -> tuple[str, int, str]:
+    """Export name, MACs and linalg operation kinds of a stream.executable."""
+    info = DispatchInventory()
+    info(executable)
+    name = info.dispatches[0].name if info.dispatches else ir.StringAttr(executable.attributes["sym_name"]).value
+    ops = info.dispatches[0].ops if info.dispatches else []
+    kinds = ", ".join(dict.fromkeys(o.removeprefix("linalg.") for o in ops if o != "linalg.fill"))
+    return name, info.dispatches[0].macs if info.dispatches else 0, kinds or "data movement"

@@ -1,0 +1,148 @@
+"""The mynpu compiler target on the shared int8 models: what it puts on the
+NPU, that its lowering is TFLite's arithmetic, that tiling and the depthwise
+mappings do not change results, and that the report's cycle estimate is what
+the device counts when the model runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from iree.compiler.api import Session, Source
+
+import npukit
+from npukit.driver import iree_capi
+from npukit.driver.compile_plan import cpu_flags
+from npukit.driver.phases import PhasedPipeline
+from npukit.frontends import import_model
+from npukit.mynpu.options import MynpuOptions
+from npukit.mynpu.simulator import run_stream
+from npukit.passes.mynpu_partition import MynpuTarget
+from npukit.runtime.binding import NpukitRuntimeModel
+from npukit.targets.cpu_presets import get_preset
+from tests.support.models import MLPERF_MODELS, random_inputs
+from tests.support.mynpu_streams import tflite_first_conv
+
+INLINE = ["--iree-execution-model=inline-dynamic", "--iree-torch-emit-async-entry-points=false"]
+
+
+def _compile(shared_models, tmp_path_factory, name: str, options: MynpuOptions | None = None):
+    out = tmp_path_factory.mktemp("mynpu") / name
+    return npukit.compile(shared_models / f"{name}.onnx", "mynpu", "embedded", out,
+                          execution_model="inline-dynamic", mynpu=options)
+
+
+def _inputs(name: str, count: int) -> list[np.ndarray]:
+    model = next(m for m in MLPERF_MODELS if m.name == name)
+    shape = {"kws_int8": (1, 49, 10, 1), "resnet8_int8": (1, 32, 32, 3)}[name]
+    return random_inputs(model, shape, np.random.default_rng(11), count)
+
+
+def _run(result, inputs):
+    model = NpukitRuntimeModel(result)
+    outputs = [model(x)[0] for x in inputs]
+    _, total = model.npu_counters()
+    model.close()
+    return outputs, total
+
+
+@pytest.fixture(scope="module")
+def kws(shared_models, tmp_path_factory):
+    return _compile(shared_models, tmp_path_factory, "kws_int8")
+
+
+@pytest.mark.parametrize("name", ["kws_int8", "resnet8_int8"])
+def test_models_run_on_the_npu_with_the_estimated_cycles(name, kws, shared_models, tmp_path_factory):
+    result = kws if name == "kws_int8" else _compile(shared_models, tmp_path_factory, name)
+    report = result.manifest["mynpu"]
+    summary = report["summary"]
+    assert summary["npu_mac_share"] >= 0.95
+    for row in report["dispatches"]:
+        assert row["device"] in ("mynpu", "cpu")
+        assert bool(row["reason"]) == (row["device"] == "cpu"), row
+        if row["device"] == "mynpu":
+            assert row["cycles"] == max(row["compute_cycles"], row["dma_cycles"]) or \
+                row["cycles"] <= row["compute_cycles"] + row["dma_cycles"]
+            assert 0 < row["utilisation"] <= 1
+    inputs = _inputs(name, 3)
+    outputs, total = _run(result, inputs)
+    # The device counted exactly the cycles the compiler estimated, every inference.
+    assert total.cycles == len(inputs) * summary["total_cycles"]
+    assert total.macs == len(inputs) * sum(r["macs"] for r in report["dispatches"] if r["device"] == "mynpu")
+    assert len({o.tobytes() for o in outputs}) == len(inputs)  # input-dependent results
+
+
+def test_first_kws_convolution_is_tflites_arithmetic(shared_models):
+    """The stream the compiler writes for kws_int8's first convolution (weights
+    packed, biases and multipliers derived from IREE's float epilogue) gives
+    exactly TFLite's reference-kernel output."""
+    imported = import_model(shared_models / "kws_int8.onnx", None)
+    iree_capi.ensure_global_command_line()
+    session = Session()
+    session.set_flags("--iree-hal-target-backends=llvm-cpu", *cpu_flags(get_preset("host"), set()), *INLINE)
+    target = MynpuTarget(MynpuOptions(), inline=True)
+    PhasedPipeline(session, hooks={"preprocessing": [target.retarget], "stream": [target.partition]}).run(
+        Source.wrap_buffer(session, imported.mlir), compile_to="stream")
+    name = next(n for n in target.exports if "_conv_64x25x5x10x4_" in n)
+    spec, plan = target.exports[name]
+    layer, reference = tflite_first_conv(shared_models / "kws_int8.tflite")
+    assert spec.ifm_zp == layer.input_zp and spec.ofm_zp == layer.output_zp
+    np.testing.assert_array_equal(spec.bias, layer.bias)
+    assert spec.multipliers == layer.multipliers
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x = rng.integers(-128, 128, (49, 10), dtype=np.int8)
+        ifm, ofm = spec.ifm.tensor, spec.ofm.tensor
+        padded = np.full(ifm.shape, spec.ifm_zp, np.int8)  # IREE pads with the zero point
+        padded[4:53, 1:11] = x
+        bindings = [np.zeros(max(size, 1), np.uint8) for size in plan.binding_sizes]
+        bindings[ifm.binding][ifm.offset:ifm.offset + padded.size] = padded.view(np.uint8).ravel()
+        run_stream(MynpuOptions().config(), plan.stream, bindings=bindings, constants=bytes(target.constants.data))
+        out = bindings[ofm.binding][ofm.offset:ofm.offset + int(np.prod(ofm.shape))].view(np.int8).reshape(ofm.shape)
+        window = out[:, ofm.offsets[1]:ofm.offsets[1] + 25, ofm.offsets[2]:ofm.offsets[2] + 5]
+        np.testing.assert_array_equal(window.transpose(1, 2, 0), reference(x.reshape(1, 49, 10, 1)))
+
+
+def test_small_sram_tiles_without_changing_results(kws, shared_models, tmp_path_factory):
+    small = _compile(shared_models, tmp_path_factory, "kws_int8", MynpuOptions(sram_kib=8))
+    rows = {r["name"]: r for r in small.manifest["mynpu"]["dispatches"]}
+    tiled = [r for r in rows.values() if r["device"] == "mynpu" and r["tiling"]["output_channels"] < 64]
+    assert tiled and all(r["sram_peak"] <= 8 * 1024 for r in rows.values() if r["device"] == "mynpu")
+    inputs = _inputs("kws_int8", 2)
+    expected, _ = _run(kws, inputs)
+    got, total = _run(small, inputs)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
+    assert total.cycles == 2 * small.manifest["mynpu"]["summary"]["total_cycles"]
+    assert small.manifest["mynpu"]["summary"]["total_cycles"] > kws.manifest["mynpu"]["summary"]["total_cycles"]
+
+
+def test_depthwise_without_its_instruction(kws, shared_models, tmp_path_factory):
+    """Without OP_DEPTH_CONV the depthwise layers, and only they, move to the
+    CPU; mapped per channel onto OP_CONV they stay on the NPU, with the same
+    results and more cycles."""
+    default = {r["name"]: r for r in kws.manifest["mynpu"]["dispatches"]}
+    depthwise = {n for n, r in default.items() if r["operation"].startswith("depthwise")}
+    assert len(depthwise) == 4
+    on_cpu = _compile(shared_models, tmp_path_factory, "kws_int8", MynpuOptions(depthwise="cpu"))
+    rows = {r["name"]: r for r in on_cpu.manifest["mynpu"]["dispatches"]}
+    moved = {n for n, r in rows.items() if r["device"] != default[n]["device"]}
+    assert moved == depthwise
+    assert all("OP_DEPTH_CONV" in rows[n]["reason"] for n in moved)
+    per_channel = _compile(shared_models, tmp_path_factory, "kws_int8", MynpuOptions(depthwise="per-channel"))
+    rows = {r["name"]: r for r in per_channel.manifest["mynpu"]["dispatches"]}
+    assert all(rows[n]["device"] == "mynpu" and rows[n]["depthwise"] == "per-channel" for n in depthwise)
+    assert all(rows[n]["cycles"] > default[n]["cycles"] for n in depthwise)
+    inputs = _inputs("kws_int8", 2)
+    expected, _ = _run(kws, inputs)
+    got, _ = _run(per_channel, inputs)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_static_libraries_are_refused_not_silently_cpu(shared_models, tmp_path):
+    from npukit.errors import CompileError
+
+    with pytest.raises(CompileError, match="static libraries .* are not supported with the mynpu target"):
+        npukit.compile(shared_models / "kws_int8.onnx", "mynpu", "static", tmp_path / "out",
+                       execution_model="inline-dynamic")
+    assert not (tmp_path / "out").exists()
