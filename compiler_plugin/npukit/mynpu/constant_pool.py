@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from iree.compiler import ir
 
-from npukit.mynpu.dispatch_ir import DTYPES, tensor_type
+from npukit.mynpu.dispatch_ir import constant_int, defining_op, dense_array
 
 
 @dataclass(frozen=True)
@@ -27,10 +26,6 @@ class BindingSite:
 
     lifetime: str
     data: bytes | None
-
-
-def _operation(owner) -> ir.Operation:
-    return owner.operation if hasattr(owner, "operation") else owner
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -60,17 +55,7 @@ def composite_bytes(attr: ir.Attribute) -> bytes:
     inner = text[text.index("[") + 1:text.rindex("]")]
     out = bytearray()
     for element in _split_top_level(inner):
-        dense = ir.DenseElementsAttr(ir.Attribute.parse(element, attr.context))
-        shape, dtype = tensor_type(str(dense.type))
-        count = int(np.prod(shape)) if shape else 1
-        np_type = DTYPES[dtype]
-        if dense.is_splat:
-            values = np.full(count, dense.get_splat_value().value, dtype=np_type)
-        elif dtype == "f32":
-            values = np.array(ir.DenseFPElementsAttr(dense), dtype=np_type)
-        else:
-            values = np.array(ir.DenseIntElementsAttr(dense), dtype=np_type)
-        out += values.astype(np_type).tobytes()
+        out += dense_array(ir.Attribute.parse(element, attr.context)).tobytes()
     if len(out) != total:
         raise ValueError(f"composite of {total} bytes laid out as {len(out)}")
     return bytes(out)
@@ -106,16 +91,6 @@ def _resource_lifetime(value: ir.Value) -> str:
     return text.split("<", 1)[1].rstrip(">") if "<" in text else text
 
 
-def _constant_int(value: ir.Value) -> int | None:
-    op = _operation(value.owner)
-    if isinstance(op, ir.Operation) and op.name == "arith.constant":
-        try:
-            return ir.IntegerAttr(op.attributes["value"]).value
-        except ValueError:
-            return None
-    return None
-
-
 def binding_sites(module: ir.Operation) -> dict[str, list[BindingSite] | str]:
     """Export name -> its bindings at its call site, or the reason they cannot
     be known (several call sites, run-time offsets)."""
@@ -137,7 +112,7 @@ def binding_sites(module: ir.Operation) -> dict[str, list[BindingSite] | str]:
             data = None
             if lifetime == "constant":
                 data = _constant_resource(resource, globals_data)
-                at = _constant_int(offset)
+                at = constant_int(offset)
                 if data is None or at is None:
                     bindings = "its constants are not a compile-time constant pool"
                     break
@@ -159,13 +134,12 @@ def _constant_resource(resource: ir.Value, globals_data: dict[str, bytes]) -> by
     """Follows an execute region's block argument to the global it loads."""
     value = resource
     for _ in range(4):
-        owner = value.owner
-        if isinstance(owner, ir.Block):
-            region_op = _operation(owner.owner)
-            index = next(i for i, a in enumerate(owner.arguments) if a == value)
+        op = defining_op(value)
+        if isinstance(op, ir.Block):
+            region_op = op.owner.operation
+            index = next(i for i, a in enumerate(op.arguments) if a == value)
             value = region_op.operands[index]
             continue
-        op = _operation(owner)
         if op.name == "util.global.load":
             return globals_data.get(ir.FlatSymbolRefAttr(op.attributes["global"]).value)
         return None

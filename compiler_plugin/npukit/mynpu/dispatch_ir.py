@@ -60,9 +60,15 @@ class DispatchBody:
     linalg: list[ir.Operation] = field(default_factory=list)
 
 
-def _int(value: ir.Value) -> int | None:
+def defining_op(value: ir.Value) -> ir.Operation | ir.Block:
+    """The operation that defines |value| (the block, for a block argument)."""
     owner = value.owner
-    op = owner.operation if hasattr(owner, "operation") else owner
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def constant_int(value: ir.Value) -> int | None:
+    """The value of an integer ``arith.constant``, else None."""
+    op = defining_op(value)
     if not isinstance(op, ir.Operation) or op.name != "arith.constant":
         return None
     try:
@@ -90,10 +96,6 @@ def tensor_type(type_text: str) -> tuple[tuple[int, ...], str]:
     if dtype not in DTYPES:
         raise UnreadableDispatch(f"a tensor of element type {dtype}")
     return tuple(int(d) for d in dims), dtype
-
-
-def _operation(value_owner) -> ir.Operation:
-    return value_owner.operation if hasattr(value_owner, "operation") else value_owner
 
 
 def read_dispatch(executable: ir.Operation) -> DispatchBody:
@@ -127,7 +129,7 @@ def read_dispatch(executable: ir.Operation) -> DispatchBody:
     def read(op: ir.Operation) -> ir.WalkResult:
         name = op.name
         if name == "stream.binding.subspan":
-            offset = _int(op.operands[1])
+            offset = constant_int(op.operands[1])
             if offset is None:
                 raise UnreadableDispatch("a binding offset known only at run time")
             if len(op.operands) > 2:
@@ -169,9 +171,19 @@ def read_dispatch(executable: ir.Operation) -> DispatchBody:
     return body
 
 
+def dense_array(attr: ir.Attribute) -> np.ndarray:
+    """A dense elements attribute (splat or not) as a numpy array of its shape."""
+    dense = ir.DenseElementsAttr(attr)
+    shape, dtype = tensor_type(str(dense.type))
+    if dense.is_splat:
+        return np.full(shape, dense.get_splat_value().value, dtype=DTYPES[dtype])
+    cls = ir.DenseFPElementsAttr if dtype == "f32" else ir.DenseIntElementsAttr
+    return np.array(cls(dense), dtype=DTYPES[dtype]).reshape(shape)
+
+
 def dense_constant(value: ir.Value) -> np.ndarray | None:
     """The value of an ``arith.constant`` (scalar or dense tensor), else None."""
-    op = _operation(value.owner)
+    op = defining_op(value)
     if not isinstance(op, ir.Operation) or op.name != "arith.constant":
         return None
     attr = op.attributes["value"]
@@ -181,12 +193,6 @@ def dense_constant(value: ir.Value) -> np.ndarray | None:
         except ValueError:
             pass
     try:
-        dense = ir.DenseElementsAttr(attr)
+        return dense_array(attr)
     except ValueError:
         return None
-    shape, dtype = tensor_type(str(dense.type))
-    if dense.is_splat:
-        return np.full(shape, np.array(dense.get_splat_value().value), dtype=DTYPES[dtype])
-    if dtype == "f32":
-        return np.array(ir.DenseFPElementsAttr(attr), dtype=np.float32).reshape(shape)
-    return np.array(ir.DenseIntElementsAttr(attr), dtype=DTYPES[dtype]).reshape(shape)

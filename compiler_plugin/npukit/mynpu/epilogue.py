@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from iree.compiler import ir
 
+from npukit.mynpu.dispatch_ir import defining_op
+
 
 @dataclass(frozen=True)
 class Node:
@@ -28,11 +30,6 @@ class Node:
     op: str
     operands: tuple["Node", ...] = ()
     value: object = None
-
-
-def _owner(value: ir.Value):
-    owner = value.owner
-    return owner.operation if hasattr(owner, "operation") else owner
 
 
 def expression_of(generic: ir.Operation) -> Node:
@@ -45,7 +42,7 @@ def expression_of(generic: ir.Operation) -> Node:
         for i, a in enumerate(args):
             if a == value:
                 return Node("arg", value=i)
-        owner = _owner(value)
+        owner = defining_op(value)
         if isinstance(owner, ir.Operation):
             key = owner
             if key in memo:

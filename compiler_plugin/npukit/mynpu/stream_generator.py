@@ -56,12 +56,16 @@ class StreamPlan:
 
 @dataclass
 class _Buffers:
+    """One tile's SRAM buffers (addresses); ``end`` is the first byte after them."""
+
     weights: int
     bias: int
     quant: int
     ofm: int
     residual: int
     result: int
+    ifm: int  # the tile's own input channels (depthwise)
+    end: int
 
 
 def _region_dmas(t: TensorLayout, region: dict[str, tuple[int, int]], sram_at: int):
@@ -96,14 +100,13 @@ def _region_dmas(t: TensorLayout, region: dict[str, tuple[int, int]], sram_at: i
     return dmas
 
 
-def _dma(s: CommandStream, binding: int, dmas, write: bool) -> int:
+def _dma(s: CommandStream, binding: int, dmas, write: bool) -> None:
     for sys_at, sram, length, rows, sys_stride, sram_stride in dmas:
         if length > MAX_DMA_LENGTH:
             raise NotSupported("a transfer longer than the DMA engine's 16 MiB")
         s.set(DMA_BINDING=binding, DMA_OFFSET=sys_at, DMA_SRAM_ADDR=sram, DMA_LENGTH=length, DMA_ROWS=rows,
               DMA_SYS_STRIDE=sys_stride, DMA_SRAM_STRIDE=sram_stride)
         s.op(Op.DMA_WRITE if write else Op.DMA_READ)
-    return len(dmas)
 
 
 def _candidates(n: int) -> list[int]:
@@ -117,10 +120,8 @@ def _layout(spec: LayerSpec) -> int:
 class _Tiling:
     def __init__(self, spec: LayerSpec, config: HardwareConfig) -> None:
         self.spec, self.config = spec, config
-        ic, ih, iw = spec.ifm_chw
-        oc, oh, ow = spec.ofm_chw
         self.out_bytes = 1 if spec.multipliers is not None else 4
-        self.taps = spec.kernel[0] * spec.kernel[1] * (1 if spec.kind == "depthwise" else ic)
+        self.taps = spec.kernel[0] * spec.kernel[1] * (1 if spec.kind == "depthwise" else spec.ifm_chw[0])
 
     def input_rows(self, rows: int) -> int:
         s = self.spec
@@ -131,17 +132,21 @@ class _Tiling:
         c = channels if self.spec.kind == "depthwise" else ic
         return _aligned(c * self.input_rows(rows) * iw)
 
+    def buffers(self, channels: int, rows: int, at: int) -> _Buffers:
+        """A tile's buffers placed from SRAM address ``at``."""
+        spec, outputs = self.spec, channels * rows * self.spec.ofm_chw[2]
+        weights = at
+        bias = weights + _aligned(channels * self.taps)
+        quant = bias + _aligned(4 * channels)
+        ofm = quant + (_aligned(8 * channels) if spec.multipliers is not None else 0)
+        residual = ofm + _aligned(outputs * self.out_bytes)
+        result = residual + (_aligned(outputs) if spec.add is not None else 0)
+        ifm = result + (_aligned(outputs) if spec.add is not None else 0)
+        end = ifm + (self.ifm_bytes(channels, rows) if spec.kind == "depthwise" else 0)
+        return _Buffers(weights, bias, quant, ofm, residual, result, ifm, end)
+
     def tile_bytes(self, channels: int, rows: int) -> int:
-        ow = self.spec.ofm_chw[2]
-        total = _aligned(channels * self.taps) + _aligned(4 * channels)
-        if self.spec.multipliers is not None:
-            total += _aligned(8 * channels)
-        total += _aligned(channels * rows * ow * self.out_bytes)
-        if self.spec.add is not None:
-            total += 2 * _aligned(channels * rows * ow)
-        if self.spec.kind == "depthwise":
-            total += self.ifm_bytes(channels, rows)
-        return total
+        return self.buffers(channels, rows, 0).end
 
     def choose(self) -> tuple[int, int, bool]:
         """(channels per tile, rows per band, double-buffered)."""
@@ -165,7 +170,7 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
     or 'per-channel' (one OP_CONV per channel, for hardware without it)."""
     tiling = _Tiling(spec, config)
     channels, rows, double = tiling.choose()
-    ic, ih, iw = spec.ifm_chw
+    ic, _, iw = spec.ifm_chw
     oc, oh, ow = spec.ofm_chw
     layout = _layout(spec)
     if spec.kind == "depthwise" and depthwise_mode == "per-channel" and layout != LAYOUT_CHW:
@@ -177,20 +182,10 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
 
     shared_ifm = spec.kind != "depthwise"
     ifm_at = 0
-    first = tiling.ifm_bytes(oc, rows) if shared_ifm else 0
-    per_tile = tiling.tile_bytes(channels, rows)
-    buffer_sets = []
-    for k in range(2 if double else 1):
-        at = first + k * per_tile
-        w = at
-        b = w + _aligned(channels * tiling.taps)
-        q = b + _aligned(4 * channels)
-        o = q + (_aligned(8 * channels) if spec.multipliers is not None else 0)
-        r = o + _aligned(channels * rows * ow * tiling.out_bytes)
-        res = r + (_aligned(channels * rows * ow) if spec.add else 0)
-        ifm_tile = res + (_aligned(channels * rows * ow) if spec.add else 0)
-        buffer_sets.append((_Buffers(w, b, q, o, r, res), ifm_tile))
-    peak = first + len(buffer_sets) * per_tile
+    buffer_sets = [tiling.buffers(channels, rows, tiling.ifm_bytes(oc, rows) if shared_ifm else 0)]
+    if double:
+        buffer_sets.append(tiling.buffers(channels, rows, buffer_sets[0].end))
+    peak = buffer_sets[-1].end
 
     weights = np.asarray(spec.weights, np.int8)
     s.set(LAYOUT=layout, STRIDE_H=spec.stride[0], STRIDE_W=spec.stride[1], KERNEL_H=spec.kernel[0],
@@ -207,12 +202,12 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
             _dma(s, spec.ifm.tensor.binding, _region_dmas(spec.ifm, {"H": (iy0, band_in)}, ifm_at), False)
         for o0 in range(0, oc, channels):
             t = min(channels, oc - o0)
-            buffers, ifm_tile = buffer_sets[tile_index % len(buffer_sets)]
+            buffers = buffer_sets[tile_index % len(buffer_sets)]
             tile_index += 1
             s.layer(double)
             ifm = ifm_at
             if not shared_ifm:
-                ifm = ifm_tile
+                ifm = buffers.ifm
                 _dma(s, spec.ifm.tensor.binding,
                      _region_dmas(spec.ifm, {"H": (iy0, band_in), "C": (o0, t)}, ifm), False)
             if spec.kind == "depthwise":

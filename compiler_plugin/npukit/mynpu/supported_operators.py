@@ -19,7 +19,7 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.mynpu import epilogue as ep
-from npukit.mynpu.dispatch_ir import DispatchBody, SystemTensor, dense_constant
+from npukit.mynpu.dispatch_ir import DispatchBody, SystemTensor, defining_op, dense_constant
 from npukit.mynpu.requantization import quantize_multiplier
 
 LEFT_SHIFT = 20  # TFLite's int8 ADD
@@ -131,11 +131,6 @@ def _is_int8_contraction(op: ir.Operation) -> bool:
                                                              "arith.addi", "linalg.yield"])
             and all(str(v.type).endswith("xi8>") for v in op.operands[:2])
             and str(op.operands[2].type).endswith("xi32>"))
-
-
-def _value_owner(value: ir.Value):
-    owner = value.owner
-    return owner.operation if hasattr(owner, "operation") else owner
 
 
 @dataclass
@@ -251,8 +246,7 @@ def _geometry(op: ir.Operation, body: DispatchBody, constant_of) -> _Geometry:
     else:
         kind = "depthwise" if depthwise else "conv"
         target = order[kind]
-    w = np.asarray(weights, np.int8)
-    expanded = w.reshape(w.shape)
+    expanded = np.asarray(weights, np.int8)
     present = list(role_of_filter)
     for role in target:
         if role not in present:
@@ -384,7 +378,7 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
         raise NotSupported("more than one contraction in the dispatch")
     contraction = contractions[0]
     others = [op for op in body.linalg if op is not contraction and op.name != "linalg.fill"]
-    fill = _value_owner(contraction.operands[2])
+    fill = defining_op(contraction.operands[2])
     if not (isinstance(fill, ir.Operation) and fill.name == "linalg.fill" and
             (dense_constant(fill.operands[0]) == 0).all()):
         raise NotSupported("the accumulator does not start at zero")

@@ -60,7 +60,6 @@ class MynpuTarget:
         self.host_format: str | None = None
         self.exports: dict[str, tuple[LayerSpec, StreamPlan]] = {}
         self.constants = Constants()
-        self.rows: list[DispatchRow] = []
         self.parallelism = options.config().parallelism
         self.report: dict | None = None
         self._replace = ReplaceMynpuBinaries(self._executable_for)
@@ -104,15 +103,13 @@ class MynpuTarget:
             op = op.operation
             if op.name != "stream.executable":
                 continue
-            row = self._partition_one(op, sites, configs, estimates)
-            rows.append(row)
+            rows.append(self._partition_one(op, sites, configs, estimates))
         if self.options.parallel == "auto":
             totals = {p: sum(e["cycles"] for e in estimates[p].values()) for p in configs}
             self.parallelism = min(totals, key=lambda p: (totals[p], p != "output"))
         for row in rows:
             if row.name in estimates[self.parallelism]:
                 row.estimate = estimates[self.parallelism][row.name]
-        self.rows = rows
         self.report = placement_report(rows, self.options, self.options.config(self.parallelism))
 
     def _partition_one(self, executable: ir.Operation, sites, configs, estimates) -> DispatchRow:
@@ -132,8 +129,8 @@ class MynpuTarget:
                 raise NotSupported("the hardware configuration has no OP_DEPTH_CONV (--mynpu-depthwise=cpu)")
             constants = Constants(bytearray(self.constants.data))
             mode = "per-channel" if self.options.depthwise == "per-channel" else "instruction"
-            plan = generate(spec, configs[self.parallelism if self.parallelism in configs else "output"],
-                            constants, body.binding_count, mode)
+            # The stream does not depend on the parallelism; only its cycles do.
+            plan = generate(spec, next(iter(configs.values())), constants, body.binding_count, mode)
             for parallelism, config in configs.items():
                 bindings = [np.zeros(size, np.uint8) for size in plan.binding_sizes]
                 try:
