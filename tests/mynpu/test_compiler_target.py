@@ -21,6 +21,7 @@ from npukit.runtime.binding import NpukitRuntimeModel
 from npukit.targets.cpu_presets import get_preset
 from tests.support.models import MLPERF_MODELS, random_inputs
 from tests.support.mynpu_streams import tflite_first_conv
+from tests.support.oracles import TFLiteReference
 
 INLINE = ["--iree-execution-model=inline-dynamic", "--iree-torch-emit-async-entry-points=false"]
 
@@ -71,17 +72,52 @@ def test_models_run_on_the_npu_with_the_estimated_cycles(name, kws, shared_model
     assert len({o.tobytes() for o in outputs}) == len(inputs)  # input-dependent results
 
 
-def test_first_kws_convolution_is_tflites_arithmetic(shared_models):
-    """The stream the compiler writes for kws_int8's first convolution (weights
-    packed, biases and multipliers derived from IREE's float epilogue) gives
-    exactly TFLite's reference-kernel output."""
-    imported = import_model(shared_models / "kws_int8.onnx", None)
+def _partition(model) -> MynpuTarget:
+    """The mynpu target after partitioning |model| (compiled up to 'stream')."""
+    imported = import_model(model, None)
     iree_capi.ensure_global_command_line()
     session = Session()
     session.set_flags("--iree-hal-target-backends=llvm-cpu", *cpu_flags(get_preset("host"), set()), *INLINE)
     target = MynpuTarget(MynpuOptions(), inline=True)
     PhasedPipeline(session, hooks={"preprocessing": [target.retarget], "stream": [target.partition]}).run(
         Source.wrap_buffer(session, imported.mlir), compile_to="stream")
+    return target
+
+
+def _run_layer(target: MynpuTarget, name: str, ifm: np.ndarray) -> np.ndarray:
+    """One exported layer's stream on the simulator: |ifm| in, the whole OFM tensor out."""
+    spec, plan = target.exports[name]
+    i, o = spec.ifm.tensor, spec.ofm.tensor
+    bindings = [np.zeros(max(size, 1), np.uint8) for size in plan.binding_sizes]
+    bindings[i.binding][i.offset:i.offset + ifm.nbytes] = ifm.view(np.uint8).ravel()
+    run_stream(MynpuOptions().config(), plan.stream, bindings=bindings, constants=bytes(target.constants.data))
+    dtype = np.int8 if o.dtype == "i8" else np.int32
+    count = int(np.prod(o.shape))
+    return bindings[o.binding][o.offset:o.offset + count * o.element_bytes].view(dtype).reshape(o.shape)
+
+
+def test_strided_pointwise_convolution_runs_on_the_npu(shared_models):
+    """resnet8_int8's second shortcut (1x1, stride 2), which IREE writes as a
+    pointwise contraction over a strided read of its input, runs on the NPU as
+    a stride-2 convolution over the whole input."""
+    target = _partition(shared_models / "resnet8_int8.onnx")
+    name = next(n for n in target.exports if "_matmul_like_64x8x8x32_" in n)
+    spec, _ = target.exports[name]
+    assert spec.kind == "conv" and spec.kernel == (1, 1) and spec.stride == (2, 2)
+    assert spec.ifm.tensor.shape == (32, 16, 16) and spec.ofm.tensor.shape == (64, 8, 8)
+    rng = np.random.default_rng(2)
+    x = rng.integers(-128, 128, (32, 16, 16), dtype=np.int8)
+    out = _run_layer(target, name, x)
+    weights = spec.weights.reshape(64, 32).astype(np.int64)
+    expected = np.einsum("oc,chw->ohw", weights, x[:, ::2, ::2].astype(np.int64))  # int32 accumulators
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_first_kws_convolution_is_tflites_arithmetic(shared_models):
+    """The stream the compiler writes for kws_int8's first convolution (weights
+    packed, biases and multipliers derived from IREE's float epilogue) gives
+    exactly TFLite's reference-kernel output."""
+    target = _partition(shared_models / "kws_int8.onnx")
     name = next(n for n in target.exports if "_conv_64x25x5x10x4_" in n)
     spec, plan = target.exports[name]
     layer, reference = tflite_first_conv(shared_models / "kws_int8.tflite")
@@ -102,6 +138,18 @@ def test_first_kws_convolution_is_tflites_arithmetic(shared_models):
         np.testing.assert_array_equal(window.transpose(1, 2, 0), reference(x.reshape(1, 49, 10, 1)))
 
 
+def test_kws_on_the_npu_equals_tflites_reference_kernels(kws, shared_models):
+    """The whole kws_int8 model compiled for mynpu (NPU layers plus the CPU's
+    pad, pool and softmax) gives exactly the outputs of TFLite's reference
+    kernels, the integer arithmetic of TFLite Micro and CMSIS-NN, on 20
+    random inputs."""
+    tflite = TFLiteReference(shared_models / "kws_int8.tflite", kernels="reference")
+    inputs = _inputs("kws_int8", 20)
+    outputs, _ = _run(kws, inputs)
+    for x, y in zip(inputs, outputs):
+        np.testing.assert_array_equal(y, tflite(x))
+
+
 def test_small_sram_tiles_without_changing_results(kws, shared_models, tmp_path_factory):
     small = _compile(shared_models, tmp_path_factory, "kws_int8", MynpuOptions(sram_kib=8))
     rows = {r["name"]: r for r in small.manifest["mynpu"]["dispatches"]}
@@ -114,6 +162,21 @@ def test_small_sram_tiles_without_changing_results(kws, shared_models, tmp_path_
         np.testing.assert_array_equal(a, b)
     assert total.cycles == 2 * small.manifest["mynpu"]["summary"]["total_cycles"]
     assert small.manifest["mynpu"]["summary"]["total_cycles"] > kws.manifest["mynpu"]["summary"]["total_cycles"]
+
+
+def test_auto_parallelism_picks_the_faster_mode(kws, shared_models, tmp_path_factory):
+    """--mynpu-parallel=auto compiles for the parallelism with fewer estimated
+    cycles over the whole model, and the device counts exactly those."""
+    by_input = _compile(shared_models, tmp_path_factory, "kws_int8", MynpuOptions(parallel="input"))
+    auto = _compile(shared_models, tmp_path_factory, "kws_int8", MynpuOptions(parallel="auto"))
+    totals = {r.manifest["mynpu"]["hardware"]["parallelism"]: r.manifest["mynpu"]["summary"]["total_cycles"]
+              for r in (kws, by_input)}
+    assert set(totals) == {"output", "input"} and totals["output"] != totals["input"]
+    chosen = auto.manifest["mynpu"]
+    assert chosen["hardware"]["parallelism"] == min(totals, key=totals.get)
+    assert chosen["summary"]["total_cycles"] == min(totals.values())
+    _, total = _run(auto, _inputs("kws_int8", 1))
+    assert total.cycles == min(totals.values())
 
 
 def test_depthwise_without_its_instruction(kws, shared_models, tmp_path_factory):

@@ -8,12 +8,20 @@ import numpy as np
 
 
 class TFLiteReference:
-    """The TFLite interpreter (ai-edge-litert) on a .tflite model."""
+    """The TFLite interpreter (ai-edge-litert) on a .tflite model.
 
-    def __init__(self, path: Path):
-        from ai_edge_litert.interpreter import Interpreter
+    ``kernels``: "default" is the interpreter as users get it (XNNPACK
+    delegate: int8 layers requantize in float, rounding half to even);
+    "reference" is TFLite's reference kernels, the integer fixed-point
+    arithmetic TFLite Micro and CMSIS-NN implement (rounding half away from
+    zero).
+    """
 
-        self.interpreter = Interpreter(model_path=str(path))
+    def __init__(self, path: Path, kernels: str = "default"):
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+        resolvers = {"default": OpResolverType.AUTO, "reference": OpResolverType.BUILTIN_REF}
+        self.interpreter = Interpreter(model_path=str(path), experimental_op_resolver_type=resolvers[kernels])
         self.interpreter.allocate_tensors()
         self.input = self.interpreter.get_input_details()[0]
         self.output = self.interpreter.get_output_details()[0]

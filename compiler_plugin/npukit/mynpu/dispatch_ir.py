@@ -26,8 +26,8 @@ class UnreadableDispatch(Exception):
 @dataclass(frozen=True)
 class SystemTensor:
     """A tensor in system memory as a dispatch sees it: a window
-    (``offsets``/``sizes``) of the ``shape`` tensor at ``offset`` bytes into
-    binding ``binding``."""
+    (``offsets``/``sizes``, every ``strides``-th element; None: every one) of
+    the ``shape`` tensor at ``offset`` bytes into binding ``binding``."""
 
     binding: int
     offset: int
@@ -35,6 +35,7 @@ class SystemTensor:
     dtype: str
     offsets: tuple[int, ...]
     sizes: tuple[int, ...]
+    strides: tuple[int, ...] | None = None
 
     @property
     def element_bytes(self) -> int:
@@ -42,7 +43,13 @@ class SystemTensor:
 
     @property
     def is_whole(self) -> bool:
-        return all(o == 0 for o in self.offsets) and self.sizes == self.shape
+        return all(o == 0 for o in self.offsets) and self.sizes == self.shape and self.strides is None
+
+    @property
+    def window(self) -> tuple[slice, ...]:
+        """The elements read, as numpy slices of the whole tensor."""
+        steps = self.strides or (1,) * len(self.sizes)
+        return tuple(slice(o, o + (n - 1) * st + 1, st) for o, n, st in zip(self.offsets, self.sizes, steps))
 
     @property
     def extent(self) -> int:
@@ -143,10 +150,12 @@ def read_dispatch(executable: ir.Operation) -> DispatchBody:
             if len(op.operands) > (1 if name.endswith("load") else 2):
                 raise UnreadableDispatch("a load or store with run-time offsets")
             binding, offset, shape, dtype = subspans[source]
-            if any(s != 1 for s in _static_list(op, "static_strides")):
-                raise UnreadableDispatch("a strided load or store")
+            strides = _static_list(op, "static_strides")
+            strided = any(s != 1 for s in strides)
+            if strided and name.endswith("store"):
+                raise UnreadableDispatch("a strided store")
             tensor = SystemTensor(binding, offset, shape, dtype, _static_list(op, "static_offsets"),
-                                  _static_list(op, "static_sizes"))
+                                  _static_list(op, "static_sizes"), strides if strided else None)
             if name.endswith("load"):
                 body.loads[op.results[0]] = tensor
             else:

@@ -269,6 +269,21 @@ def match_residual_add(node: Node) -> ResidualAdd | None:
     return None
 
 
+def adds_computed_operand(node: Node) -> bool:
+    """Whether the epilogue is a residual addition whose other operand is
+    computed in the dispatch (another layer's int32 accumulator, requantized
+    here because IREE fused that layer's epilogue into this dispatch)."""
+    output = _activated_output(node)
+    if output is None:
+        return False
+    for a, b in _commuted(output[1].inner, "arith.addf"):
+        first, second = match_dequantize_int8(a), match_dequantize_int8(b)
+        if first is not None and second is not None and match_requantized(first.source) is not None \
+                and second.source.op != "arg":
+            return True
+    return False
+
+
 def scalar(node: Node) -> float | None:
     return _const(node)
 

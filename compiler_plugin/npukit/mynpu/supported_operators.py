@@ -13,7 +13,7 @@ integer biases, zero points and fixed-point multipliers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from iree.compiler import ir
@@ -154,7 +154,16 @@ def _geometry(op: ir.Operation, body: DispatchBody, constant_of) -> _Geometry:
     in_map, filter_map, out_map = maps
     operands = list(op.operands)
     ifm_tensor = body.loads.get(operands[0])
-    if ifm_tensor is None or not ifm_tensor.is_whole:
+    if ifm_tensor is None:
+        raise NotSupported("the input is not a tensor read from memory")
+    load_strides = ifm_tensor.strides or (1,) * len(ifm_tensor.shape)
+    if ifm_tensor.strides is not None:
+        # IREE reads a strided 1x1 convolution's input with element strides:
+        # the NPU reads the whole tensor and its convolution steps over them.
+        if any(o != 0 for o in ifm_tensor.offsets):
+            raise NotSupported("a strided read of part of the input")
+        ifm_tensor = replace(ifm_tensor, sizes=ifm_tensor.shape, strides=None)
+    if not ifm_tensor.is_whole:
         raise NotSupported("the input is not a whole tensor read from memory")
     weights = constant_of(operands[1])
     if weights is None:
@@ -172,15 +181,17 @@ def _geometry(op: ir.Operation, body: DispatchBody, constant_of) -> _Geometry:
     pure_in |= {r[0][0] for r in in_map if len(r) == 1 and r[0][0] in filter_dims and r[0][0] in out_dims}
     roles: dict[int, str] = {}
     spatial: list[tuple[int, int, int | None, int]] = []  # (out dim, stride, kernel dim, dilation)
-    for r in in_map:
+    for r, load_stride in zip(in_map, load_strides):
         if len(r) == 1 and r[0][0] in pure_in:
+            if load_stride != 1:
+                raise NotSupported("a strided read over channels")
             continue
         out_terms = [(d, c) for d, c in r if iterators[d] == "parallel"]
         red_terms = [(d, c) for d, c in r if iterators[d] == "reduction"]
         if len(out_terms) != 1 or len(red_terms) > 1:
             raise NotSupported("an input window the NPU's convolution cannot express")
         kernel_dim, dilation = red_terms[0] if red_terms else (None, 1)
-        spatial.append((out_terms[0][0], out_terms[0][1], kernel_dim, dilation))
+        spatial.append((out_terms[0][0], out_terms[0][1] * load_stride, kernel_dim, dilation * load_stride))
     for d in range(len(iterators)):
         if iterators[d] == "parallel":
             in_filter, in_input = d in filter_dims, d in pure_in
@@ -371,6 +382,11 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
     ``constant_of(value)`` gives a value's compile-time contents or None."""
     contractions = [op for op in body.linalg if op.name == "linalg.generic" and _is_int8_contraction(op)]
     if not contractions:
+        if any(t.dtype == "i32" for t in body.loads.values()) and any(
+                "reduction" in str(op.attributes["iterator_types"]) for op in body.linalg
+                if op.name == "linalg.generic"):
+            raise NotSupported("a pooling reduction over int32 accumulators, requantized in this dispatch (IREE "
+                               "fused the previous layer's requantization into it; the NPU pools int8 tensors)")
         kinds = sorted({op.name.removeprefix("linalg.") for op in body.linalg if op.name != "linalg.fill"})
         what = ", ".join(kinds) if kinds else "data movement only"
         raise NotSupported(f"no int8 contraction ({what})")
@@ -417,6 +433,9 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
                      inner.activation.kind == "relu")
         spec.add = _add_parameters(residual, inputs, ofm)
         return spec
+    if ep.adds_computed_operand(expression):
+        raise NotSupported("a residual addition of another layer's int32 accumulator, requantized in this "
+                           "dispatch (the NPU adds int8 tensors)")
     raise NotSupported("an epilogue that is not a requantization (with ReLU) or a residual addition")
 
 

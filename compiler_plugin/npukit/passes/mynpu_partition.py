@@ -47,8 +47,7 @@ def _constant_reader(body, site):
         if tensor.offset + count > len(raw):
             return None
         full = np.frombuffer(raw[tensor.offset:tensor.offset + count], DTYPES[tensor.dtype]).reshape(tensor.shape)
-        window = tuple(slice(o, o + s) for o, s in zip(tensor.offsets, tensor.sizes))
-        return full[window]
+        return full[tensor.window]
 
     return constant_of
 
