@@ -146,6 +146,8 @@ iree_status_t npukit_runtime_register_mynpu_simulator(npukit_runtime_t* runtime,
   return npukit_runtime_register_mynpu(runtime, &runtime->mynpu_simulator.base);
 }
 
+bool npukit_runtime_has_mynpu(const npukit_runtime_t* runtime) { return runtime->mynpu_loader.backend != NULL; }
+
 iree_status_t npukit_runtime_mynpu_counters(const npukit_runtime_t* runtime, npukit_mynpu_counters_t* out_last,
                                             npukit_mynpu_counters_t* out_total) {
   const npukit_mynpu_backend_t* backend = runtime->mynpu_loader.backend;

@@ -98,3 +98,18 @@ def test_input_of_the_wrong_shape(tmp_path, capsys):
 
 def test_missing_model_file(capsys):
     assert "no such model file" in deploy_error(capsys, "nowhere.onnx", "--board", "mps2-an386")
+
+
+def test_npu_refuses_static_mode(capsys):
+    err = deploy_error(capsys, DIGITS, "--board", "mps2-an386", "--npu", "mynpu", "--mode", "static")
+    assert "--npu mynpu needs --mode embedded" in err
+
+
+def test_mynpu_options_need_an_npu(capsys):
+    err = deploy_error(capsys, DIGITS, "--board", "mps2-an386", "--mynpu-pes", "32")
+    assert "without --npu mynpu" in err
+
+
+def test_bad_mynpu_option(capsys):
+    err = deploy_error(capsys, DIGITS, "--board", "mps2-an386", "--npu", "mynpu", "--mynpu-pes", "0")
+    assert "--mynpu-pes must be an integer in 1..4096" in err

@@ -80,3 +80,15 @@ def test_outputs_that_differ_from_the_host_fail_the_deploy(tmp_path, monkeypatch
     assert "differ from the host" in captured.err
     assert "DIFFER FROM the host" in captured.out
     assert json.loads((tmp_path / "r.json").read_text())["outputs_match_host"] is False
+
+
+def test_quantized_outputs_match_within_one_lsb():
+    from npukit.deploy.model_data import outputs_identical, outputs_match
+
+    want = [np.array([-128, 5, 127], np.int8), np.array([1.0, 2.0], np.float32)]
+    near = [np.array([-127, 4, 127], np.int8), np.array([1.0, 2.0001], np.float32)]
+    assert outputs_match(near, want) and not outputs_identical(near, want)
+    assert not outputs_match([np.array([-126, 5, 127], np.int8), want[1]], want)
+    assert not outputs_match([want[0], np.array([1.0, 2.01], np.float32)], want)
+    assert outputs_match(want, want) and outputs_identical(want, want)
+    assert not outputs_match([np.array([7], np.int32)], [np.array([6], np.int32)])  # other integers exact

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from npukit.cli.compile_command import add_mynpu_arguments, mynpu_options
 from npukit.errors import NpukitError
 
 
@@ -17,13 +18,16 @@ def add_parser(sub) -> None:
         description="Compile a model for a board's CPU, build a firmware around npukit's runtime with the "
         "model's input built in, run it under QEMU (-icount: deterministic instruction counts), check its "
         "outputs against the host's and print what it costs: flash (model code, constants, runtime), RAM "
-        "(static data, arena and stack high-water marks), instructions per inference and per MAC.",
+        "(static data, arena and stack high-water marks), instructions per inference and per MAC. With --npu "
+        "mynpu the model is compiled for the NPU and the board's CPU: the NPU's dispatches run on the mynpu "
+        "simulator linked into the firmware, and its counted cycles are reported beside the CPU's instructions.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n"
         "  npukit deploy --list-boards\n"
         "  npukit deploy model.onnx --board mps2-an386\n"
         "  npukit deploy model.onnx --board virt-rv32imf --mode embedded --input x.npy --json report.json\n"
         "  npukit deploy model.onnx --board mps2-an386 --keep fw/   # keep the CMake firmware project\n"
+        "  npukit deploy model.onnx --board mps2-an386 --npu mynpu --mynpu-sram-kib 64\n"
         "\n"
         "exit status: 0 when the board's outputs match the host's, 1 on an error or when they differ.",
     )
@@ -31,9 +35,14 @@ def add_parser(sub) -> None:
     p.add_argument("-b", "--board", help="the board (see --list-boards)")
     p.add_argument("--list-boards", action="store_true", help="list the boards with their memory and exit")
     p.add_argument(
-        "-m", "--mode", default="static", choices=["static", "embedded"],
-        help="static: executables linked into the firmware (default); embedded: ELF executables the runtime "
-        "loads into RAM",
+        "-m", "--mode", choices=["static", "embedded"],
+        help="static: executables linked into the firmware (default without --npu); embedded: ELF executables "
+        "the runtime loads into RAM (the default, and the only mode, with --npu)",
+    )
+    p.add_argument(
+        "--npu", choices=["mynpu"],
+        help="compile for this NPU plus the board's CPU (mynpu+CPU) and run the NPU's dispatches on its "
+        "simulator in the firmware",
     )
     p.add_argument(
         "-i", "--input", action="append", default=[], metavar="FILE",
@@ -60,6 +69,7 @@ def add_parser(sub) -> None:
         help="a stock iree-compile flag for the board's compile (repeatable)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="print only the table and errors")
+    add_mynpu_arguments(p)
     p.set_defaults(handler=run)
 
 
@@ -80,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"npukit: {message}", file=sys.stderr, flush=True)
 
     result = deploy(
-        args.model, args.board, mode=args.mode, inputs=args.input, seed=args.seed, keep=args.keep,
+        args.model, args.board, mode=args.mode, npu=args.npu, mynpu=mynpu_options(args), inputs=args.input, seed=args.seed, keep=args.keep,
         execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
         arena_limit=args.arena_limit, progress=progress,
     )

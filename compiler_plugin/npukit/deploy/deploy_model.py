@@ -1,7 +1,9 @@
 """``npukit deploy``: a model to firmware running on a QEMU board, with its costs.
 
-The steps: compile the model for the board's CPU; compile it for the host and
-run it on IREE's stock runtime for the expected outputs; write a firmware
+The steps: compile the model for the board's CPU (with --npu, for the NPU
+and that CPU); compile it for the host and run it there for the expected
+outputs (IREE's stock runtime; with --npu, npukit's runtime and the NPU
+simulator); write a firmware
 project (samples/model/main.c, the input and expected outputs in
 model_data.h); build it; run it under QEMU; read back the outputs, the
 instruction counts, the arena and stack high-water marks, and the flash split
@@ -14,8 +16,9 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +31,9 @@ from npukit.deploy.firmware_project import FirmwareProject, write_project
 from npukit.deploy.firmware_size import FlashSplit, classify_by_path, firmware_size, flash_split
 from npukit.errors import NpukitError, RunError, TargetError
 from npukit.runtime.sources import runtime_source_root
+
+if TYPE_CHECKING:
+    from npukit.mynpu.options import MynpuOptions
 
 Progress = Callable[[str], None]
 
@@ -43,10 +49,29 @@ class RamUse:
     stack_high_water: int
     arena_capacity: int
     stack_size: int
+    # With --npu: the simulated NPU SRAM inside the arena high-water. A real
+    # NPU has that SRAM of its own, so the total leaves it out.
+    simulated_npu_sram: int = 0
 
     @property
     def total(self) -> int:
-        return self.static_data + self.arena_high_water + self.stack_high_water
+        return self.static_data + self.arena_high_water - self.simulated_npu_sram + self.stack_high_water
+
+
+@dataclass(frozen=True)
+class NpuUse:
+    """The NPU's share of one steady-state inference, as its simulator counted it."""
+    name: str
+    cycles: int
+    macs: int
+    dispatches: int
+    simulation_instructions: int  # board CPU instructions spent simulating the NPU
+    sram_bytes: int  # the simulated SRAM, taken from the runtime's arena
+    clock_mhz: int
+
+    @property
+    def microseconds(self) -> float:
+        return self.cycles / self.clock_mhz
 
 
 @dataclass
@@ -65,6 +90,13 @@ class DeployResult:
     dispatches: int
     project_dir: Path | None  # the kept firmware project, if any
     console: str
+    npu: "NpuUse | None" = None  # with --npu: what the NPU did in that inference
+
+    @property
+    def cpu_instructions(self) -> int:
+        """The CPU's instructions per inference, without those the NPU
+        simulator itself executes on the board's CPU."""
+        return self.instructions - (self.npu.simulation_instructions if self.npu else 0)
 
     @property
     def macs(self) -> int:
@@ -77,6 +109,10 @@ class DeployResult:
     @property
     def outputs_match_host(self) -> bool:
         return model_data.outputs_match(self.outputs, self.host_outputs)
+
+    @property
+    def outputs_identical_to_host(self) -> bool:
+        return model_data.outputs_identical(self.outputs, self.host_outputs)
 
     def to_json(self) -> dict:
         ipm = self.instructions_per_mac
@@ -92,6 +128,7 @@ class DeployResult:
                 "constants": self.flash.constants,
                 "runtime": self.flash.runtime,
                 "other": self.flash.other,
+                "npu_simulator": self.flash.npu_simulator,
             },
             "ram_bytes": self.ram.total,
             "ram": {
@@ -100,6 +137,7 @@ class DeployResult:
                 "stack_high_water": self.ram.stack_high_water,
                 "arena_capacity": self.ram.arena_capacity,
                 "stack_size": self.ram.stack_size,
+                "simulated_npu_sram": self.ram.simulated_npu_sram,
             },
             "instructions": self.instructions,
             "first_run_instructions": self.first_run_instructions,
@@ -111,7 +149,18 @@ class DeployResult:
             "outputs": [o.tolist() for o in self.outputs],
             "output_dtypes": [str(o.dtype) for o in self.outputs],
             "outputs_match_host": self.outputs_match_host,
+            "outputs_identical_to_host": self.outputs_identical_to_host,
             "project": str(self.project_dir) if self.project_dir else None,
+            "npu": None if self.npu is None else {
+                "name": self.npu.name,
+                "cycles": self.npu.cycles,
+                "microseconds": round(self.npu.microseconds, 3),
+                "macs": self.npu.macs,
+                "dispatches": self.npu.dispatches,
+                "cpu_instructions": self.cpu_instructions,
+                "simulation_instructions": self.npu.simulation_instructions,
+                "sram_bytes": self.npu.sram_bytes,
+            },
         }
 
 
@@ -145,7 +194,7 @@ def _measure_flash(project: FirmwareProject, artifact: CompileResult) -> tuple[F
     size = firmware_size(project.map_file, classify_by_path(artifact.name))
     split = flash_split(size)
     moved = min(_embedded_code_bytes(artifact), split.constants)
-    split = FlashSplit(split.model_code + moved, split.constants - moved, split.runtime, split.other)
+    split = replace(split, model_code=split.model_code + moved, constants=split.constants - moved)
     return split, size.total("data") + size.total("bss")
 
 
@@ -163,11 +212,42 @@ def _run_error(run: qemu_runner.FirmwareRun, board: Board) -> NpukitError:
     return RunError(f"the firmware failed on {board.name}; {run.report()}")
 
 
+NPUS = ("mynpu",)
+
+
+def _npu_options(npu: str | None, mynpu: "MynpuOptions | None", mode: str | None) -> tuple[str, "MynpuOptions | None"]:
+    """The output mode and the mynpu options of a deploy, checked."""
+    if npu is None:
+        if mynpu is not None:
+            raise TargetError("mynpu options were given without --npu mynpu")
+        return mode or "static", None
+    if npu not in NPUS:
+        raise TargetError(f"unknown NPU '{npu}'; npukit knows: {', '.join(NPUS)}")
+    if mode == "static":
+        raise TargetError(
+            "--npu mynpu needs --mode embedded: the NPU's executables carry the CPU code of the other dispatches "
+            "as an embedded ELF, which a static library cannot hold")
+    from npukit.mynpu.options import MynpuOptions
+
+    return "embedded", mynpu if mynpu is not None else MynpuOptions()
+
+
+def _npu_use(run: qemu_runner.FirmwareRun, artifact: CompileResult, ram_sram: int) -> NpuUse:
+    hardware = artifact.manifest["mynpu"]["hardware"]
+    return NpuUse(
+        name="mynpu", cycles=run.number("npu_cycles"), macs=run.number("npu_macs"),
+        dispatches=run.number("npu_dispatches"), simulation_instructions=run.number("simulation_instructions"),
+        sram_bytes=ram_sram, clock_mhz=int(hardware["clock_mhz"]),
+    )
+
+
 def deploy(
     model: str | Path,
     board: str | Board,
     *,
-    mode: str = "static",
+    mode: str | None = None,
+    npu: str | None = None,
+    mynpu: "MynpuOptions | None" = None,
     inputs: Sequence[str | Path | np.ndarray] = (),
     seed: int = 0,
     keep: str | Path | None = None,
@@ -178,6 +258,13 @@ def deploy(
     progress: Progress | None = None,
 ) -> DeployResult:
     """Compiles |model| for |board|, builds the firmware, runs it under QEMU and measures it.
+
+    ``mode`` is static (the default) or embedded. ``npu="mynpu"`` compiles
+    for ``mynpu+<the board's CPU>`` (embedded; ``mynpu`` holds the hardware
+    configuration): the NPU's dispatches run on the mynpu simulator linked
+    into the firmware, whose counted cycles are reported beside the CPU's
+    instructions, and the expected outputs come from the same NPU compile run
+    on npukit's runtime on the host.
 
     ``inputs`` are arrays or .npy files, one per model input (default: seeded
     random inputs).
@@ -190,8 +277,9 @@ def deploy(
     """
     say = progress or (lambda _m: None)
     board = board if isinstance(board, Board) else get_board(board)
-    if mode not in ("static", "embedded"):
+    if mode not in (None, "static", "embedded"):
         raise TargetError(f"unknown deploy mode '{mode}'; use static or embedded")
+    mode, mynpu = _npu_options(npu, mynpu, mode)
     keep_dir = Path(keep) if keep is not None else None
     if keep_dir is not None and keep_dir.exists() and (not keep_dir.is_dir() or any(keep_dir.iterdir())):
         raise NpukitError(f"{keep_dir} already exists and is not empty; give --keep a new directory")
@@ -203,22 +291,32 @@ def deploy(
 
     with tempfile.TemporaryDirectory(prefix="npukit-deploy-") as tmp:
         work = Path(tmp)
-        say(f"compiling {Path(model).name} for {board.name} ({board.cpu.name}, {mode})")
+        target = f"{npu}+{board.cpu.name}" if npu else board.cpu.name
+        say(f"compiling {Path(model).name} for {board.name} ({target}, {mode})")
         artifact = npukit.compile(
-            model, target=board.cpu.name, output=mode, out_dir=work / "model",
-            execution_model=execution_model, iree_flags=iree_flags,
+            model, target=target, output=mode, out_dir=work / "model",
+            execution_model=execution_model, iree_flags=iree_flags, mynpu=mynpu,
         )
         arrays = load_inputs(inputs, artifact, seed)
-        say("computing the expected outputs on the host (IREE's runtime)")
-        host = npukit.compile(model, target="host", output="vmfb", out_dir=work / "host")
-        host_outputs = npukit.run(host, *arrays)
+        if npu:
+            say(f"computing the expected outputs on the host ({npu} on npukit's runtime with the simulator)")
+            quiet = replace(mynpu, report=None, show_cpu_operations=False)
+            host = npukit.compile(model, target=npu, output="embedded", out_dir=work / "host",
+                                  execution_model=execution_model, mynpu=quiet)
+            host_outputs = npukit.run(host, *arrays, runtime="npukit")
+        else:
+            say("computing the expected outputs on the host (IREE's runtime)")
+            host = npukit.compile(model, target="host", output="vmfb", out_dir=work / "host")
+            host_outputs = npukit.run(host, *arrays)
 
         project_dir = work / "firmware"
         say(f"writing the firmware project for {board.name}")
         project = write_project(
             project_dir, board, artifact,
             [runtime_source_root() / "samples" / "model" / "main.c"],
-            {"model_data.h": model_data.render(artifact.name, arrays, host_outputs, arena_limit)},
+            {"model_data.h": model_data.render(
+                artifact.name, arrays, host_outputs, arena_limit,
+                mynpu_sram_bytes=artifact.manifest["mynpu"]["hardware"]["sram_bytes"] if npu else None)},
             name=artifact.name, stack_size=stack_size,
         )
         say("building the firmware")
@@ -229,6 +327,7 @@ def deploy(
         if run.exit_status not in (EXIT_MATCH, EXIT_DIFFER):
             raise _run_error(run, board)
         outputs = model_data.read_outputs(run.all_values("output"), host_outputs)
+        npu_sram = run.number("npu_sram_bytes") if npu else 0
         result = DeployResult(
             board=board,
             artifact=artifact,
@@ -242,6 +341,7 @@ def deploy(
                 stack_high_water=run.number("stack_high_water"),
                 arena_capacity=run.number("arena_capacity"),
                 stack_size=run.number("stack_size"),
+                simulated_npu_sram=npu_sram,
             ),
             instructions=run.number("instructions"),
             first_run_instructions=run.number("first_run_instructions"),
@@ -250,6 +350,7 @@ def deploy(
             dispatches=run.number("dispatches"),
             project_dir=None,
             console=run.console,
+            npu=_npu_use(run, artifact, npu_sram) if npu else None,
         )
         if (run.exit_status == EXIT_MATCH) != result.outputs_match_host:
             raise RunError(f"the firmware and the host disagree on whether the outputs match; {run.report()}")

@@ -28,35 +28,69 @@ def format_outputs(result: DeployResult) -> str:
             shape = "x".join(map(str, out.shape)) or "scalar"
             lines.append(f"  output {i}: {out.dtype}[{shape}]")
             lines += ["    " + line for line in str(out).splitlines()]
-    verdict = "match" if result.outputs_match_host else "DIFFER FROM"
-    lines.append(f"  outputs {verdict} the host's (IREE's runtime on this machine)")
+    if result.outputs_identical_to_host:
+        verdict = "are identical to"
+    elif result.outputs_match_host:
+        verdict = "are within 1 LSB of"
+    else:
+        verdict = "DIFFER FROM"
+    where = "npukit's runtime with the NPU simulator" if result.npu else "IREE's runtime"
+    lines.append(f"  outputs {verdict} the host's ({where} on this machine)")
     return "\n".join(lines)
+
+
+def _instruction_rows(result: DeployResult) -> list[str]:
+    step = result.instruction_step
+    counted = f"counted in steps of {step}" if step > 1 else "exact (minstret)"
+    npu = result.npu
+    if npu is None:
+        ipm = result.instructions_per_mac
+        return [
+            _row("instructions per inference", f"{result.instructions:,}", counted),
+            _row("  first inference", f"{result.first_run_instructions:,}"),
+            _row("  loading the model", f"{result.load_instructions:,}"),
+            _row("MACs per inference", f"{result.macs:,}"),
+            _row("instructions per MAC", f"{ipm:.2f}" if ipm is not None else "n/a"),
+            _row("dispatches per inference", f"{result.dispatches}"),
+        ]
+    cpu_macs = result.macs - npu.macs
+    share = npu.macs / result.macs if result.macs else 0.0
+    return [
+        _row("CPU instructions per inference", f"{result.cpu_instructions:,}", counted),
+        _row("  simulating the NPU (not counted)", f"{npu.simulation_instructions:,}"),
+        _row("  first inference (all)", f"{result.first_run_instructions:,}"),
+        _row("  loading the model", f"{result.load_instructions:,}"),
+        _row(f"{npu.name} cycles per inference", f"{npu.cycles:,}",
+             f"{npu.microseconds:,.1f} us at {npu.clock_mhz} MHz, counted by the simulator"),
+        _row("MACs per inference", f"{result.macs:,}"),
+        _row(f"  on {npu.name}", f"{npu.macs:,}", f"{100 * share:.2f}%"),
+        _row("  on the CPU", f"{cpu_macs:,}"),
+        _row("dispatches per inference", f"{result.dispatches}", f"{npu.dispatches} on {npu.name}"),
+    ]
 
 
 def format_table(result: DeployResult) -> str:
     a, f, r = result.artifact, result.flash, result.ram
-    ipm = result.instructions_per_mac
-    step = result.instruction_step
     lines = [
         f"{a.name} on {result.board.name} ({result.board.description}; {a.mode}, "
-        f"{a.manifest['execution_model']})",
+        f"{a.manifest['execution_model']}{', with ' + result.npu.name if result.npu else ''})",
         _row("flash (text + rodata)", f"{f.total:,} B", _kib(f.total)),
         _bytes_row("  model code", f.model_code, f.total),
         _bytes_row("  model constants", f.constants, f.total),
         _bytes_row("  npukit runtime", f.runtime, f.total),
+    ]
+    if result.npu:
+        lines.append(_bytes_row("  NPU simulator (the NPU's stand-in)", f.npu_simulator, f.total))
+    lines += [
         _bytes_row("  start-up, console, C library", f.other, f.total),
         _row("RAM", f"{r.total:,} B", _kib(r.total)),
         _bytes_row("  static data (.data + .bss)", r.static_data, r.total),
-        _bytes_row("  runtime arena high-water", r.arena_high_water, r.total),
+        _bytes_row("  runtime arena high-water", r.arena_high_water - r.simulated_npu_sram, r.total),
         _bytes_row("  stack high-water", r.stack_high_water, r.total),
-        _row("instructions per inference", f"{result.instructions:,}",
-             f"counted in steps of {step}" if step > 1 else "exact (minstret)"),
-        _row("  first inference", f"{result.first_run_instructions:,}"),
-        _row("  loading the model", f"{result.load_instructions:,}"),
-        _row("MACs per inference", f"{result.macs:,}"),
-        _row("instructions per MAC", f"{ipm:.2f}" if ipm is not None else "n/a"),
-        _row("dispatches per inference", f"{result.dispatches}"),
     ]
+    if result.npu:
+        lines.append(_row("  simulated NPU SRAM (not counted)", f"{r.simulated_npu_sram:,} B"))
+    lines += _instruction_rows(result)
     return "\n".join(lines)
 
 

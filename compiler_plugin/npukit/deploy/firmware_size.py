@@ -3,7 +3,8 @@
 Every input section the linker kept is attributed to the file it came from,
 and files to parts: the model's code (its executables and its vm-c module's
 code), the model's constants (the rodata of both: weights, biases,
-quantization tables), npukit's runtime, the board support and the C library.
+quantization tables), npukit's runtime, the mynpu simulator (which stands in
+for the NPU and its driver), the board support and the C library.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 _INPUT_SECTION = re.compile(r"^ (\.(?:text|rodata|srodata|data|sdata|bss|sbss|got)\S*)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S.*)$")
 _NAME_ONLY = re.compile(r"^ (\.(?:text|rodata|srodata|data|sdata|bss|sbss|got)\S*)$")
 _CONTINUATION = re.compile(r"^\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S.*)$")
+# The mynpu simulator's objects inside npukit's HAL library.
+_NPU_SIMULATOR = re.compile(r"\((?:stream|simulator_backend)\.c\.o(?:bj)?\)$")
 _KINDS = {"text": "text", "rodata": "rodata", "srodata": "rodata", "data": "data", "sdata": "data", "got": "data",
           "bss": "bss", "sbss": "bss"}
 
@@ -73,6 +76,8 @@ def classify_by_path(model_name: str) -> Callable[[str], str]:
     def classify(path: str) -> str:
         base = path.split("(")[0]
         name = Path(base).name
+        if _NPU_SIMULATOR.search(path) or re.search(r"/hal_driver/src/mynpu/(?:stream|simulator_backend)\.c\.o", path):
+            return "npu simulator"
         if "/emitc_vm/" in base or "/hal_driver/" in base or name in ("libnpukit_emitc_vm.a", "libnpukit_hal.a"):
             return "runtime"
         if "/bare_metal/" in base or name == "libnpukit_board.a":
@@ -102,14 +107,17 @@ class FlashSplit:
     constants: int
     runtime: int
     other: int  # board support, application and C library
+    npu_simulator: int = 0  # stands in for the NPU (and its driver) with --npu
 
     @property
     def total(self) -> int:
-        return self.model_code + self.constants + self.runtime + self.other
+        return self.model_code + self.constants + self.runtime + self.other + self.npu_simulator
 
 
 def flash_split(size: FirmwareSize) -> FlashSplit:
     model = size.parts.get("model", PartSize())
     runtime = size.parts.get("runtime", PartSize())
-    other = sum(p.text + p.rodata for name, p in size.parts.items() if name not in ("model", "runtime"))
-    return FlashSplit(model.text, model.rodata, runtime.text + runtime.rodata, other)
+    simulator = size.parts.get("npu simulator", PartSize())
+    other = sum(p.text + p.rodata for name, p in size.parts.items() if name not in ("model", "runtime", "npu simulator"))
+    return FlashSplit(model.text, model.rodata, runtime.text + runtime.rodata, other,
+                      simulator.text + simulator.rodata)

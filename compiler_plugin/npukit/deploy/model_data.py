@@ -30,14 +30,16 @@ def _tensor(array: np.ndarray) -> dict:
         "description": _describe(array),
         "bytes": max(array.nbytes, 1),
         "hex": _c_bytes(array) if array.nbytes else "    0,",
-        "is_float32": array.dtype == np.float32,
+        "kind": {np.dtype(np.float32): "MODEL_OUTPUT_FLOAT32", np.dtype(np.int8): "MODEL_OUTPUT_INT8",
+                 np.dtype(np.uint8): "MODEL_OUTPUT_UINT8"}.get(array.dtype, "MODEL_OUTPUT_EXACT"),
     }
 
 
 def render(model_name: str, inputs: list[np.ndarray], expected_outputs: list[np.ndarray],
-           arena_limit: int | None = None) -> str:
-    """model_data.h: the inputs, the expected outputs, buffers for the outputs
-    and, if given, a cap on the runtime's arena in bytes."""
+           arena_limit: int | None = None, mynpu_sram_bytes: int | None = None) -> str:
+    """model_data.h: the inputs, the expected outputs, buffers for the outputs,
+    if given a cap on the runtime's arena in bytes and, for a model compiled
+    for mynpu, the simulated NPU's SRAM size."""
     for a in expected_outputs:
         if a.dtype.kind == "f" and a.dtype != np.float32:
             raise RunError(f"the board sample compares float32 outputs; {model_name} returns {a.dtype}")
@@ -46,6 +48,7 @@ def render(model_name: str, inputs: list[np.ndarray], expected_outputs: list[np.
         inputs=[_tensor(a) for a in inputs],
         outputs=[_tensor(a) for a in expected_outputs],
         arena_limit=arena_limit,
+        mynpu_sram_bytes=mynpu_sram_bytes,
     )
 
 
@@ -71,15 +74,25 @@ def read_outputs(console_values: list[str], like: list[np.ndarray]) -> list[np.n
 
 
 def outputs_match(got: list[np.ndarray], expected: list[np.ndarray]) -> bool:
-    """Integers equal, floats within 1e-4 relative (the same rule as the firmware)."""
+    """The firmware's rule: floats within 1e-4 relative, 8-bit quantized
+    values within 1 (float operations on the CPU, such as a softmax or an
+    average, compiled for the board's CPU can round one value the other way
+    than the host's code), other integers equal."""
     for g, e in zip(got, expected, strict=True):
         if e.dtype.kind == "f":
             g64, e64 = g.astype(np.float64), e.astype(np.float64)
             if not np.all(np.abs(g64 - e64) <= 1e-4 * np.abs(e64) + 1e-6):
                 return False
+        elif e.dtype in (np.int8, np.uint8):
+            if np.abs(g.astype(np.int32) - e.astype(np.int32)).max(initial=0) > 1:
+                return False
         elif not np.array_equal(g, e):
             return False
     return True
+
+
+def outputs_identical(got: list[np.ndarray], expected: list[np.ndarray]) -> bool:
+    return all(np.array_equal(g, e) for g, e in zip(got, expected, strict=True))
 
 
 def random_inputs(specs: list[TensorSpec], seed: int) -> list[np.ndarray]:

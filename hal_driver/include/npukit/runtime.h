@@ -85,6 +85,11 @@ IREE_API_EXPORT iree_status_t npukit_runtime_register_mynpu(npukit_runtime_t* ru
 IREE_API_EXPORT iree_status_t npukit_runtime_register_mynpu_simulator(npukit_runtime_t* runtime,
                                                                       uint32_t max_sram_bytes);
 
+// Whether a mynpu device is registered. A generated model registers the
+// simulator only when the application has not registered a backend of its
+// own (a driver for real silicon, or an instrumented simulator).
+IREE_API_EXPORT bool npukit_runtime_has_mynpu(const npukit_runtime_t* runtime);
+
 // The mynpu device's counters: the last NPU dispatch's and the sum over all
 // of them (either may be NULL). FAILED_PRECONDITION without a mynpu device.
 IREE_API_EXPORT iree_status_t npukit_runtime_mynpu_counters(const npukit_runtime_t* runtime,

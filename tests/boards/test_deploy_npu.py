@@ -1,0 +1,59 @@
+"""``npukit deploy --npu mynpu``: the MLPerf Tiny int8 models compiled for
+mynpu+cortex-m4 run on mps2-an386 with the NPU's dispatches on the simulator
+linked into the firmware: outputs equal to the same compile on the host, the
+NPU cycles and MACs the firmware counts equal to the compiler's report, and
+the CPU's instructions kept apart from those the simulation takes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from npukit.cli.main import main as npukit_main
+from npukit.deploy.deploy_model import deploy
+from support.oracles import TFLiteReference
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["kws_int8", "resnet8_int8"])
+def test_int8_model_on_board_with_mynpu(model, shared_models):
+    result = deploy(shared_models / f"{model}.onnx", "mps2-an386", npu="mynpu", seed=3)
+    context = f"{model} with mynpu on mps2-an386; console:\n{result.console}"
+    # Within 1 LSB of the host: the NPU's work is the same integer arithmetic on
+    # both; the CPU's float pool and softmax may round one value differently.
+    assert result.artifact.mode == "embedded" and result.outputs_match_host, context
+    report = result.artifact.manifest["mynpu"]
+    npu_rows = [r for r in report["dispatches"] if r["device"] == "mynpu"]
+    # The simulator in the firmware counted what the compiler estimated.
+    assert result.npu.cycles == report["summary"]["total_cycles"] > 0, context
+    assert result.npu.macs == report["summary"]["npu_macs"] == sum(r["macs"] for r in npu_rows)
+    assert result.npu.dispatches == len(npu_rows)
+    assert result.dispatches == len(report["dispatches"])
+    # The simulation's instructions are separated from the CPU's own.
+    assert 0 < result.cpu_instructions < result.npu.simulation_instructions
+    assert result.cpu_instructions + result.npu.simulation_instructions == result.instructions
+    assert result.ram.simulated_npu_sram == report["hardware"]["sram_bytes"]
+    assert result.flash.npu_simulator > 0
+    if model == "kws_int8":
+        # Every kws_int8 layer the NPU runs is TFLite's integer arithmetic and
+        # the CPU's remaining ones agree with its kernels on this input.
+        tflite = TFLiteReference(shared_models / "kws_int8.tflite", kernels="reference")
+        np.testing.assert_array_equal(result.outputs[0], tflite(result.inputs[0]))
+
+
+def test_cli_reports_npu_cycles_beside_cpu_instructions(shared_models, capsys, tmp_path):
+    report = tmp_path / "deploy.json"
+    status = npukit_main(["deploy", str(shared_models / "kws_int8.onnx"), "--board", "mps2-an386", "--npu", "mynpu",
+                          "--mynpu-sram-kib", "64", "--json", str(report), "-q"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    for label in ("CPU instructions per inference", "simulating the NPU (not counted)", "mynpu cycles per inference",
+                  "NPU simulator (the NPU's stand-in)", "simulated NPU SRAM (not counted)", "on mynpu"):
+        assert label in out, out
+    data = json.loads(report.read_text())
+    assert data["npu"]["sram_bytes"] == 64 * 1024 == data["ram"]["simulated_npu_sram"]
+    assert data["npu"]["cpu_instructions"] + data["npu"]["simulation_instructions"] == data["instructions"]
+    assert data["flash_bytes"] == sum(data["flash"].values())
+    assert data["npu"]["cycles"] > 0 and data["outputs_match_host"] is True
