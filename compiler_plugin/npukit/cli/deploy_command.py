@@ -90,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"npukit: {message}", file=sys.stderr, flush=True)
 
     result = deploy(
-        args.model, args.board, mode=args.mode, npu=args.npu, mynpu=mynpu_options(args), inputs=args.input, seed=args.seed, keep=args.keep,
-        execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
+        args.model, args.board, mode=args.mode, npu=args.npu, mynpu=mynpu_options(args), inputs=args.input,
+        seed=args.seed, keep=args.keep, execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
         arena_limit=args.arena_limit, progress=progress,
     )
     if not args.quiet:

@@ -54,8 +54,13 @@ class RamUse:
     simulated_npu_sram: int = 0
 
     @property
+    def runtime_arena(self) -> int:
+        """The arena high-water mark without the simulated NPU SRAM."""
+        return self.arena_high_water - self.simulated_npu_sram
+
+    @property
     def total(self) -> int:
-        return self.static_data + self.arena_high_water - self.simulated_npu_sram + self.stack_high_water
+        return self.static_data + self.runtime_arena + self.stack_high_water
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,6 @@ class NpuUse:
     macs: int
     dispatches: int
     simulation_instructions: int  # board CPU instructions spent simulating the NPU
-    sram_bytes: int  # the simulated SRAM, taken from the runtime's arena
     clock_mhz: int
 
     @property
@@ -159,7 +163,7 @@ class DeployResult:
                 "dispatches": self.npu.dispatches,
                 "cpu_instructions": self.cpu_instructions,
                 "simulation_instructions": self.npu.simulation_instructions,
-                "sram_bytes": self.npu.sram_bytes,
+                "sram_bytes": self.ram.simulated_npu_sram,
             },
         }
 
@@ -232,12 +236,12 @@ def _npu_options(npu: str | None, mynpu: "MynpuOptions | None", mode: str | None
     return "embedded", mynpu if mynpu is not None else MynpuOptions()
 
 
-def _npu_use(run: qemu_runner.FirmwareRun, artifact: CompileResult, ram_sram: int) -> NpuUse:
+def _npu_use(run: qemu_runner.FirmwareRun, artifact: CompileResult) -> NpuUse:
     hardware = artifact.manifest["mynpu"]["hardware"]
     return NpuUse(
         name="mynpu", cycles=run.number("npu_cycles"), macs=run.number("npu_macs"),
         dispatches=run.number("npu_dispatches"), simulation_instructions=run.number("simulation_instructions"),
-        sram_bytes=ram_sram, clock_mhz=int(hardware["clock_mhz"]),
+        clock_mhz=int(hardware["clock_mhz"]),
     )
 
 
@@ -327,7 +331,6 @@ def deploy(
         if run.exit_status not in (EXIT_MATCH, EXIT_DIFFER):
             raise _run_error(run, board)
         outputs = model_data.read_outputs(run.all_values("output"), host_outputs)
-        npu_sram = run.number("npu_sram_bytes") if npu else 0
         result = DeployResult(
             board=board,
             artifact=artifact,
@@ -341,7 +344,7 @@ def deploy(
                 stack_high_water=run.number("stack_high_water"),
                 arena_capacity=run.number("arena_capacity"),
                 stack_size=run.number("stack_size"),
-                simulated_npu_sram=npu_sram,
+                simulated_npu_sram=run.number("npu_sram_bytes") if npu else 0,
             ),
             instructions=run.number("instructions"),
             first_run_instructions=run.number("first_run_instructions"),
@@ -350,7 +353,7 @@ def deploy(
             dispatches=run.number("dispatches"),
             project_dir=None,
             console=run.console,
-            npu=_npu_use(run, artifact, npu_sram) if npu else None,
+            npu=_npu_use(run, artifact) if npu else None,
         )
         if (run.exit_status == EXIT_MATCH) != result.outputs_match_host:
             raise RunError(f"the firmware and the host disagree on whether the outputs match; {run.report()}")

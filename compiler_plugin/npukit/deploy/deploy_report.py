@@ -85,7 +85,7 @@ def format_table(result: DeployResult) -> str:
         _bytes_row("  start-up, console, C library", f.other, f.total),
         _row("RAM", f"{r.total:,} B", _kib(r.total)),
         _bytes_row("  static data (.data + .bss)", r.static_data, r.total),
-        _bytes_row("  runtime arena high-water", r.arena_high_water - r.simulated_npu_sram, r.total),
+        _bytes_row("  runtime arena high-water", r.runtime_arena, r.total),
         _bytes_row("  stack high-water", r.stack_high_water, r.total),
     ]
     if result.npu:

@@ -17,8 +17,8 @@ from pathlib import Path
 _INPUT_SECTION = re.compile(r"^ (\.(?:text|rodata|srodata|data|sdata|bss|sbss|got)\S*)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S.*)$")
 _NAME_ONLY = re.compile(r"^ (\.(?:text|rodata|srodata|data|sdata|bss|sbss|got)\S*)$")
 _CONTINUATION = re.compile(r"^\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S.*)$")
-# The mynpu simulator's objects inside npukit's HAL library.
-_NPU_SIMULATOR = re.compile(r"\((?:stream|simulator_backend)\.c\.o(?:bj)?\)$")
+# The mynpu simulator's objects, members of npukit's HAL library.
+_NPU_SIMULATOR = re.compile(r"libnpukit_hal\.a\((?:stream|simulator_backend)\.c\.o(?:bj)?\)$")
 _KINDS = {"text": "text", "rodata": "rodata", "srodata": "rodata", "data": "data", "sdata": "data", "got": "data",
           "bss": "bss", "sbss": "bss"}
 
@@ -76,7 +76,7 @@ def classify_by_path(model_name: str) -> Callable[[str], str]:
     def classify(path: str) -> str:
         base = path.split("(")[0]
         name = Path(base).name
-        if _NPU_SIMULATOR.search(path) or re.search(r"/hal_driver/src/mynpu/(?:stream|simulator_backend)\.c\.o", path):
+        if _NPU_SIMULATOR.search(path):
             return "npu simulator"
         if "/emitc_vm/" in base or "/hal_driver/" in base or name in ("libnpukit_emitc_vm.a", "libnpukit_hal.a"):
             return "runtime"
