@@ -51,9 +51,20 @@ def kws(shared_models, tmp_path_factory):
     return _compile(shared_models, tmp_path_factory, "kws_int8")
 
 
+@pytest.fixture(scope="module")
+def resnet(shared_models, tmp_path_factory):
+    return _compile(shared_models, tmp_path_factory, "resnet8_int8")
+
+
+@pytest.fixture
+def compiled(request, kws, resnet):
+    """The default mynpu compile of the model named by the test's ``name``."""
+    return {"kws_int8": kws, "resnet8_int8": resnet}[request.getfixturevalue("name")]
+
+
 @pytest.mark.parametrize("name", ["kws_int8", "resnet8_int8"])
-def test_models_run_on_the_npu_with_the_estimated_cycles(name, kws, shared_models, tmp_path_factory):
-    result = kws if name == "kws_int8" else _compile(shared_models, tmp_path_factory, name)
+def test_models_run_on_the_npu_with_the_estimated_cycles(name, compiled):
+    result = compiled
     report = result.manifest["mynpu"]
     summary = report["summary"]
     assert summary["npu_mac_share"] >= 0.95
@@ -135,16 +146,33 @@ def test_first_kws_convolution_is_tflites_arithmetic(shared_models):
         np.testing.assert_array_equal(window.transpose(1, 2, 0), reference(x.reshape(1, 49, 10, 1)))
 
 
-def test_kws_on_the_npu_equals_tflites_reference_kernels(kws, shared_models):
-    """The whole kws_int8 model compiled for mynpu (NPU layers plus the CPU's
-    pad, pool and softmax) gives exactly the outputs of TFLite's reference
-    kernels, the integer arithmetic of TFLite Micro and CMSIS-NN, on 20
-    random inputs."""
-    tflite = TFLiteReference(shared_models / "kws_int8.tflite", kernels="reference")
-    inputs = _inputs("kws_int8", 20)
-    outputs, _ = _run(kws, inputs)
+@pytest.mark.parametrize("name", ["kws_int8", "resnet8_int8"])
+def test_models_on_the_npu_equal_tflites_reference_kernels(name, compiled, shared_models):
+    """The whole model compiled for mynpu (NPU layers plus the CPU's
+    dispatches, whose requantizations are integer too) gives exactly the
+    outputs of TFLite's reference kernels, the integer arithmetic of TFLite
+    Micro and CMSIS-NN, on 20 random inputs."""
+    tflite = TFLiteReference(shared_models / f"{name}.tflite", kernels="reference")
+    inputs = _inputs(name, 20)
+    outputs, _ = _run(compiled, inputs)
     for x, y in zip(inputs, outputs):
         np.testing.assert_array_equal(y, tflite(x))
+
+
+def test_cpu_dispatches_requantize_in_integers(resnet):
+    """resnet8_int8's dispatches that stay on the CPU with requantizations (a
+    residual addition of another layer's accumulators, the pool over two
+    accumulators) compute them in integers; the softmax stays in f32, and the
+    report says so."""
+    rows = [r for r in resnet.manifest["mynpu"]["dispatches"] if r["device"] == "cpu"]
+    arithmetic = {r["name"]: r["cpu_requantization"] for r in rows}
+    residual = [n for n, r in zip(arithmetic, rows) if "residual addition" in r["reason"]]
+    pool = [n for n, r in zip(arithmetic, rows) if "pooling reduction" in r["reason"]]
+    softmax = [n for n in arithmetic if "softmax" in n]
+    assert len(residual) == len(pool) == len(softmax) == 1
+    assert arithmetic[residual[0]] == arithmetic[pool[0]] == "integer"
+    assert arithmetic[softmax[0]].startswith("float: ")
+    assert {a for n, a in arithmetic.items() if n not in residual + pool + softmax} == {"none"}
 
 
 def test_small_sram_tiles_without_changing_results(kws, shared_models, tmp_path_factory):

@@ -8,30 +8,10 @@ import pytest
 
 from npukit.mynpu.isa import DMA_OVERHEAD_CYCLES, OP_OVERHEAD_CYCLES, REGISTERS, CommandStream, HardwareConfig, Op
 from npukit.mynpu.simulator import StreamError, run_stream
+from tests.support.tflite_arithmetic import requantize, requantize_once
 
 CONFIG = HardwareConfig(pes=8, sram_bytes=64 * 1024, dma_bytes_per_cycle=4)
 IFM, WGT, BIAS, QUANT, OFM, IFM2 = 0, 16384, 32768, 36864, 40960, 57344
-
-
-# The reference arithmetic, in Python integers (no overflow), after TFLite.
-def srdhm(a: int, b: int) -> int:
-    if a == b == -(2**31):
-        return 2**31 - 1
-    ab = a * b
-    nudge = 2**30 if ab >= 0 else 1 - 2**30
-    q = abs(ab + nudge) // 2**31
-    return q if ab + nudge >= 0 else -q  # C division truncates toward zero
-
-
-def rdbpot(x: int, e: int) -> int:
-    mask = (1 << e) - 1
-    threshold = (mask >> 1) + (1 if x < 0 else 0)
-    return (x >> e) + (1 if (x & mask) > threshold else 0)
-
-
-def requantize(acc: int, mult: int, shift: int) -> int:
-    x = max(-(2**31), min(2**31 - 1, acc * (1 << max(shift, 0))))
-    return rdbpot(srdhm(x, mult), max(-shift, 0))
 
 
 def to_int8(values, zp, lo=-128, hi=127):
@@ -133,7 +113,7 @@ def test_matmul(out_int32):
     if out_int32:
         np.testing.assert_array_equal(run.sram[OFM:OFM + 4 * m * n].view(np.int32).reshape(m, n), acc)
     else:
-        expected = np.array([[max(-100, min(100, requantize(int(acc[i, j]), *quant[j]) + 1)) for j in range(n)]
+        expected = np.array([[max(-100, min(100, requantize_once(int(acc[i, j]), *quant[j]) + 1)) for j in range(n)]
                              for i in range(m)], np.int8)
         np.testing.assert_array_equal(run.sram[OFM:OFM + m * n].view(np.int8).reshape(m, n), expected)
     assert run.counters.macs == m * n * k
@@ -239,15 +219,22 @@ REQUANT_CASES = [
 
 @pytest.mark.parametrize("acc,mult,shift", REQUANT_CASES)
 @pytest.mark.parametrize("ozp", [-128, 0, 127])
-def test_requantization_edge_cases(acc, mult, shift, ozp):
-    # A 1x1 matmul with weight 1, IFM 0 and the accumulator as its bias.
+@pytest.mark.parametrize("op", [Op.CONV, Op.MAT_MUL])
+def test_requantization_edge_cases(acc, mult, shift, ozp, op):
+    """A 1x1 layer with weight 1, IFM 0 and the accumulator as its bias:
+    convolutions round twice (TFLite's MultiplyByQuantizedMultiplier),
+    OP_MAT_MUL once (TFLite's fully connected kernel)."""
     s = CommandStream().set(IFM_ADDR=IFM, IFM_H=1, IFM_W=1, IFM_C=1, OFM_ADDR=OFM, OFM_H=1, OFM_W=1, OFM_C=1,
                             WEIGHT_ADDR=WGT, BIAS_ADDR=BIAS, QUANT_ADDR=QUANT, OFM_ZP=ozp, ACT_MIN=-128,
-                            ACT_MAX=127).op(Op.MAT_MUL).end()
+                            ACT_MAX=127)
+    if op == Op.CONV:
+        s.set(KERNEL_H=1, KERNEL_W=1, STRIDE_H=1, STRIDE_W=1, DILATION_H=1, DILATION_W=1)
+    s.op(op).end()
     sram = sram_with(ifm=np.zeros(1, np.int8), wgt=np.ones(1, np.int8), bias=np.array([acc], np.int32),
                      quant=np.array([mult, shift], np.int32))
     run = run_stream(CONFIG, s.encode(), sram=sram)
-    assert int(run.sram[OFM:OFM + 1].view(np.int8)[0]) == max(-128, min(127, requantize(acc, mult, shift) + ozp))
+    rounded = (requantize if op == Op.CONV else requantize_once)(acc, mult, shift)
+    assert int(run.sram[OFM:OFM + 1].view(np.int8)[0]) == max(-128, min(127, rounded + ozp))
 
 
 def _dma_stream(double_buffered: bool, parallel_dma: int = 2) -> bytes:

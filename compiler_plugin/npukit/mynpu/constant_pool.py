@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from iree.compiler import ir
 
-from npukit.mynpu.dispatch_ir import constant_int, defining_op, dense_array
+from npukit.mynpu.dispatch_ir import DTYPES, DispatchBody, constant_int, defining_op, dense_array, dense_constant
 
 
 @dataclass(frozen=True)
@@ -144,3 +145,25 @@ def _constant_resource(resource: ir.Value, globals_data: dict[str, bytes]) -> by
             return globals_data.get(ir.FlatSymbolRefAttr(op.attributes["global"]).value)
         return None
     return None
+
+
+def constant_reader(body: DispatchBody, site: list[BindingSite] | str | None):
+    """``constant_of(value)``: a value's compile-time contents in a dispatch
+    (an ``arith.constant``, or a load from a constant binding at its call
+    site ``site``), else None."""
+
+    def constant_of(value: ir.Value) -> np.ndarray | None:
+        data = dense_constant(value)
+        if data is not None:
+            return data
+        tensor = body.loads.get(value)
+        if tensor is None or not isinstance(site, list) or site[tensor.binding].data is None:
+            return None
+        raw = site[tensor.binding].data
+        count = int(np.prod(tensor.shape)) * tensor.element_bytes
+        if tensor.offset + count > len(raw):
+            return None
+        full = np.frombuffer(raw[tensor.offset:tensor.offset + count], DTYPES[tensor.dtype]).reshape(tensor.shape)
+        return full[tensor.window]
+
+    return constant_of

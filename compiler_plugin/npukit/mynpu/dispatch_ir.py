@@ -65,6 +65,7 @@ class DispatchBody:
     loads: dict[ir.Value, SystemTensor] = field(default_factory=dict)
     stores: list[tuple[ir.Value, SystemTensor]] = field(default_factory=list)
     linalg: list[ir.Operation] = field(default_factory=list)
+    function: ir.Operation | None = None
 
 
 def defining_op(value: ir.Value) -> ir.Operation | ir.Block:
@@ -124,7 +125,7 @@ def read_dispatch(executable: ir.Operation) -> DispatchBody:
     func = funcs[0]
     block = func.regions[0].blocks[0]
     args = list(block.arguments)
-    body = DispatchBody(export_name, len(args))
+    body = DispatchBody(export_name, len(args), function=func)
     subspans: dict[ir.Value, tuple[int, int, tuple[int, ...], str]] = {}
 
     def binding_index(value: ir.Value) -> int:

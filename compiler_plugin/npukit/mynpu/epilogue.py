@@ -20,6 +20,7 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.mynpu.dispatch_ir import defining_op
+from npukit.mynpu.requantization import as_f32
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def _const(node: Node) -> float | None:
     return float(node.value) if node.op == "const" else None
 
 
-def _commuted(node: Node, op: str):
+def commuted(node: Node, op: str):
     """Both orders of a commutative binary node's operands."""
     if node.op != op or len(node.operands) != 2:
         return []
@@ -111,7 +112,7 @@ def match_quantize(node: Node) -> Quantize | None:
         if clamp.op not in ("arith.minnumf", "arith.maxnumf", "arith.minimumf", "arith.maximumf"):
             break
         kind = "high" if "min" in clamp.op else "low"
-        for x, c in _commuted(clamp, clamp.op):
+        for x, c in commuted(clamp, clamp.op):
             if _const(c) is not None:
                 bounds[kind] = _const(c)
                 clamp = x
@@ -120,7 +121,7 @@ def match_quantize(node: Node) -> Quantize | None:
             return None
     if set(bounds) != {"low", "high"}:
         return None
-    for rounded, zp in _commuted(clamp, "arith.addf"):
+    for rounded, zp in commuted(clamp, "arith.addf"):
         if _const(zp) is None or not _is(rounded, "math.roundeven"):
             continue
         divided = rounded.operands[0]
@@ -142,7 +143,7 @@ class Activation:
 
 def match_activation(node: Node) -> Activation:
     upper = None
-    for x, c in _commuted(node, "arith.minnumf"):
+    for x, c in commuted(node, "arith.minnumf"):
         if _const(c) is not None:
             upper, node = _const(c), x
             break
@@ -151,7 +152,7 @@ def match_activation(node: Node) -> Activation:
         if (_is(cond, "arith.cmpf") and cond.value in _GREATER and cond.operands[0] == a
                 and _const(cond.operands[1]) == 0.0 and _const(b) == 0.0):
             return Activation(a, "relu", upper)
-    for x, c in _commuted(node, "arith.maxnumf"):
+    for x, c in commuted(node, "arith.maxnumf"):
         if _const(c) == 0.0:
             return Activation(x, "relu", upper)
     if upper is not None:
@@ -175,7 +176,7 @@ def _scale_chain(node: Node, depth: int = 2) -> tuple[Node, tuple[Node, ...]] | 
         return node, ()
     if depth == 0:
         return None
-    for x, factor in _commuted(node, "arith.mulf"):
+    for x, factor in commuted(node, "arith.mulf"):
         inner = _scale_chain(x, depth - 1)
         if inner is not None and factor.op in ("arg", "const"):
             return inner[0], inner[1] + (factor,)
@@ -205,7 +206,7 @@ class Accumulator:
 
 def match_accumulator(node: Node) -> Accumulator | None:
     bias = None
-    for x, b in _commuted(node, "arith.addf"):
+    for x, b in commuted(node, "arith.addf"):
         if b.op == "arg":
             bias, node = b, x
             break
@@ -259,7 +260,7 @@ def match_residual_add(node: Node) -> ResidualAdd | None:
     if output is None:
         return None
     quantize, activation = output
-    for a, b in _commuted(activation.inner, "arith.addf"):
+    for a, b in commuted(activation.inner, "arith.addf"):
         first, second = match_dequantize_int8(a), match_dequantize_int8(b)
         if first is None or second is None:
             continue
@@ -276,12 +277,22 @@ def adds_computed_operand(node: Node) -> bool:
     output = _activated_output(node)
     if output is None:
         return False
-    for a, b in _commuted(output[1].inner, "arith.addf"):
+    for a, b in commuted(output[1].inner, "arith.addf"):
         first, second = match_dequantize_int8(a), match_dequantize_int8(b)
         if first is not None and second is not None and match_requantized(first.source) is not None \
                 and second.source.op != "arg":
             return True
     return False
+
+
+def activation_range(act: Activation, out: Quantize) -> tuple[int, int]:
+    """The int8 range the fused activation leaves: TFLite's activation_min/max."""
+    low, high = max(-128, out.low), min(127, out.high)
+    if act.kind == "relu":
+        low = max(low, out.zero_point)
+    if act.upper is not None:
+        high = min(high, out.zero_point + int(round(act.upper / as_f32(out.scale))))
+    return low, high
 
 
 def scalar(node: Node) -> float | None:

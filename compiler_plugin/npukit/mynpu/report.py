@@ -63,8 +63,11 @@ def cpu_operations_text(report: dict) -> str:
     for row in report["dispatches"]:
         if row["device"] == "cpu":
             macs = f", {row['macs']:,} MACs" if row["macs"] else ""
+            arithmetic = row.get("cpu_requantization", "none")
+            integer = " [integer requantization]" if arithmetic == "integer" else \
+                f" [requantized in f32: {arithmetic.removeprefix('float: ')}]" if arithmetic != "none" else ""
             lines.append(f"mynpu: on the CPU: {row['name']} ({row['operation'] or 'unreadable'}{macs}): "
-                         f"{row['reason']}")
+                         f"{row['reason']}{integer}")
     s = report["summary"]
     lines.append(f"mynpu: {s['npu_dispatches']} of {s['dispatches']} dispatches on the NPU, "
                  f"{100 * s['npu_mac_share']:.1f}% of {s['macs']:,} MACs, {s['total_cycles']:,} estimated cycles")

@@ -9,7 +9,15 @@ import math
 import struct
 from typing import Iterable
 
+import numpy as np
+
 MIN_SHIFT, MAX_SHIFT = -31, 30
+ADD_LEFT_SHIFT = 20  # TFLite's int8 ADD shifts both operands left by this before scaling them
+
+
+def as_f32(value: float) -> float:
+    """``value`` rounded to single precision, as TFLite stores scales."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
 
 
 def quantize_multiplier(scale: float) -> tuple[int, int]:
@@ -35,10 +43,30 @@ def convolution_multipliers(input_scale: float, weight_scales: Iterable[float],
                             output_scale: float) -> list[tuple[int, int]]:
     """Per output channel: input scale x weight scale / output scale, computed
     in double precision from the single-precision scales as TFLite does."""
-    as_f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]  # noqa: E731
     return [quantize_multiplier(as_f32(input_scale) * as_f32(w) / as_f32(output_scale)) for w in weight_scales]
 
 
 def quant_table(multipliers: Iterable[tuple[int, int]]) -> bytes:
     """The ISA's requantization table: int32 multiplier, int32 shift per channel."""
     return b"".join(struct.pack("<ii", m, s) for m, s in multipliers)
+
+
+def addition_multipliers(first_scale: float, second_scale: float,
+                         output_scale: float) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """TFLite's int8 ADD: the multipliers of the two operands (after the
+    ``ADD_LEFT_SHIFT`` shift) and of the sum, from single-precision scales."""
+    s1, s2, so = as_f32(first_scale), as_f32(second_scale), as_f32(output_scale)
+    twice_max = 2 * max(s1, s2)
+    return (quantize_multiplier(s1 / twice_max), quantize_multiplier(s2 / twice_max),
+            quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * so)))
+
+
+def integer_bias(bias: np.ndarray, accumulator_scale: np.ndarray) -> np.ndarray:
+    """A float bias as int32 in units of the accumulator's scale; ValueError
+    when it is not (close to) an integer multiple of it, as a quantized
+    model's bias always is."""
+    ratio = np.asarray(bias, np.float64) / np.asarray(accumulator_scale, np.float64)
+    rounded = np.round(ratio)
+    if np.any(np.abs(ratio - rounded) > 0.05) or np.any(np.abs(rounded) >= 2**31):
+        raise ValueError("a bias that is not an integer multiple of the accumulator scale")
+    return rounded.astype(np.int32)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from npukit.mynpu.isa import CONSTANTS_BINDING, LAYOUT_CHW, LAYOUT_HWC, CommandStream, HardwareConfig, Op
-from npukit.mynpu.requantization import quant_table
-from npukit.mynpu.supported_operators import LEFT_SHIFT, LayerSpec, NotSupported, TensorLayout
+from npukit.mynpu.requantization import ADD_LEFT_SHIFT, quant_table
+from npukit.mynpu.supported_operators import LayerSpec, NotSupported, TensorLayout
 
 ALIGN = 16
 MAX_DMA_LENGTH = 1 << 24
@@ -248,7 +248,7 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
                       OFM_C=ow, IFM2_ADDR=buffers.residual, IFM_ZP=a.conv_zp, IFM2_ZP=a.residual_zp,
                       IFM_MULT=a.input_multiplier[0], IFM_SHIFT=a.input_multiplier[1],
                       IFM2_MULT=a.residual_multiplier[0], IFM2_SHIFT=a.residual_multiplier[1],
-                      OUT_MULT=a.output_multiplier[0], OUT_SHIFT=a.output_multiplier[1], LEFT_SHIFT=LEFT_SHIFT,
+                      OUT_MULT=a.output_multiplier[0], OUT_SHIFT=a.output_multiplier[1], LEFT_SHIFT=ADD_LEFT_SHIFT,
                       OFM_ZP=a.output_zp, ACT_MIN=a.act_min, ACT_MAX=a.act_max)
                 s.op(Op.E_ADD)
                 s.set(IFM_ZP=spec.ifm_zp, OFM_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max)

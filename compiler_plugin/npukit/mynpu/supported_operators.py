@@ -20,9 +20,7 @@ from iree.compiler import ir
 
 from npukit.mynpu import epilogue as ep
 from npukit.mynpu.dispatch_ir import DispatchBody, SystemTensor, defining_op, dense_constant
-from npukit.mynpu.requantization import quantize_multiplier
-
-LEFT_SHIFT = 20  # TFLite's int8 ADD
+from npukit.mynpu.requantization import addition_multipliers, as_f32, integer_bias, quantize_multiplier
 
 
 class NotSupported(Exception):
@@ -271,10 +269,6 @@ def _geometry(op: ir.Operation, body: DispatchBody, constant_of) -> _Geometry:
 
 # Epilogues -------------------------------------------------------------------
 
-def _f32(x: float) -> float:
-    return float(np.float32(x))
-
-
 class _Inputs:
     """The epilogue generic's inputs, by block-argument index."""
 
@@ -317,7 +311,7 @@ def _requantization(match: ep.RequantizedContraction, inputs: _Inputs, weights: 
         raise NotSupported("the epilogue does not requantize the contraction's accumulator")
     scale = np.ones(channels)
     for factor in acc.scales:
-        scale = scale * np.array([_f32(v) for v in _factor(factor, inputs, channels)])
+        scale = scale * np.array([as_f32(v) for v in _factor(factor, inputs, channels)])
     sums = weights.reshape(channels, -1).astype(np.int64).sum(axis=1) if kind != "depthwise" else \
         weights.reshape(-1, channels).astype(np.int64).sum(axis=0)
     ifm_zp = 0
@@ -336,23 +330,13 @@ def _requantization(match: ep.RequantizedContraction, inputs: _Inputs, weights: 
         values = ep.per_channel(acc.bias, inputs.per_channel)
         if values is None:
             raise NotSupported("a bias that is not a constant")
-        values = np.broadcast_to(np.asarray(values, np.float64), (channels,))
-        ratio = values / scale
-        bias = np.round(ratio).astype(np.int64)
-        if np.any(np.abs(ratio - bias) > 0.05) or np.any(np.abs(bias) >= 2**31):
-            raise NotSupported("a bias that is not an integer multiple of the accumulator scale")
-    out_scale = _f32(match.output.scale)
+        try:
+            bias = integer_bias(np.broadcast_to(np.asarray(values, np.float64), (channels,)), scale)
+        except ValueError as e:
+            raise NotSupported(str(e)) from None
+    out_scale = as_f32(match.output.scale)
     multipliers = [quantize_multiplier(s / out_scale) for s in scale]
     return bias.astype(np.int32), multipliers, ifm_zp
-
-
-def _activation_range(act: ep.Activation, out: ep.Quantize) -> tuple[int, int]:
-    low, high = max(-128, out.low), min(127, out.high)
-    if act.kind == "relu":
-        low = max(low, out.zero_point)
-    if act.upper is not None:
-        high = min(high, out.zero_point + int(round(act.upper / _f32(out.scale))))
-    return low, high
 
 
 def _add_parameters(match: ep.ResidualAdd, inputs: _Inputs, ofm: TensorLayout) -> ElementwiseAdd:
@@ -364,17 +348,14 @@ def _add_parameters(match: ep.ResidualAdd, inputs: _Inputs, ofm: TensorLayout) -
         raise NotSupported("the residual operand is not a whole int8 tensor of the output's shape")
     s1 = ep.scalar(match.contraction_scale)
     s2 = ep.scalar(match.residual.scales[0])
-    if s1 is None or s2 is None or _f32(s1) != _f32(match.contraction.output.scale):
+    if s1 is None or s2 is None or as_f32(s1) != as_f32(match.contraction.output.scale):
         raise NotSupported("the addition's scales are not constants of the layers it adds")
     if match.contraction_zero_point != match.contraction.output.zero_point:
         raise NotSupported("the addition dequantizes with another zero point than the layer's")
-    s1, s2, so = _f32(s1), _f32(s2), _f32(match.output.scale)
-    twice_max = 2 * max(s1, s2)
-    low, high = _activation_range(match.activation, match.output)
+    low, high = ep.activation_range(match.activation, match.output)
     return ElementwiseAdd(
         TensorLayout(residual, ofm.roles), match.residual.zero_point, match.contraction_zero_point,
-        quantize_multiplier(s1 / twice_max), quantize_multiplier(s2 / twice_max),
-        quantize_multiplier(twice_max / ((1 << LEFT_SHIFT) * so)), match.output.zero_point, low, high)
+        *addition_multipliers(s1, s2, match.output.scale), match.output.zero_point, low, high)
 
 
 def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
@@ -419,7 +400,7 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
     simple = ep.match_requantized(expression)
     if simple is not None:
         bias, multipliers, ifm_zp = _requantization(simple, inputs, geometry.weights, geometry.kind, channels)
-        low, high = _activation_range(simple.activation, simple.output)
+        low, high = ep.activation_range(simple.activation, simple.output)
         return _spec(geometry, ofm, bias, multipliers, ifm_zp, simple.output.zero_point, low, high,
                      simple.activation.kind == "relu")
     residual = ep.match_residual_add(expression)
@@ -428,7 +409,7 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
             raise NotSupported("a fully connected layer with a residual addition")
         inner = residual.contraction
         bias, multipliers, ifm_zp = _requantization(inner, inputs, geometry.weights, geometry.kind, channels)
-        low, high = _activation_range(inner.activation, inner.output)
+        low, high = ep.activation_range(inner.activation, inner.output)
         spec = _spec(geometry, ofm, bias, multipliers, ifm_zp, inner.output.zero_point, low, high,
                      inner.activation.kind == "relu")
         spec.add = _add_parameters(residual, inputs, ofm)

@@ -10,6 +10,10 @@
   operators (npukit.mynpu.supported_operators); those that match are lowered
   to command streams, which the device's validator checks and costs now. The
   others stay on the CPU with the reason.
+- 'stream' too (``requantize_cpu_code``): every dispatch's CPU code gets
+  TFLite's integer requantization (npukit.passes.integer_requantization), so
+  the CPU computes what the NPU and TFLite's integer kernels compute; the
+  report says which CPU dispatches that covers.
 - 'hal' (``binaries``): the placeholder of each ``mynpu-v1`` binary is
   replaced by the real executable: the streams, their constants and the CPU
   code IREE compiled as host code for the dispatches the NPU does not run.
@@ -21,35 +25,18 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.errors import CompileError
-from npukit.mynpu.constant_pool import binding_sites
-from npukit.mynpu.dispatch_ir import DTYPES, UnreadableDispatch, dense_constant, read_dispatch
+from npukit.mynpu.constant_pool import binding_sites, constant_reader
+from npukit.mynpu.dispatch_ir import UnreadableDispatch, read_dispatch
 from npukit.mynpu.executable import FORMAT, Executable, Export
 from npukit.mynpu.options import MynpuOptions
 from npukit.mynpu.report import DispatchRow, placement_report
 from npukit.mynpu.stream_generator import Constants, StreamPlan, generate
 from npukit.mynpu.supported_operators import LayerSpec, NotSupported, match_layer
 from npukit.passes.dispatch_inventory import DispatchInventory
+from npukit.passes.integer_requantization import IntegerRequantization
 from npukit.passes.mynpu_binaries import ReplaceMynpuBinaries
 
 _TARGET_PREFIX = '#hal.executable.target<"llvm-cpu", "'
-
-
-def _constant_reader(body, site):
-    def constant_of(value: ir.Value) -> np.ndarray | None:
-        data = dense_constant(value)
-        if data is not None:
-            return data
-        tensor = body.loads.get(value)
-        if tensor is None or not isinstance(site, list) or site[tensor.binding].data is None:
-            return None
-        raw = site[tensor.binding].data
-        count = int(np.prod(tensor.shape)) * tensor.element_bytes
-        if tensor.offset + count > len(raw):
-            return None
-        full = np.frombuffer(raw[tensor.offset:tensor.offset + count], DTYPES[tensor.dtype]).reshape(tensor.shape)
-        return full[tensor.window]
-
-    return constant_of
 
 
 class MynpuTarget:
@@ -62,6 +49,7 @@ class MynpuTarget:
         self.parallelism = options.config().parallelism
         self.report: dict | None = None
         self._replace = ReplaceMynpuBinaries(self._executable_for)
+        self._integer = IntegerRequantization()
 
     # 'preprocessing' ----------------------------------------------------------
 
@@ -123,7 +111,7 @@ class MynpuTarget:
         try:
             if isinstance(site, str):
                 raise NotSupported(site)
-            spec = match_layer(body, _constant_reader(body, site))
+            spec = match_layer(body, constant_reader(body, site))
             if spec.kind == "depthwise" and self.options.depthwise == "cpu":
                 raise NotSupported("the hardware configuration has no OP_DEPTH_CONV (--mynpu-depthwise=cpu)")
             constants = Constants(bytearray(self.constants.data))
@@ -148,6 +136,13 @@ class MynpuTarget:
         self.constants = constants
         self.exports[name] = (spec, plan)
         return DispatchRow(name, spec.operation, "mynpu", "", spec.macs, plan=plan)
+
+    def requantize_cpu_code(self, module: ir.Operation) -> None:
+        self._integer(module)
+        for row in self.report["dispatches"] if self.report else ():
+            done = self._integer.dispatches.get(row["name"])
+            if row["device"] == "cpu":
+                row["cpu_requantization"] = done.describe() if done else "none"
 
     # 'hal' --------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ def passes_for(flags: list[str], output_format: str = "vm-bytecode",
     hooks: dict[str, list[ModuleHook]] = {"start": [RejectUnknownOperations()]}
     if mynpu is not None:
         hooks["preprocessing"] = [mynpu.retarget]
-        hooks["stream"] = [mynpu.partition]
+        hooks["stream"] = [mynpu.partition, mynpu.requantize_cpu_code]
         hooks["hal"] = [mynpu.binaries]
     if is_inline_execution(flags):
         hooks.setdefault("stream", []).append(KeepConstantGlobals())

@@ -1,0 +1,109 @@
+"""TFLite's integer requantization in CPU code (npukit.cpu.fixed_point, as the
+integer-requantization pass emits it): compiled by IREE for this host and run,
+it gives what TFLite's arithmetic, written out in Python integers, gives."""
+
+from __future__ import annotations
+
+import iree.compiler as ireec
+import iree.runtime as ireert
+import numpy as np
+import pytest
+from iree.compiler import ir
+from iree.compiler.dialects import arith
+
+from npukit.cpu.fixed_point import FixedPoint
+from npukit.mynpu.requantization import quantize_multiplier
+from tests.support.tflite_arithmetic import requantize, requantize_once, rounding_divide
+
+N = 4096
+DIVISORS = (1, 2, 3, 49, 64, 65536)
+
+
+def _elementwise(name: str, inputs: int) -> str:
+    ident = "affine_map<(d0) -> (d0)>"
+    args = ", ".join(f"%a{i}: tensor<{N}xi32>" for i in range(inputs))
+    block = ", ".join(f"%b{i}: i32" for i in range(inputs))
+    return f"""
+func.func @{name}({args}) -> tensor<{N}xi32> {{
+  %e = tensor.empty() : tensor<{N}xi32>
+  %r = linalg.generic {{indexing_maps = [{", ".join([ident] * (inputs + 1))}], iterator_types = ["parallel"]}}
+      ins({", ".join(f"%a{i}" for i in range(inputs))} : {", ".join([f"tensor<{N}xi32>"] * inputs)})
+      outs(%e : tensor<{N}xi32>) {{
+  ^bb0({block}, %out: i32):
+    linalg.yield %b0 : i32
+  }} -> tensor<{N}xi32>
+  return %r : tensor<{N}xi32>
+}}"""
+
+
+def _generics(module: ir.Module) -> dict[str, ir.Operation]:
+    found = {}
+    for func in module.body.operations:
+        name = ir.StringAttr(func.attributes["sym_name"]).value
+        for op in func.regions[0].blocks[0].operations:
+            if op.operation.name == "linalg.generic":
+                found[name] = op.operation
+    return found
+
+
+def _emit(generic: ir.Operation, build) -> None:
+    """Replaces the body's result with build(FixedPoint, block arguments)."""
+    block = generic.regions[0].blocks[0]
+    terminator = list(block.operations)[-1]
+    with ir.InsertionPoint(terminator), terminator.location:
+        terminator.operands[0] = build(FixedPoint(), list(block.arguments))
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    with ir.Context():
+        text = _elementwise("requantize", 3) + _elementwise("requantize_once", 3) + "".join(_elementwise(f"divide_{d}", 1) for d in DIVISORS)
+        module = ir.Module.parse(text)
+        generics = _generics(module)
+
+        def requantize_body(fixed, args):
+            x, multiplier, shift = args[:3]
+            zero = fixed.constant(0)
+            left = arith.MaxSIOp(shift, zero).result
+            right = arith.MaxSIOp(fixed.sub(zero, shift), zero).result
+            return fixed.multiply_by_quantized_multiplier(x, multiplier, left, right)
+
+        _emit(generics["requantize"], requantize_body)
+        _emit(generics["requantize_once"],
+              lambda fixed, args: fixed.multiply_by_quantized_multiplier_once(*args[:3]))
+        for d in DIVISORS:
+            _emit(generics[f"divide_{d}"], lambda fixed, args, d=d: fixed.rounding_divide(args[0], d))
+        assert module.operation.verify()
+        text = str(module)
+    vmfb = ireec.compile_str(text, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=host"])
+    config = ireert.Config("local-sync")
+    context = ireert.SystemContext(config=config)
+    context.add_vm_module(ireert.VmModule.copy_buffer(config.vm_instance, vmfb))
+    return context.modules.module
+
+
+@pytest.mark.parametrize("once", [False, True], ids=["convolution", "fully_connected"])
+def test_multiply_by_quantized_multiplier(compiled, once):
+    rng = np.random.default_rng(5)
+    edges = [-(2**31), -(2**31) + 1, -(2**30), -65536, -3, -2, -1, 0, 1, 2, 3, 65535, 2**30, 2**31 - 1]
+    x = np.concatenate([edges * 8, rng.integers(-(2**31), 2**31, N - 8 * len(edges), dtype=np.int64)])
+    x[len(edges) * 8:len(edges) * 8 + 1024] = rng.integers(-70000, 70000, 1024)  # accumulator-sized values
+    scales = np.exp(rng.uniform(np.log(1e-9), np.log(2e8), N))
+    pairs = [quantize_multiplier(float(s)) for s in scales]
+    multiplier = np.array([m for m, _ in pairs], np.int64)
+    shift = np.array([s for _, s in pairs], np.int64)
+    multiplier[:4], shift[:4] = [2**30, 2**31 - 1, 2**30, 2**31 - 1], [30, 30, -31, -31]
+    assert shift.min() == -31 and shift.max() == 30 and (shift > 0).sum() > 100
+    function, reference = (compiled.requantize_once, requantize_once) if once else (compiled.requantize, requantize)
+    got = np.asarray(function(x.astype(np.int32), multiplier.astype(np.int32), shift.astype(np.int32)))
+    want = [reference(int(a), int(m), int(s)) for a, m, s in zip(x, multiplier, shift)]
+    np.testing.assert_array_equal(got, np.array(want, np.int64))
+
+
+@pytest.mark.parametrize("divisor", DIVISORS)
+def test_rounding_divide(compiled, divisor):
+    rng = np.random.default_rng(divisor)
+    ties = (np.arange(-64, 64) * divisor + divisor // 2) * np.where(np.arange(128) % 2, 1, -1)
+    x = np.concatenate([ties, rng.integers(-(2**24), 2**24, N - ties.size)]).astype(np.int32)
+    got = np.asarray(getattr(compiled, f"divide_{divisor}")(x))
+    np.testing.assert_array_equal(got, [rounding_divide(int(v), divisor) for v in x])
