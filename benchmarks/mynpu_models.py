@@ -12,10 +12,11 @@ output parallelism, 16 B/cycle, 500 MHz):
   simulation's, flash and RAM;
 - the CPU-only build on the same board (``npukit deploy``, embedded and
   static): instructions per inference, for comparison;
-- the host build for mynpu (npukit's runtime with the simulator) on seeded
-  random inputs against the TFLite interpreter, both with its reference
-  kernels (TFLite Micro's integer arithmetic) and with its default XNNPACK
-  delegate: the largest difference in LSB and how many inputs agree exactly.
+- the mynpu build on seeded random inputs, on the host (npukit's runtime
+  with the simulator) and on the board (the deploy's samples), against the
+  TFLite interpreter, both with its reference kernels (TFLite Micro's integer
+  arithmetic) and with its default XNNPACK delegate: the largest difference
+  in LSB and how many inputs agree exactly.
 
 Writes ``models.md`` and ``models.json`` to the output directory. A report, not a test.
 """
@@ -50,10 +51,9 @@ def _tflite(path: Path, resolver):
     return run
 
 
-def accuracy(models_dir: Path, name: str, count: int, work: Path) -> dict:
-    """The mynpu host build against TFLite on |count| seeded random inputs."""
-    from ai_edge_litert.interpreter import OpResolverType
-
+def host_outputs(models_dir: Path, name: str, count: int, work: Path) -> tuple[list, list]:
+    """Seeded random inputs (seeds 0..count-1, as ``npukit deploy --samples``
+    makes them) and the mynpu host build's outputs for them."""
     import npukit
     from npukit.deploy.model_data import random_inputs
     from npukit.runtime.binding import NpukitRuntimeModel
@@ -65,12 +65,20 @@ def accuracy(models_dir: Path, name: str, count: int, work: Path) -> dict:
     inputs = [random_inputs(spec, seed)[0] for seed in range(count)]
     outputs = [model(x)[0] for x in inputs]
     model.close()
+    return inputs, outputs
+
+
+def against_tflite(models_dir: Path, name: str, inputs: list, outputs: list) -> dict:
+    """Largest difference in LSB and exact agreements with the TFLite
+    interpreter, with its reference kernels and with its default delegate."""
+    from ai_edge_litert.interpreter import OpResolverType
+
     figures = {}
     for label, resolver in (("reference", OpResolverType.BUILTIN_REF), ("default", OpResolverType.AUTO)):
         tflite = _tflite(models_dir / f"{name}.tflite", resolver)
         lsb = [int(np.abs(y.astype(np.int32) - tflite(x).reshape(y.shape).astype(np.int32)).max())
                for x, y in zip(inputs, outputs)]
-        figures[label] = {"max_lsb": max(lsb), "exact": sum(d == 0 for d in lsb), "inputs": count}
+        figures[label] = {"max_lsb": max(lsb), "exact": sum(d == 0 for d in lsb), "inputs": len(inputs)}
     return figures
 
 
@@ -78,22 +86,28 @@ def measure(models_dir: Path, name: str, board: str, count: int) -> dict:
     from npukit.deploy.deploy_model import deploy
 
     model = models_dir / f"{name}.onnx"
-    print(f"{name}: deploying with mynpu on {board}", file=sys.stderr, flush=True)
-    npu = deploy(model, board, npu="mynpu", seed=0)
+    print(f"{name}: deploying with mynpu on {board} ({count} samples)", file=sys.stderr, flush=True)
+    npu = deploy(model, board, npu="mynpu", seed=0, samples=count)
     report = npu.artifact.manifest["mynpu"]
     cpu_only = {}
     for mode in ("embedded", "static"):
         print(f"{name}: deploying CPU-only ({mode}) on {board}", file=sys.stderr, flush=True)
         cpu_only[mode] = deploy(model, board, mode=mode, seed=0).instructions
-    print(f"{name}: {count} inputs against TFLite on the host", file=sys.stderr, flush=True)
+    print(f"{name}: {count} inputs against TFLite on the host and the board", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="npukit-bench-") as tmp:
-        tflite = accuracy(models_dir, name, count, Path(tmp))
+        inputs, outputs = host_outputs(models_dir, name, count, Path(tmp))
+    board_inputs = [s.inputs[0] for s in npu.samples]
+    if not all(np.array_equal(a, b) for a, b in zip(inputs, board_inputs)):
+        raise SystemExit(f"{name}: the board's samples are not the host's inputs")
+    tflite = {"host": against_tflite(models_dir, name, inputs, outputs),
+              "board": against_tflite(models_dir, name, board_inputs, [s.outputs[0] for s in npu.samples])}
     return {
         "model": name,
         "board": board,
         "summary": report["summary"],
         "hardware": report["hardware"],
-        "cpu_dispatches": [{"name": r["name"], "macs": r["macs"], "reason": r["reason"]}
+        "cpu_dispatches": [{"name": r["name"], "macs": r["macs"], "reason": r["reason"],
+                            "requantization": r.get("cpu_requantization", "none")}
                            for r in report["dispatches"] if r["device"] == "cpu"],
         "deploy": npu.to_json(),
         "cpu_only_instructions": cpu_only,
@@ -124,17 +138,20 @@ def write_report(rows: list[dict], out_dir: Path) -> None:
             f"({s['npu_macs']:,} of {s['macs']:,}) | {d['npu']['cycles']:,} | {d['npu']['microseconds']:,.1f} us "
             f"| {cpu:,} | {only['embedded']:,} / {only['static']:,} | {only['embedded'] / cpu:.1f}x "
             f"| {d['flash_bytes']:,} B | {d['ram_bytes']:,} B |")
-    lines += ["", "Against the TFLite interpreter (host, mynpu build on npukit's runtime with the simulator):", "",
-              "| model | inputs | vs reference kernels: max LSB, exact | vs default (XNNPACK): max LSB, exact |",
-              "|---|---|---|---|"]
+    lines += ["", "Against the TFLite interpreter: the mynpu build on the host (npukit's runtime with the simulator) "
+              "and on the board (`npukit deploy --npu mynpu --samples N`), on the same seeded random inputs:", "",
+              "| model | where | inputs | vs reference kernels: max LSB, exact | vs default (XNNPACK): max LSB, exact |",
+              "|---|---|---|---|---|"]
     for r in rows:
-        ref, default = r["tflite"]["reference"], r["tflite"]["default"]
-        lines.append(f"| {r['model']} | {ref['inputs']} | {ref['max_lsb']}, {ref['exact']} of {ref['inputs']} "
-                     f"| {default['max_lsb']}, {default['exact']} of {default['inputs']} |")
-    lines += ["", "Dispatches left on the CPU:", ""]
+        for where in ("host", "board"):
+            ref, default = r["tflite"][where]["reference"], r["tflite"][where]["default"]
+            lines.append(f"| {r['model']} | {where} | {ref['inputs']} | {ref['max_lsb']}, {ref['exact']} of "
+                         f"{ref['inputs']} | {default['max_lsb']}, {default['exact']} of {default['inputs']} |")
+    lines += ["", "Dispatches left on the CPU (and how their CPU code requantizes):", ""]
     for r in rows:
         for c in r["cpu_dispatches"]:
-            lines.append(f"- {r['model']} `{c['name']}` ({c['macs']:,} MACs): {c['reason']}")
+            lines.append(f"- {r['model']} `{c['name']}` ({c['macs']:,} MACs): {c['reason']} "
+                         f"[requantization: {c['requantization']}]")
     (out_dir / "models.md").write_text("\n".join(lines) + "\n")
 
 

@@ -113,3 +113,10 @@ def test_mynpu_options_need_an_npu(capsys):
 def test_bad_mynpu_option(capsys):
     err = deploy_error(capsys, DIGITS, "--board", "mps2-an386", "--npu", "mynpu", "--mynpu-pes", "0")
     assert "--mynpu-pes must be an integer in 1..4096" in err
+
+
+def test_samples_need_random_inputs(tmp_path, capsys):
+    assert "at least 1, not 0" in deploy_error(capsys, DIGITS, "--board", "mps2-an386", "--samples", "0")
+    np.save(tmp_path / "x.npy", np.zeros((1, 1, 8, 8), np.float32))
+    err = deploy_error(capsys, DIGITS, "--board", "mps2-an386", "--samples", "3", "--input", str(tmp_path / "x.npy"))
+    assert "give either --input files or --samples" in err

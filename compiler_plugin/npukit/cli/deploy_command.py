@@ -49,6 +49,11 @@ def add_parser(sub) -> None:
         help="a .npy file per model input, in order (default: seeded random inputs)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
+    p.add_argument(
+        "--samples", type=int, default=1, metavar="N",
+        help="run N random input sets (seeds SEED, SEED+1, ...) on the board and check each against the host; "
+        "the figures come from the first (default: 1)",
+    )
     p.add_argument("--json", metavar="FILE", help="also write the figures and outputs as JSON")
     p.add_argument(
         "--keep", metavar="DIR",
@@ -91,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = deploy(
         args.model, args.board, mode=args.mode, npu=args.npu, mynpu=mynpu_options(args), inputs=args.input,
-        seed=args.seed, keep=args.keep, execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
+        seed=args.seed, samples=args.samples, keep=args.keep, execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
         arena_limit=args.arena_limit, progress=progress,
     )
     if not args.quiet:

@@ -79,12 +79,27 @@ class NpuUse:
 
 
 @dataclass
-class DeployResult:
-    board: Board
-    artifact: CompileResult
+class Sample:
+    """One input set the firmware ran: its outputs on the board and on the host."""
+
     inputs: list[np.ndarray]
     outputs: list[np.ndarray]
     host_outputs: list[np.ndarray]
+
+    @property
+    def matches_host(self) -> bool:
+        return model_data.outputs_match(self.outputs, self.host_outputs)
+
+    @property
+    def identical_to_host(self) -> bool:
+        return model_data.outputs_identical(self.outputs, self.host_outputs)
+
+
+@dataclass
+class DeployResult:
+    board: Board
+    artifact: CompileResult
+    samples: list[Sample]  # the first is the one measured
     flash: FlashSplit
     ram: RamUse
     instructions: int  # one steady-state inference
@@ -111,12 +126,25 @@ class DeployResult:
         return self.instructions / self.macs if self.macs else None
 
     @property
+    def inputs(self) -> list[np.ndarray]:
+        return self.samples[0].inputs
+
+    @property
+    def outputs(self) -> list[np.ndarray]:
+        return self.samples[0].outputs
+
+    @property
+    def host_outputs(self) -> list[np.ndarray]:
+        return self.samples[0].host_outputs
+
+    @property
     def outputs_match_host(self) -> bool:
-        return model_data.outputs_match(self.outputs, self.host_outputs)
+        """Every sample's outputs match the host's (floats within 1e-4, 8-bit within 1)."""
+        return all(s.matches_host for s in self.samples)
 
     @property
     def outputs_identical_to_host(self) -> bool:
-        return model_data.outputs_identical(self.outputs, self.host_outputs)
+        return all(s.identical_to_host for s in self.samples)
 
     def to_json(self) -> dict:
         ipm = self.instructions_per_mac
@@ -154,6 +182,9 @@ class DeployResult:
             "output_dtypes": [str(o.dtype) for o in self.outputs],
             "outputs_match_host": self.outputs_match_host,
             "outputs_identical_to_host": self.outputs_identical_to_host,
+            "samples": len(self.samples),
+            "samples_matching_host": sum(s.matches_host for s in self.samples),
+            "samples_identical_to_host": sum(s.identical_to_host for s in self.samples),
             "project": str(self.project_dir) if self.project_dir else None,
             "npu": None if self.npu is None else {
                 "name": self.npu.name,
@@ -254,6 +285,7 @@ def deploy(
     mynpu: "MynpuOptions | None" = None,
     inputs: Sequence[str | Path | np.ndarray] = (),
     seed: int = 0,
+    samples: int = 1,
     keep: str | Path | None = None,
     execution_model: str | None = None,
     iree_flags: Sequence[str] = (),
@@ -271,7 +303,9 @@ def deploy(
     on npukit's runtime on the host.
 
     ``inputs`` are arrays or .npy files, one per model input (default: seeded
-    random inputs).
+    random inputs). ``samples`` random input sets (seeds ``seed``,
+    ``seed + 1``, ...) run on the board one after the other and are each
+    checked against the host; the figures come from the first.
 
     ``keep`` is a directory (which must not exist yet) that receives the
     firmware project, the model compiled for the board and the host's
@@ -292,6 +326,10 @@ def deploy(
         raise NpukitError(f"the arena limit must be a number of bytes, not {arena_limit}")
     if not Path(model).is_file():
         raise NpukitError(f"{model}: no such model file")
+    if samples < 1:
+        raise NpukitError(f"the number of samples must be at least 1, not {samples}")
+    if samples > 1 and inputs:
+        raise NpukitError("--samples runs seeded random inputs; give either --input files or --samples")
 
     with tempfile.TemporaryDirectory(prefix="npukit-deploy-") as tmp:
         work = Path(tmp)
@@ -301,17 +339,17 @@ def deploy(
             model, target=target, output=mode, out_dir=work / "model",
             execution_model=execution_model, iree_flags=iree_flags, mynpu=mynpu,
         )
-        arrays = load_inputs(inputs, artifact, seed)
+        sample_inputs = [load_inputs(inputs, artifact, seed + k) for k in range(samples)]
         if npu:
             say(f"computing the expected outputs on the host ({npu} on npukit's runtime with the simulator)")
             quiet = replace(mynpu, report=None, show_cpu_operations=False)
             host = npukit.compile(model, target=npu, output="embedded", out_dir=work / "host",
                                   execution_model=execution_model, mynpu=quiet)
-            host_outputs = npukit.run(host, *arrays, runtime="npukit")
+            host_outputs = [npukit.run(host, *arrays, runtime="npukit") for arrays in sample_inputs]
         else:
             say("computing the expected outputs on the host (IREE's runtime)")
             host = npukit.compile(model, target="host", output="vmfb", out_dir=work / "host")
-            host_outputs = npukit.run(host, *arrays)
+            host_outputs = [npukit.run(host, *arrays) for arrays in sample_inputs]
 
         project_dir = work / "firmware"
         say(f"writing the firmware project for {board.name}")
@@ -319,24 +357,22 @@ def deploy(
             project_dir, board, artifact,
             [runtime_source_root() / "samples" / "model" / "main.c"],
             {"model_data.h": model_data.render(
-                artifact.name, arrays, host_outputs, arena_limit,
+                artifact.name, sample_inputs, host_outputs, arena_limit,
                 mynpu_sram_bytes=artifact.manifest["mynpu"]["hardware"]["sram_bytes"] if npu else None)},
             name=artifact.name, stack_size=stack_size,
         )
         say("building the firmware")
         firmware_build.build(project)
         flash, static_data = _measure_flash(project, artifact)
-        say(f"running it on {board.name} under QEMU")
-        run = qemu_runner.run(board, project.elf)
+        say(f"running it on {board.name} under QEMU" + (f" ({samples} samples)" if samples > 1 else ""))
+        run = qemu_runner.run(board, project.elf, timeout=qemu_runner.DEFAULT_TIMEOUT_SECONDS * (1 + samples) / 2)
         if run.exit_status not in (EXIT_MATCH, EXIT_DIFFER):
             raise _run_error(run, board)
         outputs = model_data.read_outputs(run.all_values("output"), host_outputs)
         result = DeployResult(
             board=board,
             artifact=artifact,
-            inputs=arrays,
-            outputs=outputs,
-            host_outputs=host_outputs,
+            samples=[Sample(*s) for s in zip(sample_inputs, outputs, host_outputs)],
             flash=flash,
             ram=RamUse(
                 static_data=static_data,
@@ -358,17 +394,17 @@ def deploy(
         if (run.exit_status == EXIT_MATCH) != result.outputs_match_host:
             raise RunError(f"the firmware and the host disagree on whether the outputs match; {run.report()}")
         if keep_dir is not None:
-            _keep(keep_dir, project, artifact, host_outputs, arrays)
+            _keep(keep_dir, project, artifact, result.samples)
             result.project_dir = keep_dir
             result.artifact = npukit.load_artifact(keep_dir / "model-artifact")
         return result
 
 
-def _keep(keep_dir: Path, project: FirmwareProject, artifact: CompileResult,
-          host_outputs: list[np.ndarray], inputs: list[np.ndarray]) -> None:
+def _keep(keep_dir: Path, project: FirmwareProject, artifact: CompileResult, samples: list[Sample]) -> None:
     """Copies the project to |keep_dir| (written complete or not at all): its
     sources, the built ELF and map in build/, the compiled artifact with its
-    manifest in model-artifact/, and the input and host outputs as .npy."""
+    manifest in model-artifact/, and the inputs and host outputs as .npy
+    (input_<i>.npy, host_output_<i>.npy; sample_<k>_... for further samples)."""
     staging = keep_dir.with_name(f".{keep_dir.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     # CMake's build tree holds absolute paths: the user configures anew.
@@ -377,10 +413,12 @@ def _keep(keep_dir: Path, project: FirmwareProject, artifact: CompileResult,
     shutil.copy2(project.elf, staging / "build")
     shutil.copy2(project.map_file, staging / "build")
     shutil.copytree(artifact.directory, staging / "model-artifact")
-    for i, a in enumerate(inputs):
-        np.save(staging / f"input_{i}.npy", a)
-    for i, a in enumerate(host_outputs):
-        np.save(staging / f"host_output_{i}.npy", a)
+    for k, sample in enumerate(samples):
+        prefix = f"sample_{k}_" if k else ""
+        for i, a in enumerate(sample.inputs):
+            np.save(staging / f"{prefix}input_{i}.npy", a)
+        for i, a in enumerate(sample.host_outputs):
+            np.save(staging / f"{prefix}host_output_{i}.npy", a)
     if keep_dir.exists():
         keep_dir.rmdir()  # empty, checked before the deploy started
     staging.rename(keep_dir)

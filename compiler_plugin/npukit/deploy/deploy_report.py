@@ -28,14 +28,18 @@ def format_outputs(result: DeployResult) -> str:
             shape = "x".join(map(str, out.shape)) or "scalar"
             lines.append(f"  output {i}: {out.dtype}[{shape}]")
             lines += ["    " + line for line in str(out).splitlines()]
-    if result.outputs_identical_to_host:
-        verdict = "are identical to"
-    elif result.outputs_match_host:
-        verdict = "are within 1 LSB of"
-    else:
-        verdict = "DIFFER FROM"
     where = "npukit's runtime with the NPU simulator" if result.npu else "IREE's runtime"
-    lines.append(f"  outputs {verdict} the host's ({where} on this machine)")
+    count = len(result.samples)
+    identical = sum(s.identical_to_host for s in result.samples)
+    close = sum(s.matches_host and not s.identical_to_host for s in result.samples)
+    differ = count - identical - close
+    if count == 1:
+        verdict = "are identical to" if identical else "are within 1 LSB of" if close else "DIFFER FROM"
+        lines.append(f"  outputs {verdict} the host's ({where} on this machine)")
+    else:
+        parts = [f"{identical} identical to the host's"] + ([f"{close} within 1 LSB"] if close else []) + \
+            ([f"{differ} DIFFER"] if differ else [])
+        lines.append(f"  outputs of {count} samples (the first shown): {', '.join(parts)} ({where} on this machine)")
     return "\n".join(lines)
 
 

@@ -1,7 +1,9 @@
-"""The data a model firmware carries: its input and the host's outputs.
+"""The data a model firmware carries: its input sets ("samples") and the
+host's outputs for each.
 
 ``render`` writes ``model_data.h`` for samples/model/main.c; ``read_outputs``
-turns the "npukit: output <i> <hex>" console lines back into arrays.
+turns the "npukit: output <i> <hex>" console lines (one per output of each
+sample, in order) back into arrays.
 """
 
 from __future__ import annotations
@@ -35,25 +37,37 @@ def _tensor(array: np.ndarray) -> dict:
     }
 
 
-def render(model_name: str, inputs: list[np.ndarray], expected_outputs: list[np.ndarray],
+def render(model_name: str, inputs: list[list[np.ndarray]], expected_outputs: list[list[np.ndarray]],
            arena_limit: int | None = None, mynpu_sram_bytes: int | None = None) -> str:
-    """model_data.h: the inputs, the expected outputs, buffers for the outputs,
-    if given a cap on the runtime's arena in bytes and, for a model compiled
-    for mynpu, the simulated NPU's SRAM size."""
-    for a in expected_outputs:
+    """model_data.h: per sample the inputs and the expected outputs, buffers
+    for the outputs, if given a cap on the runtime's arena in bytes and, for a
+    model compiled for mynpu, the simulated NPU's SRAM size."""
+    if not inputs or len(inputs) != len(expected_outputs):
+        raise RunError(f"{len(inputs)} input sets and {len(expected_outputs)} output sets for {model_name}")
+    for a in expected_outputs[0]:
         if a.dtype.kind == "f" and a.dtype != np.float32:
             raise RunError(f"the board sample compares float32 outputs; {model_name} returns {a.dtype}")
     return template_environment().get_template("model_data.h.j2").render(
         model=model_name,
-        inputs=[_tensor(a) for a in inputs],
-        outputs=[_tensor(a) for a in expected_outputs],
+        samples=[{"inputs": [_tensor(a) for a in i], "outputs": [_tensor(a) for a in o]}
+                 for i, o in zip(inputs, expected_outputs)],
         arena_limit=arena_limit,
         mynpu_sram_bytes=mynpu_sram_bytes,
     )
 
 
-def read_outputs(console_values: list[str], like: list[np.ndarray]) -> list[np.ndarray]:
-    """Arrays from the firmware's "output <i> <hex>" values, shaped and typed like |like|."""
+def read_outputs(console_values: list[str], like: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """Per sample, arrays from the firmware's "output <i> <hex>" values (the
+    samples' outputs in order), shaped and typed like |like|."""
+    count = len(like[0])
+    if len(console_values) != count * len(like):
+        raise RunError(f"the firmware printed {len(console_values)} outputs, expected {count} for each of "
+                       f"{len(like)} samples")
+    return [_read_sample(console_values[k * count:(k + 1) * count], expected)
+            for k, expected in enumerate(like)]
+
+
+def _read_sample(console_values: list[str], like: list[np.ndarray]) -> list[np.ndarray]:
     found: dict[int, str] = {}
     for value in console_values:
         index, _, hex_text = value.partition(" ")
