@@ -37,6 +37,15 @@ class FixedPoint:
     def value(self, x: Int, type_: ir.Type | None = None) -> ir.Value:
         return self.constant(x, type_) if isinstance(x, int) else x
 
+    def value_i64(self, x: Int) -> ir.Value:
+        """A constant or an i32 value as i64."""
+        return self.constant(x, self.i64) if isinstance(x, int) else arith.ExtSIOp(self.i64, x).result
+
+    def saturate32(self, x: ir.Value) -> ir.Value:
+        """An i64 value clamped to the int32 range, as i32."""
+        low, high = self.constant(_I32_MIN, self.i64), self.constant(_I32_MAX, self.i64)
+        return self.truncate(arith.MinSIOp(arith.MaxSIOp(x, low).result, high).result, 32)
+
     def add(self, a: Int, b: Int) -> ir.Value:
         return arith.AddIOp(self.value(a), self.value(b)).result
 
@@ -63,18 +72,12 @@ class FixedPoint:
         """x * 2^shift saturated to int32 (shift in 0..30)."""
         if isinstance(shift, int) and shift == 0:
             return x
-        wide = arith.ExtSIOp(self.i64, x).result
-        shift64 = self.constant(shift, self.i64) if isinstance(shift, int) else arith.ExtSIOp(self.i64, shift).result
-        shifted = arith.ShLIOp(wide, shift64).result
-        low, high = self.constant(_I32_MIN, self.i64), self.constant(_I32_MAX, self.i64)
-        clamped = arith.MinSIOp(arith.MaxSIOp(shifted, low).result, high).result
-        return self.truncate(clamped, 32)
+        return self.saturate32(arith.ShLIOp(self.value_i64(x), self.value_i64(shift)).result)
 
     def doubling_high_multiply(self, a: ir.Value, multiplier: Int) -> ir.Value:
         """SaturatingRoundingDoublingHighMul(a, multiplier). The saturating
         case (both INT32_MIN) cannot occur: multipliers are in [2^30, 2^31)."""
-        product = arith.MulIOp(arith.ExtSIOp(self.i64, a).result,
-                               arith.ExtSIOp(self.i64, self.value(multiplier)).result).result
+        product = arith.MulIOp(self.value_i64(a), self.value_i64(multiplier)).result
         nudge = self.select_positive(product, 1 << 30, 1 - (1 << 30), self.i64)
         rounded = arith.DivSIOp(arith.AddIOp(product, nudge).result, self.constant(1 << 31, self.i64)).result
         return self.truncate(rounded, 32)
@@ -110,12 +113,7 @@ class FixedPoint:
         else:
             total = arith.SubIOp(self.constant(31, self.i64), self.value_i64(shift)).result
             half = arith.ShLIOp(self.constant(1, self.i64), arith.SubIOp(total, self.constant(1, self.i64)).result).result
-        shifted = arith.ShRSIOp(arith.AddIOp(product, half).result, total).result
-        low, high = self.constant(_I32_MIN, self.i64), self.constant(_I32_MAX, self.i64)
-        return self.truncate(arith.MinSIOp(arith.MaxSIOp(shifted, low).result, high).result, 32)
-
-    def value_i64(self, x: Int) -> ir.Value:
-        return self.constant(x, self.i64) if isinstance(x, int) else arith.ExtSIOp(self.i64, x).result
+        return self.saturate32(arith.ShRSIOp(arith.AddIOp(product, half).result, total).result)
 
     def rounding_divide(self, x: ir.Value, divisor: int) -> ir.Value:
         """x / divisor rounded to nearest with ties away from zero, as TFLite's

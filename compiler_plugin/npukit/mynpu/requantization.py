@@ -46,6 +46,16 @@ def convolution_multipliers(input_scale: float, weight_scales: Iterable[float],
     return [quantize_multiplier(as_f32(input_scale) * as_f32(w) / as_f32(output_scale)) for w in weight_scales]
 
 
+def accumulator_scale(factors: Iterable[np.ndarray]) -> np.ndarray:
+    """The real scale of int32 accumulators: the product of the single-precision
+    input and weight scales (arrays broadcast per channel), formed in double
+    precision as TFLite forms it."""
+    scale = np.array(1.0)
+    for factor in factors:
+        scale = scale * np.vectorize(as_f32, otypes=[np.float64])(np.asarray(factor, np.float64))
+    return scale
+
+
 def quant_table(multipliers: Iterable[tuple[int, int]]) -> bytes:
     """The ISA's requantization table: int32 multiplier, int32 shift per channel."""
     return b"".join(struct.pack("<ii", m, s) for m, s in multipliers)

@@ -20,7 +20,8 @@ from iree.compiler import ir
 
 from npukit.mynpu import epilogue as ep
 from npukit.mynpu.dispatch_ir import DispatchBody, SystemTensor, defining_op, dense_constant
-from npukit.mynpu.requantization import addition_multipliers, as_f32, integer_bias, quantize_multiplier
+from npukit.mynpu.requantization import accumulator_scale, addition_multipliers, as_f32, integer_bias, \
+    quantize_multiplier
 
 
 class NotSupported(Exception):
@@ -309,9 +310,7 @@ def _requantization(match: ep.RequantizedContraction, inputs: _Inputs, weights: 
     acc = match.accumulator
     if acc.accumulator.op != "arg" or acc.accumulator.value != inputs.contraction_arg:
         raise NotSupported("the epilogue does not requantize the contraction's accumulator")
-    scale = np.ones(channels)
-    for factor in acc.scales:
-        scale = scale * np.array([as_f32(v) for v in _factor(factor, inputs, channels)])
+    scale = np.ones(channels) * accumulator_scale(_factor(f, inputs, channels) for f in acc.scales)
     sums = weights.reshape(channels, -1).astype(np.int64).sum(axis=1) if kind != "depthwise" else \
         weights.reshape(-1, channels).astype(np.int64).sum(axis=0)
     ifm_zp = 0

@@ -36,8 +36,8 @@ from npukit.cpu.fixed_point import FixedPoint, split_shift
 from npukit.mynpu import epilogue as ep
 from npukit.mynpu.constant_pool import binding_sites, constant_reader
 from npukit.mynpu.dispatch_ir import UnreadableDispatch, defining_op, read_dispatch
-from npukit.mynpu.requantization import ADD_LEFT_SHIFT, addition_multipliers, as_f32, integer_bias, \
-    quantize_multiplier
+from npukit.mynpu.requantization import ADD_LEFT_SHIFT, accumulator_scale, addition_multipliers, as_f32, \
+    integer_bias, quantize_multiplier
 
 
 class _KeepFloat(Exception):
@@ -229,9 +229,7 @@ def _emit_accumulator(body: _GenericBody, acc: ep.Accumulator, quantize: ep.Quan
     bias = body.factor(acc.bias) if acc.bias is not None else _Factor(np.array(0.0))
     dim = _channel_dim(factors + [bias])
     *scale_values, bias_values = _broadcast(factors + [bias])
-    scale = np.ones_like(bias_values, dtype=np.float64)
-    for s in scale_values:
-        scale = scale * np.array([as_f32(float(v)) for v in np.asarray(s).reshape(-1)]).reshape(scale.shape)
+    scale = np.ones(bias_values.shape) * accumulator_scale(scale_values)
     try:
         integer = integer_bias(bias_values, scale)
     except ValueError as e:
