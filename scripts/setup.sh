@@ -18,6 +18,7 @@ case "$PURPOSE" in
 esac
 
 DEBIAN_PACKAGES=(
+  gcc binutils
   gcc-arm-none-eabi libnewlib-arm-none-eabi
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
   qemu-system-arm qemu-system-misc
@@ -39,7 +40,7 @@ if command -v dpkg-query >/dev/null 2>&1; then
     missing+=(python3-venv)
   fi
 else
-  for tool in arm-none-eabi-gcc riscv64-unknown-elf-gcc qemu-system-arm qemu-system-riscv32 cmake ninja python3; do
+  for tool in gcc ld arm-none-eabi-gcc riscv64-unknown-elf-gcc qemu-system-arm qemu-system-riscv32 cmake ninja python3; do
     command -v "$tool" >/dev/null 2>&1 || { say "missing $tool; npukit's set-up installs Debian packages and needs Debian 12 or a machine with these tools"; exit 1; }
   done
 fi

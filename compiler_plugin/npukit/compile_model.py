@@ -15,6 +15,7 @@ from npukit.artifact import CompileResult
 from npukit.errors import CompileError, NpukitError, TargetError
 from npukit.frontends.imported_model import ImportedModel
 from npukit.manifest import SCHEMA_VERSION, describe_file, write_manifest
+from npukit.targets.cpu_pipeline import DEFAULT_CPU_PIPELINE, CpuPipeline
 from npukit.targets.output_modes import ExecutionModel, OutputMode
 from npukit.targets.target_spec import Target
 
@@ -87,6 +88,14 @@ def _explain_failure(error: CompileError, imported: ImportedModel) -> CompileErr
     return CompileError(message, error.diagnostics)
 
 
+def _tuned_cpu(pipeline: CpuPipeline, target: Target, mode: OutputMode) -> dict | None:
+    if pipeline is not CpuPipeline.TUNED:
+        return None
+    from npukit.cpu.layer_kernels import kernel_link_objects
+
+    return {"objects": [] if mode is OutputMode.STATIC else [str(p) for p in kernel_link_objects(target.cpu)]}
+
+
 def compile(
     model: "str | os.PathLike[str]",
     target: "str | Target" = "host",
@@ -98,6 +107,7 @@ def compile(
     iree_flags: Sequence[str] = (),
     progress: Progress | None = None,
     mynpu: "MynpuOptions | None" = None,
+    cpu_pipeline: "str | CpuPipeline" = DEFAULT_CPU_PIPELINE,
 ) -> CompileResult:
     """Compiles ``model`` (.onnx, .tflite, .mlir, .mlirbc) for ``target``.
 
@@ -110,6 +120,11 @@ def compile(
     For ``mynpu`` targets, ``mynpu`` (npukit.mynpu.options.MynpuOptions) sets
     the NPU's hardware configuration; the placement report is the manifest's
     ``mynpu`` entry (and written to ``mynpu.report`` when that is set).
+
+    ``cpu_pipeline`` is ``tuned`` (quantized layers call npukit's int8
+    kernels, TFLite's integer arithmetic throughout) or ``stock`` (IREE's own
+    CPU code); the manifest's ``cpu_kernels`` says which dispatches the
+    kernels run and why the others do not.
     """
     from npukit.driver.compile_job import CompileJob
     from npukit.driver.compile_plan import OutputPaths, plan_for_target
@@ -129,6 +144,7 @@ def compile(
 
         mynpu = mynpu if mynpu is not None else MynpuOptions()
     mode = OutputMode.parse(output)
+    pipeline = CpuPipeline.parse(cpu_pipeline)
     model_em = ExecutionModel.parse(execution_model) if execution_model else _default_execution_model(tgt, mode)
     for flag in iree_flags:
         if not isinstance(flag, str) or not flag.startswith("-"):
@@ -159,6 +175,7 @@ def compile(
             environment=plan.environment,
             read_signatures=imported.entry_points is None,
             mynpu=mynpu.to_json() if mynpu is not None else None,
+            tuned_cpu=_tuned_cpu(pipeline, tgt, mode),
         )
         say(f"compiling {imported.name} for {tgt.name} ({mode.value}, {model_em.value})")
         try:
@@ -177,6 +194,10 @@ def compile(
         # A program without dispatches (all host-side work) has no executables.
         has_executables = bool(result.dispatches) or paths.static_library.exists()
         if mode is OutputMode.STATIC and has_executables:
+            if pipeline is CpuPipeline.TUNED:
+                from npukit.cpu.static_library_link import link_kernels_into
+
+                link_kernels_into(paths.static_library, tgt.cpu)
             files["static_library"] = paths.static_library
             files["static_library_h"] = paths.static_library_h
         if mode is OutputMode.EMBEDDED:
@@ -224,6 +245,8 @@ def compile(
             "macs": sum(d.get("macs", 0) for d in result.dispatches),
             "iree_flags": plan.flags,
             "mynpu": result.mynpu_report,
+            "cpu_pipeline": pipeline.value,
+            "cpu_kernels": result.cpu_kernels,
             "compile_seconds": round(time.monotonic() - started, 3),
             "warnings": [w.splitlines()[0] for w in result.warnings] + notes,
         }

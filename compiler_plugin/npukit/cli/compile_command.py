@@ -52,9 +52,21 @@ def add_parser(sub) -> None:
         metavar="FLAG",
         help="a stock iree-compile flag passed through, e.g. --iree-flag=--iree-opt-level=O3 (repeatable)",
     )
+    add_cpu_pipeline_argument(p)
     add_mynpu_arguments(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     p.set_defaults(handler=run)
+
+
+def add_cpu_pipeline_argument(p: argparse.ArgumentParser) -> None:
+    from npukit.targets.cpu_pipeline import DEFAULT_CPU_PIPELINE, CpuPipeline
+
+    p.add_argument(
+        "--cpu-pipeline", choices=[c.value for c in CpuPipeline], default=DEFAULT_CPU_PIPELINE.value,
+        help="tuned: int8 convolutions, depthwise and fully connected layers call npukit's kernels and all "
+        "quantized arithmetic is TFLite's integer arithmetic; stock: IREE's own CPU code "
+        f"(default: {DEFAULT_CPU_PIPELINE.value})",
+    )
 
 
 def add_mynpu_arguments(p: argparse.ArgumentParser) -> None:
@@ -98,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         iree_flags=args.iree_flag,
         progress=progress,
         mynpu=mynpu_options(args),
+        cpu_pipeline=args.cpu_pipeline,
     )
     if args.quiet:
         return 0

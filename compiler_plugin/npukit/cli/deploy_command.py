@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from npukit.cli.compile_command import add_mynpu_arguments, mynpu_options
+from npukit.cli.compile_command import add_cpu_pipeline_argument, add_mynpu_arguments, mynpu_options
 from npukit.errors import NpukitError
 
 
@@ -74,6 +74,7 @@ def add_parser(sub) -> None:
         help="a stock iree-compile flag for the board's compile (repeatable)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="print only the table and errors")
+    add_cpu_pipeline_argument(p)
     add_mynpu_arguments(p)
     p.set_defaults(handler=run)
 
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     result = deploy(
         args.model, args.board, mode=args.mode, npu=args.npu, mynpu=mynpu_options(args), inputs=args.input,
         seed=args.seed, samples=args.samples, keep=args.keep, execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
-        arena_limit=args.arena_limit, progress=progress,
+        arena_limit=args.arena_limit, progress=progress, cpu_pipeline=args.cpu_pipeline,
     )
     if not args.quiet:
         print(format_outputs(result))

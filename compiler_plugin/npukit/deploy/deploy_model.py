@@ -26,6 +26,7 @@ import npukit
 from npukit.artifact import CompileResult
 from npukit.deploy import firmware_build, model_data, qemu_runner
 from npukit.deploy.boards import Board, get_board
+from npukit.targets.cpu_pipeline import DEFAULT_CPU_PIPELINE
 from npukit.deploy.firmware_build import BoardCapacityError, check_toolchain, require_tool
 from npukit.deploy.firmware_project import FirmwareProject, write_project
 from npukit.deploy.firmware_size import FlashSplit, classify_by_path, firmware_size, flash_split
@@ -292,6 +293,7 @@ def deploy(
     stack_size: int = 32768,
     arena_limit: int | None = None,
     progress: Progress | None = None,
+    cpu_pipeline: str = DEFAULT_CPU_PIPELINE.value,
 ) -> DeployResult:
     """Compiles |model| for |board|, builds the firmware, runs it under QEMU and measures it.
 
@@ -311,7 +313,9 @@ def deploy(
     firmware project, the model compiled for the board and the host's
     reference outputs; without it everything is temporary. ``arena_limit``
     caps the runtime's arena (bytes), to see whether the model fits a part
-    with less RAM than the QEMU board.
+    with less RAM than the QEMU board. ``cpu_pipeline`` (tuned or stock)
+    applies to the board's compile and to the host's that gives the expected
+    outputs.
     """
     say = progress or (lambda _m: None)
     board = board if isinstance(board, Board) else get_board(board)
@@ -337,18 +341,19 @@ def deploy(
         say(f"compiling {Path(model).name} for {board.name} ({target}, {mode})")
         artifact = npukit.compile(
             model, target=target, output=mode, out_dir=work / "model",
-            execution_model=execution_model, iree_flags=iree_flags, mynpu=mynpu,
+            execution_model=execution_model, iree_flags=iree_flags, mynpu=mynpu, cpu_pipeline=cpu_pipeline,
         )
         sample_inputs = [load_inputs(inputs, artifact, seed + k) for k in range(samples)]
         if npu:
             say(f"computing the expected outputs on the host ({npu} on npukit's runtime with the simulator)")
             quiet = replace(mynpu, report=None, show_cpu_operations=False)
             host = npukit.compile(model, target=npu, output="embedded", out_dir=work / "host",
-                                  execution_model=execution_model, mynpu=quiet)
+                                  execution_model=execution_model, mynpu=quiet, cpu_pipeline=cpu_pipeline)
             host_outputs = [npukit.run(host, *arrays, runtime="npukit") for arrays in sample_inputs]
         else:
             say("computing the expected outputs on the host (IREE's runtime)")
-            host = npukit.compile(model, target="host", output="vmfb", out_dir=work / "host")
+            host = npukit.compile(model, target="host", output="vmfb", out_dir=work / "host",
+                                  cpu_pipeline=cpu_pipeline)
             host_outputs = [npukit.run(host, *arrays) for arrays in sample_inputs]
 
         project_dir = work / "firmware"

@@ -33,6 +33,10 @@ class CompileJob:
     read_signatures: bool = False
     # MynpuOptions.to_json() when compiling for the mynpu NPU.
     mynpu: dict | None = None
+    # The tuned CPU pipeline: {"objects": what executables link for the
+    # kernels, none when a static library is merged with them afterwards};
+    # None for stock.
+    tuned_cpu: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -52,6 +56,8 @@ class JobResult:
     entry_points: list[dict] = field(default_factory=list)
     dispatches: list[dict] = field(default_factory=list)
     mynpu_report: dict | None = None
+    # Tuned CPU pipeline: export -> {"operation": ...} or {"reason": ...}.
+    cpu_kernels: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -97,7 +103,12 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         from npukit.passes.registry import is_inline_execution
 
         mynpu = MynpuTarget(MynpuOptions.from_json(job.mynpu), inline=is_inline_execution(job.flags))
-    hooks = passes_for(job.flags, job.output_format, mynpu)
+    kernels = None
+    if job.tuned_cpu is not None:
+        from npukit.passes.layer_kernel_calls import LayerKernelCalls
+
+        kernels = LayerKernelCalls([Path(p) for p in job.tuned_cpu["objects"]])
+    hooks = passes_for(job.flags, job.output_format, mynpu, kernels)
     hooks["start"].append(NameModule(job.module_name))
     hooks.setdefault("stream", []).insert(0, inventory)
     if job.read_signatures:
@@ -123,6 +134,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         entry_points=[e.to_json() for e in signatures.entry_points] if job.read_signatures else [],
         dispatches=[d.to_json() for d in inventory.dispatches],
         mynpu_report=mynpu.report if mynpu is not None else None,
+        cpu_kernels=kernels.summary() if kernels is not None else None,
     )
 
 

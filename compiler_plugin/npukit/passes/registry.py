@@ -10,6 +10,7 @@ from npukit.passes.keep_constant_globals import KeepConstantGlobals
 from npukit.passes.unyield_internal_calls import UnyieldInternalCalls
 
 if TYPE_CHECKING:
+    from npukit.passes.layer_kernel_calls import LayerKernelCalls
     from npukit.passes.mynpu_partition import MynpuTarget
 
 
@@ -27,14 +28,22 @@ def is_inline_execution(flags: list[str]) -> bool:
 
 
 def passes_for(flags: list[str], output_format: str = "vm-bytecode",
-               mynpu: "MynpuTarget | None" = None) -> dict[str, list[ModuleHook]]:
+               mynpu: "MynpuTarget | None" = None,
+               kernels: "LayerKernelCalls | None" = None) -> dict[str, list[ModuleHook]]:
     """npukit's passes for a compile with these IREE flags to this output
-    format, with the mynpu target's hooks when ``mynpu`` is given."""
+    format, with the mynpu target's hooks when ``mynpu`` is given and the
+    tuned CPU pipeline's when ``kernels`` is (layer kernel calls first, then
+    TFLite's integer requantization for the dispatches they do not take)."""
     hooks: dict[str, list[ModuleHook]] = {"start": [RejectUnknownOperations()]}
+    tuned = [kernels] if kernels is not None else []
     if mynpu is not None:
         hooks["preprocessing"] = [mynpu.retarget]
-        hooks["stream"] = [mynpu.partition, mynpu.requantize_cpu_code]
+        hooks["stream"] = [mynpu.partition, *tuned, mynpu.requantize_cpu_code]
         hooks["hal"] = [mynpu.binaries]
+    elif kernels is not None:
+        from npukit.passes.integer_requantization import IntegerRequantization
+
+        hooks["stream"] = [*tuned, IntegerRequantization()]
     if is_inline_execution(flags):
         hooks.setdefault("stream", []).append(KeepConstantGlobals())
     if output_format == "vm-c":

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 from npukit.artifact import CompileResult
-from npukit.cpu.builtins_archive import cache_dir
+from npukit.cpu.archive_build import cache_dir
 from npukit.errors import ArtifactError, ToolchainError
 from npukit.runtime.sources import include_dirs, runtime_source_root, source_files
 

@@ -8,6 +8,18 @@ import enum
 from npukit.errors import TargetError
 
 
+def parse_choice(choices: type[enum.Enum], value, noun: str):
+    """``value`` as a member of the string enum ``choices`` (case and
+    surrounding spaces ignored), or TargetError naming the choices."""
+    if isinstance(value, choices):
+        return value
+    try:
+        return choices(str(value).strip().lower())
+    except ValueError:
+        known = ", ".join(m.value for m in choices)
+        raise TargetError(f"unknown {noun} '{value}'; choose one of: {known}") from None
+
+
 class OutputMode(str, enum.Enum):
     #: IREE VM bytecode module with embedded executables; runs on the stock runtime.
     VMFB = "vmfb"
@@ -18,13 +30,7 @@ class OutputMode(str, enum.Enum):
 
     @staticmethod
     def parse(value: "str | OutputMode") -> "OutputMode":
-        if isinstance(value, OutputMode):
-            return value
-        try:
-            return OutputMode(str(value).strip().lower())
-        except ValueError:
-            known = ", ".join(m.value for m in OutputMode)
-            raise TargetError(f"unknown output mode '{value}'; choose one of: {known}") from None
+        return parse_choice(OutputMode, value, "output mode")
 
     @property
     def is_vm_c(self) -> bool:

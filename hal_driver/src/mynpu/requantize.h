@@ -24,7 +24,7 @@ static inline int32_t mynpu_srdhm(int32_t a, int32_t b) {
 // Rounding divide by a power of two, ties away from zero.
 static inline int32_t mynpu_rdbpot(int32_t x, int exponent) {
   if (exponent == 0) return x;
-  int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
+  int32_t mask = (int32_t)((1u << exponent) - 1u);  // exponent is 1..31
   int32_t remainder = x & mask;
   int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
   return (x >> exponent) + (remainder > threshold ? 1 : 0);

@@ -1,0 +1,95 @@
+// The parameter block of npukit's int8 layer kernels: one array of int32
+// words, written at compile time by npukit/cpu/layer_kernels.py (which reads
+// the word names from this file) and placed in the executable's read-only
+// data beside the layer's tables and packed weights.
+//
+// Tensors are addressed by element strides per role: element (c, y, x) of a
+// tensor is at byte `OFFSET + size * (c * SC + y * SH + x * SW)` of its
+// binding, so channel-first, channel-last, windows of larger tensors and
+// strided reads are all one case.
+#ifndef NPUKIT_CPU_KERNELS_S8_LAYER_H_
+#define NPUKIT_CPU_KERNELS_S8_LAYER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NPUKIT_S8_MAGIC 0x314b504e  // "NPK1"
+
+// NPUKIT_S8_KIND
+#define NPUKIT_S8_CONV 0             // convolution (also 1x1): acc = bias + sum (x - in_zp) * w
+#define NPUKIT_S8_DEPTHWISE 1        // one filter per channel
+#define NPUKIT_S8_FULLY_CONNECTED 2  // a convolution whose requantization rounds once (TFLite's FC)
+
+// NPUKIT_S8_OUTPUT
+#define NPUKIT_S8_OUT_INT8 0   // requantized, + out_zp, clamped to the activation range
+#define NPUKIT_S8_OUT_INT32 1  // the accumulators themselves
+#define NPUKIT_S8_OUT_ADD 2    // int8 as above, then TFLite's int8 ADD with a residual tensor
+
+// Words of the parameter block.
+enum npukit_s8_word {
+  NPUKIT_S8_W_MAGIC,
+  NPUKIT_S8_W_KIND,
+  NPUKIT_S8_W_OUTPUT,
+  NPUKIT_S8_W_IN_C,
+  NPUKIT_S8_W_IN_H,
+  NPUKIT_S8_W_IN_W,
+  NPUKIT_S8_W_OUT_C,
+  NPUKIT_S8_W_OUT_H,
+  NPUKIT_S8_W_OUT_W,
+  NPUKIT_S8_W_KERNEL_H,
+  NPUKIT_S8_W_KERNEL_W,
+  NPUKIT_S8_W_STRIDE_H,
+  NPUKIT_S8_W_STRIDE_W,
+  NPUKIT_S8_W_DILATION_H,
+  NPUKIT_S8_W_DILATION_W,
+  NPUKIT_S8_W_IN_OFFSET,
+  NPUKIT_S8_W_IN_SC,
+  NPUKIT_S8_W_IN_SH,
+  NPUKIT_S8_W_IN_SW,
+  NPUKIT_S8_W_OUT_OFFSET,
+  NPUKIT_S8_W_OUT_SC,
+  NPUKIT_S8_W_OUT_SH,
+  NPUKIT_S8_W_OUT_SW,
+  NPUKIT_S8_W_RES_OFFSET,
+  NPUKIT_S8_W_RES_SC,
+  NPUKIT_S8_W_RES_SH,
+  NPUKIT_S8_W_RES_SW,
+  NPUKIT_S8_W_IN_ZP,
+  NPUKIT_S8_W_OUT_ZP,
+  NPUKIT_S8_W_ACT_MIN,
+  NPUKIT_S8_W_ACT_MAX,
+  // Reduction length of one output channel rounded up to 4 (zero weights pad it).
+  NPUKIT_S8_W_K_PADDED,
+  // TFLite ADD (NPUKIT_S8_OUT_ADD only).
+  NPUKIT_S8_W_ADD_CONV_ZP,
+  NPUKIT_S8_W_ADD_RES_ZP,
+  NPUKIT_S8_W_ADD_LEFT_SHIFT,
+  NPUKIT_S8_W_ADD_CONV_MULT,
+  NPUKIT_S8_W_ADD_CONV_SHIFT,
+  NPUKIT_S8_W_ADD_RES_MULT,
+  NPUKIT_S8_W_ADD_RES_SHIFT,
+  NPUKIT_S8_W_ADD_OUT_MULT,
+  NPUKIT_S8_W_ADD_OUT_SHIFT,
+  NPUKIT_S8_W_ADD_OUT_ZP,
+  NPUKIT_S8_W_ADD_ACT_MIN,
+  NPUKIT_S8_W_ADD_ACT_MAX,
+  // Where the tables are, in words from the block's start, and the weights in bytes:
+  // bias[OUT_C], multiplier[OUT_C], shift[OUT_C]; weights int8, conv [OUT_C][K_PADDED]
+  // with K ordered (kernel y, kernel x, input channel), depthwise [OUT_C][KERNEL_H * KERNEL_W].
+  NPUKIT_S8_W_BIAS_AT,
+  NPUKIT_S8_W_MULTIPLIER_AT,
+  NPUKIT_S8_W_SHIFT_AT,
+  NPUKIT_S8_W_WEIGHTS_AT,
+  NPUKIT_S8_W_COUNT
+};
+
+// The largest K_PADDED the convolution kernel takes (its im2col columns live
+// on the stack: 2 * 2 * this many bytes).
+#define NPUKIT_S8_MAX_K 2048
+
+// One layer: `params` is the block above; the tensors are at the offsets it
+// gives from these binding base addresses (`residual` only for OUT_ADD).
+// Addresses are passed as integers of the target's pointer width.
+void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual);
+
+#endif  // NPUKIT_CPU_KERNELS_S8_LAYER_H_

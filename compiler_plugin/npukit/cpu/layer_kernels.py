@@ -1,0 +1,156 @@
+"""npukit's int8 layer kernels: the parameter block a dispatch hands them,
+and the library they are compiled into for a CPU preset.
+
+The kernels are C (``kernels/``): a convolution (also 1x1 and fully
+connected) and a depthwise convolution, each followed by TFLite's
+fixed-point output stage. The block's word layout is read from the C header
+``kernels/s8_layer.h`` so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from npukit.cpu.archive_build import c_archive
+from npukit.mynpu.requantization import ADD_LEFT_SHIFT
+from npukit.mynpu.supported_operators import LayerSpec, TensorLayout
+from npukit.runtime.sources import runtime_source_root
+from npukit.targets.cpu_presets import CpuPreset
+
+KERNELS_DIR = Path(__file__).with_name("kernels")
+HEADER = KERNELS_DIR / "s8_layer.h"
+SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c")
+ENTRY_POINT = "npukit_s8_layer"
+
+
+def _header() -> tuple[dict[str, int], dict[str, int]]:
+    text = HEADER.read_text()
+    defines = {m[1]: int(m[2], 0) for m in re.finditer(r"#define (NPUKIT_S8_\w+) (0x[0-9a-f]+|\d+)", text)}
+    body = re.search(r"enum npukit_s8_word \{(.*?)\};", text, re.S)[1]
+    names = [line.strip().rstrip(",") for line in body.splitlines()]
+    words = [n for n in names if n.startswith("NPUKIT_S8_W_")]
+    return defines, {n.removeprefix("NPUKIT_S8_W_"): i for i, n in enumerate(words)}
+
+
+DEFINES, WORDS = _header()
+MAX_K = DEFINES["NPUKIT_S8_MAX_K"]
+
+
+class KernelUnsupported(Exception):
+    """The layer kernels do not take this layer (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Addressing:
+    """A tensor as the kernels address it: byte offset in its binding and
+    element strides for C, H and W."""
+
+    offset: int
+    sc: int
+    sh: int
+    sw: int
+
+
+def addressing(layout: TensorLayout) -> Addressing:
+    t = layout.tensor
+    dense = [int(np.prod(t.shape[d + 1:])) for d in range(len(t.shape))]
+    steps = t.strides or (1,) * len(t.shape)
+    start = sum(o * s for o, s in zip(t.offsets, dense))
+    role = {r: dense[d] * steps[d] for d, r in enumerate(layout.roles) if r is not None}
+    return Addressing(t.offset + start * t.element_bytes, role.get("C", 0), role.get("H", 0), role.get("W", 0))
+
+
+def reduction_length(spec: LayerSpec) -> int:
+    """K of one output channel (conv, fully connected), rounded up to 4."""
+    k = spec.kernel[0] * spec.kernel[1] * spec.ifm_chw[0]
+    return (k + 3) // 4 * 4
+
+
+def _packed_weights(spec: LayerSpec) -> np.ndarray:
+    w = np.asarray(spec.weights, np.int8)
+    if spec.kind == "depthwise":  # [KH][KW][C] -> [C][KH * KW]
+        return np.ascontiguousarray(w.reshape(-1, w.shape[-1]).T)
+    oc = w.shape[0]
+    k = int(np.prod(w.shape[1:]))
+    kp = reduction_length(spec)
+    full = np.zeros(((oc + 1) // 2 * 2, kp), np.int8)
+    full[:oc, :k] = w.reshape(oc, k)
+    # [OC/2][2][K/4][4] -> [OC/2][K/4][2][4]: a channel pair's weights side by side per group of four.
+    return np.ascontiguousarray(full.reshape(-1, 2, kp // 4, 4).transpose(0, 2, 1, 3))
+
+
+def check_supported(spec: LayerSpec) -> None:
+    if spec.ifm.tensor.dtype != "i8":
+        raise KernelUnsupported(f"an {spec.ifm.tensor.dtype} input")
+    if spec.ofm.tensor.dtype not in ("i8", "i32"):
+        raise KernelUnsupported(f"an {spec.ofm.tensor.dtype} output")
+    if spec.kind != "depthwise" and reduction_length(spec) > MAX_K:
+        raise KernelUnsupported(f"a reduction of {reduction_length(spec)} values (the kernel takes {MAX_K})")
+
+
+def layer_block(spec: LayerSpec) -> bytes:
+    """The parameter block, tables and packed weights of one layer."""
+    check_supported(spec)
+    channels = spec.ofm_chw[0]
+    words = np.zeros(WORDS["COUNT"], np.int64)
+
+    def put(**values: int) -> None:
+        for name, value in values.items():
+            words[WORDS[name]] = int(value)
+
+    kind = {"conv": "CONV", "depthwise": "DEPTHWISE", "fully_connected": "FULLY_CONNECTED"}[spec.kind]
+    output = "OUT_INT32" if spec.multipliers is None else "OUT_ADD" if spec.add is not None else "OUT_INT8"
+    put(MAGIC=DEFINES["NPUKIT_S8_MAGIC"], KIND=DEFINES[f"NPUKIT_S8_{kind}"], OUTPUT=DEFINES[f"NPUKIT_S8_{output}"])
+    put(IN_C=spec.ifm_chw[0], IN_H=spec.ifm_chw[1], IN_W=spec.ifm_chw[2])
+    put(OUT_C=channels, OUT_H=spec.ofm_chw[1], OUT_W=spec.ofm_chw[2])
+    put(KERNEL_H=spec.kernel[0], KERNEL_W=spec.kernel[1], STRIDE_H=spec.stride[0], STRIDE_W=spec.stride[1],
+        DILATION_H=spec.dilation[0], DILATION_W=spec.dilation[1])
+    for prefix, layout in (("IN", spec.ifm), ("OUT", spec.ofm)) + ((("RES", spec.add.residual),) if spec.add else ()):
+        a = addressing(layout)
+        put(**{f"{prefix}_OFFSET": a.offset, f"{prefix}_SC": a.sc, f"{prefix}_SH": a.sh, f"{prefix}_SW": a.sw})
+    put(IN_ZP=spec.ifm_zp, OUT_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max,
+        K_PADDED=reduction_length(spec))
+    if spec.add is not None:
+        a = spec.add
+        put(ADD_CONV_ZP=a.conv_zp, ADD_RES_ZP=a.residual_zp, ADD_LEFT_SHIFT=ADD_LEFT_SHIFT,
+            ADD_CONV_MULT=a.input_multiplier[0], ADD_CONV_SHIFT=a.input_multiplier[1],
+            ADD_RES_MULT=a.residual_multiplier[0], ADD_RES_SHIFT=a.residual_multiplier[1],
+            ADD_OUT_MULT=a.output_multiplier[0], ADD_OUT_SHIFT=a.output_multiplier[1],
+            ADD_OUT_ZP=a.output_zp, ADD_ACT_MIN=a.act_min, ADD_ACT_MAX=a.act_max)
+    count = WORDS["COUNT"]
+    weights_at = (4 * (count + 3 * channels) + 7) // 8 * 8
+    put(BIAS_AT=count, MULTIPLIER_AT=count + channels, SHIFT_AT=count + 2 * channels, WEIGHTS_AT=weights_at)
+    multipliers = spec.multipliers or [(0, 0)] * channels
+    tables = np.concatenate([words, np.asarray(spec.bias, np.int64),
+                             [m for m, _ in multipliers], [s for _, s in multipliers]])
+    if (tables < -2**31).any() or (tables >= 2**31).any():
+        raise KernelUnsupported("a parameter outside int32")
+    head = tables.astype("<i4").tobytes()
+    return head + bytes(weights_at - len(head)) + _packed_weights(spec).tobytes()
+
+
+# The flags that make code linkable into an embedded ELF (no libc, no TLS, no
+# stack protector's canary, position independent).
+_FREESTANDING = ("-fPIC", "-ffreestanding", "-fno-stack-protector", "-fno-exceptions", "-fno-unwind-tables",
+                 "-fno-asynchronous-unwind-tables", "-fvisibility=hidden", "-Wall", "-Werror")
+
+
+def kernel_library(preset: CpuPreset) -> Path:
+    """The layer kernels compiled for ``preset`` as a static archive (cached)."""
+    optimize = ("-O3", "-march=native", "-fcf-protection=none") if preset.is_host else ("-O2",)
+    return c_archive(preset, "npukit-kernels", [KERNELS_DIR / s for s in SOURCES],
+                     [KERNELS_DIR, runtime_source_root() / "hal_driver" / "src" / "mynpu"],
+                     (*optimize, *_FREESTANDING), [HEADER, KERNELS_DIR / "s8_output.h",
+                                                   runtime_source_root() / "hal_driver/src/mynpu/requantize.h"])
+
+
+def kernel_link_objects(preset: CpuPreset) -> list[Path]:
+    """What an executable that calls the kernels links: their archive, then
+    the board toolchain's libgcc (64-bit arithmetic helpers on 32-bit cores)."""
+    from npukit.cpu.builtins_archive import libgcc_path
+
+    return [kernel_library(preset)] + ([libgcc_path(preset)] if preset.toolchain is not None else [])

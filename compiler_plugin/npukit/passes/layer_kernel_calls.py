@@ -1,0 +1,161 @@
+"""The tuned CPU pipeline's main step: quantized layers call npukit's kernels.
+
+At the 'stream' boundary each dispatch is matched with the same predicates
+the NPU uses (npukit.mynpu.supported_operators): an int8 convolution,
+depthwise convolution or fully connected layer with its requantization,
+ReLU and residual addition. A matched dispatch's body is replaced by one
+call to ``npukit_s8_layer`` (npukit/cpu/kernels) with the layer's parameter
+block, tables and packed weights as read-only data of the executable, and
+one workgroup. The kernels compute TFLite's integer arithmetic exactly.
+
+The kernels reach the executable as an object IREE links in
+(``hal.executable.objects``) for .vmfb and embedded ELF output; a static
+library is merged with the kernels after the compile (static_library_link).
+Dispatches that do not match keep IREE's code, with the reason recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iree.compiler import ir
+
+from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, layer_block
+from npukit.mynpu.constant_pool import binding_sites, constant_reader
+from npukit.mynpu.dispatch_ir import UnreadableDispatch, read_dispatch
+from npukit.mynpu.supported_operators import LayerSpec, NotSupported, match_layer
+
+_TARGET_START = "#hal.executable.target<"
+
+
+def cpu_executable_targets(module: ir.Operation) -> list[str]:
+    """The text of every llvm-cpu executable target of the module's devices."""
+    found: list[str] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "util.global" and "initial_value" in op.attributes:
+            text = str(op.attributes["initial_value"])
+            at = text.find(_TARGET_START)
+            while at >= 0:
+                depth, end = 1, at + len(_TARGET_START)
+                for end in range(end, len(text)):
+                    depth += text[end] == "<"
+                    depth -= text[end] == ">" and text[end - 1] != "-"
+                    if depth == 0:
+                        break
+                target = text[at:end + 1]
+                if target.startswith(_TARGET_START + '"llvm-cpu"') and target not in found:
+                    found.append(target)
+                at = text.find(_TARGET_START, end)
+        return ir.WalkResult.SKIP if op.name == "util.global" else ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
+
+
+@dataclass
+class KernelDispatch:
+    """What became of one dispatch: the layer the kernel runs, or why not."""
+
+    operation: str = ""
+    reason: str = ""
+
+    @property
+    def replaced(self) -> bool:
+        return not self.reason
+
+
+@dataclass
+class LayerKernelCalls:
+    """The 'stream' hook. ``objects``: what each executable links for the
+    kernels (npukit.cpu.layer_kernels.kernel_link_objects), or none when a
+    static library is merged with them later."""
+
+    objects: list[Path]
+    dispatches: dict[str, KernelDispatch] = field(default_factory=dict)
+
+    def __call__(self, module: ir.Operation) -> None:
+        sites = binding_sites(module)
+        objects = ""
+        if self.objects:
+            targets = cpu_executable_targets(module)
+            linked = ", ".join(f'#hal.executable.object<{{path = "{p}"}}>' for p in self.objects)
+            entries = ", ".join(f"{t} = [{linked}]" for t in targets)
+            objects = f"attributes {{hal.executable.objects = #hal.executable.objects<{{{entries}}}>}} "
+        for op in list(module.regions[0].blocks[0].operations):
+            op = op.operation
+            if op.name == "stream.executable":
+                self._one(op, sites, objects)
+
+    def summary(self) -> dict[str, dict[str, str]]:
+        """Export name -> {"operation": the layer the kernel runs} or {"reason": why IREE's code stays}."""
+        return {name: {"operation": d.operation} if d.replaced else {"reason": d.reason}
+                for name, d in self.dispatches.items()}
+
+    def _one(self, executable: ir.Operation, sites, objects: str) -> None:
+        try:
+            body = read_dispatch(executable)
+        except UnreadableDispatch as e:
+            self.dispatches[ir.StringAttr(executable.attributes["sym_name"]).value] = KernelDispatch(reason=str(e))
+            return
+        site = sites.get(body.name)
+        try:
+            if _workload_count(executable):
+                raise NotSupported("a workload known only at run time")
+            if isinstance(site, str):
+                raise NotSupported(site)
+            spec = match_layer(body, constant_reader(body, site))
+            block = layer_block(spec)
+        except (NotSupported, KernelUnsupported) as e:
+            self.dispatches[body.name] = KernelDispatch(reason=str(e))
+            return
+        text = _executable_text(executable, body.name, body.binding_count, spec, block, objects)
+        parsed = ir.Module.parse(text, executable.context)
+        replacement = parsed.body.operations[0].operation
+        replacement.move_before(executable)
+        executable.erase()
+        self.dispatches[body.name] = KernelDispatch(operation=spec.operation)
+
+
+def _workload_count(executable: ir.Operation) -> int:
+    for op in executable.regions[0].blocks[0].operations:
+        if op.operation.name == "stream.executable.export":
+            return len(op.operation.regions[0].blocks[0].arguments)
+    return 0
+
+
+def _executable_text(executable: ir.Operation, export: str, binding_count: int, spec: LayerSpec, block: bytes,
+                     objects: str) -> str:
+    name = ir.StringAttr(executable.attributes["sym_name"]).value
+    tensors = [spec.ifm.tensor, spec.ofm.tensor] + ([spec.add.residual.tensor] if spec.add else [])
+    extent: dict[int, int] = {}
+    for t in tensors:
+        extent[t.binding] = max(extent.get(t.binding, 0), t.extent)
+    args = ", ".join(f"%arg{i}: !stream.binding {{stream.alignment = 64 : index}}" for i in range(binding_count))
+    lines = ["%c0 = arith.constant 0 : index"]
+    for binding, size in sorted(extent.items()):
+        lines += [f"%m{binding} = stream.binding.subspan %arg{binding}[%c0] : !stream.binding -> memref<{size}xi8>",
+                  f"%p{binding} = memref.extract_aligned_pointer_as_index %m{binding} : memref<{size}xi8> -> index"]
+    params = f"@npukit_layer_{export}"
+    lines += [f"%block = memref.get_global {params} : memref<{len(block)}xi8>",
+              f"%params = memref.extract_aligned_pointer_as_index %block : memref<{len(block)}xi8> -> index"]
+    residual = f"%p{spec.add.residual.tensor.binding}" if spec.add else "%c0"
+    lines += [f"func.call @{ENTRY_POINT}(%params, %p{spec.ifm.tensor.binding}, %p{spec.ofm.tensor.binding}, "
+              f"{residual}) : (index, index, index, index) -> ()", "return"]
+    body = "\n        ".join(lines)
+    return f"""
+stream.executable private @{name} {objects}{{
+  stream.executable.export public @{export} workgroups() -> (index, index, index) {{
+    %c1 = arith.constant 1 : index
+    stream.return %c1, %c1, %c1 : index, index, index
+  }}
+  builtin.module {{
+    "memref.global"() <{{sym_name = "{params[1:]}", sym_visibility = "private", type = memref<{len(block)}xi8>, initial_value = dense<"0x{block.hex().upper()}"> : tensor<{len(block)}xi8>, constant, alignment = 16 : i64}}> : () -> ()
+    func.func private @{ENTRY_POINT}(index, index, index, index) attributes {{hal.import.static, llvm.passthrough = ["nounwind"]}}
+    func.func @{export}({args}) {{
+        {body}
+    }}
+  }}
+}}
+"""

@@ -1,0 +1,81 @@
+"""The tuned CPU pipeline (``cpu_pipeline="tuned"``): int8 convolutions,
+depthwise and fully connected layers call npukit's kernels, the rest of the
+quantized arithmetic is TFLite's integer arithmetic, so whole models give
+exactly the outputs of TFLite's reference kernels."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+import npukit
+from npukit.cpu.layer_kernels import ENTRY_POINT, WORDS
+from npukit.errors import TargetError
+from npukit.targets.cpu_pipeline import CpuPipeline
+from support.models import MLPERF_MODELS, random_inputs
+from support.oracles import TFLiteReference
+
+# The layers each model's kernels take: kws_int8's first convolution, four
+# depthwise and four pointwise convolutions (the last one stores int32
+# accumulators for the pool) and the classifier; resnet8_int8's
+# nine 3x3 convolutions (one fused with its residual addition), the strided
+# 1x1 shortcut and the classifier.
+_KERNEL_LAYERS = {
+    "kws_int8": {"convolution + relu": 1, "depthwise convolution + relu": 4, "pointwise convolution + relu": 3,
+                 "pointwise convolution": 1, "fully connected": 1},
+    "resnet8_int8": {"convolution + relu": 4, "convolution + add": 1, "convolution": 2,
+                     "pointwise convolution": 1, "fully connected": 1},
+}
+
+
+@pytest.mark.parametrize("name", ["kws_int8", "resnet8_int8"])
+def test_tuned_host_build_equals_tflite_reference_kernels(name, shared_models, artifact_cache, rng):
+    result = artifact_cache(shared_models / f"{name}.onnx", cpu_pipeline="tuned")
+    assert result.manifest["cpu_pipeline"] == "tuned"
+    kernels = result.manifest["cpu_kernels"]
+    layers: dict[str, int] = {}
+    for entry in kernels.values():
+        if "operation" in entry:
+            layers[entry["operation"]] = layers.get(entry["operation"], 0) + 1
+        else:
+            assert entry["reason"], entry
+    assert layers == _KERNEL_LAYERS[name]
+    model = next(m for m in MLPERF_MODELS if m.name == name)
+    tflite = TFLiteReference(shared_models / f"{name}.tflite", kernels="reference")
+    loaded = npukit.load(result)
+    outputs = []
+    for x in random_inputs(model, tflite.input_shape, rng, 20):
+        outputs.append(loaded(x)[0])
+        np.testing.assert_array_equal(outputs[-1], tflite(x))
+    assert len({y.tobytes() for y in outputs}) > 1
+
+
+def test_stock_pipeline_is_iree_unchanged(shared_models, artifact_cache):
+    stock = artifact_cache(shared_models / "kws_int8.onnx")
+    assert stock.manifest["cpu_pipeline"] == "stock" and stock.manifest["cpu_kernels"] is None
+
+
+def test_static_library_carries_the_kernels_privately(shared_models, artifact_cache):
+    """A static library is one object with the kernels merged in; only its
+    query function is global, so two models link into one firmware."""
+    result = artifact_cache(shared_models / "kws_int8.onnx", "cortex-m4", "static", cpu_pipeline="tuned")
+    obj = result.files["static_library"]
+    symbols = subprocess.run(["arm-none-eabi-nm", str(obj)], capture_output=True, text=True, check=True).stdout
+    rows = [line.split() for line in symbols.splitlines()]
+    defined_global = [r[-1] for r in rows if len(r) == 3 and r[1].isupper() and r[1] != "U"]
+    undefined = {r[-1] for r in rows if r[0] == "U"}
+    assert defined_global == [f"{result.name}_linked_library_query"], defined_global
+    assert ENTRY_POINT not in undefined and any(r[-1] == ENTRY_POINT for r in rows)
+    assert "__aeabi_unwind_cpp_pr0" not in undefined
+
+
+def test_parameter_block_layout_is_read_from_the_header():
+    assert WORDS["MAGIC"] == 0 and WORDS["COUNT"] == len(WORDS) - 1
+    assert list(WORDS.values()) == list(range(len(WORDS)))
+
+
+def test_unknown_pipeline_is_refused():
+    with pytest.raises(TargetError, match="unknown CPU pipeline 'fast'; choose one of: stock, tuned"):
+        CpuPipeline.parse("fast")
