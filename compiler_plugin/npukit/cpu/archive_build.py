@@ -47,10 +47,9 @@ def gcc_for(preset: CpuPreset) -> str:
 def binutil(preset: CpuPreset, tool: str) -> str:
     """``ar``, ``ld``, ``objcopy`` ... beside ``preset``'s GCC."""
     gcc = gcc_for(preset)
-    path = gcc[: -len("gcc")] + tool if gcc.endswith("gcc") else tool
-    found = shutil.which(path) or shutil.which(tool if preset.toolchain is None else path)
+    found = shutil.which(gcc[: -len("gcc")] + tool if gcc.endswith("gcc") else tool)
     if found is None:
-        raise ToolchainError(f"{path} is missing for {preset.name}")
+        raise ToolchainError(f"{tool} beside {gcc} is missing for {preset.name}")
     return found
 
 

@@ -142,10 +142,9 @@ _FREESTANDING = ("-fPIC", "-ffreestanding", "-fno-stack-protector", "-fno-except
 def kernel_library(preset: CpuPreset) -> Path:
     """The layer kernels compiled for ``preset`` as a static archive (cached)."""
     optimize = ("-O3", "-march=native", "-fcf-protection=none") if preset.is_host else ("-O2",)
-    return c_archive(preset, "npukit-kernels", [KERNELS_DIR / s for s in SOURCES],
-                     [KERNELS_DIR, runtime_source_root() / "hal_driver" / "src" / "mynpu"],
-                     (*optimize, *_FREESTANDING), [HEADER, KERNELS_DIR / "s8_output.h",
-                                                   runtime_source_root() / "hal_driver/src/mynpu/requantize.h"])
+    mynpu = runtime_source_root() / "hal_driver" / "src" / "mynpu"  # requantize.h, the shared arithmetic
+    return c_archive(preset, "npukit-kernels", [KERNELS_DIR / s for s in SOURCES], [KERNELS_DIR, mynpu],
+                     (*optimize, *_FREESTANDING), [HEADER, KERNELS_DIR / "s8_output.h", mynpu / "requantize.h"])
 
 
 def kernel_link_objects(preset: CpuPreset) -> list[Path]:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from iree.compiler import ir
 
-from npukit.mynpu.dispatch_ir import DTYPES, DispatchBody, constant_int, defining_op, dense_array, dense_constant
+from npukit.mynpu.dispatch_ir import DTYPES, DispatchBody, constant_int, defining_op, dense_array, dense_constant, \
+    split_top_level
 
 
 @dataclass(frozen=True)
@@ -29,24 +30,6 @@ class BindingSite:
     data: bytes | None
 
 
-def _split_top_level(text: str) -> list[str]:
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "<[(":
-            depth += 1
-        elif ch in ">])":
-            if ch == ">" and i > 0 and text[i - 1] == "-":
-                continue
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    tail = text[start:].strip()
-    if tail:
-        parts.append(tail)
-    return parts
-
-
 def composite_bytes(attr: ir.Attribute) -> bytes:
     """The bytes of a ``#util.composite`` (its elements in order, densely)."""
     text = str(attr)
@@ -55,7 +38,7 @@ def composite_bytes(attr: ir.Attribute) -> bytes:
     total = int(text[len("#util.composite<"):].split("x", 1)[0])
     inner = text[text.index("[") + 1:text.rindex("]")]
     out = bytearray()
-    for element in _split_top_level(inner):
+    for element in split_top_level(inner):
         out += dense_array(ir.Attribute.parse(element, attr.context)).tobytes()
     if len(out) != total:
         raise ValueError(f"composite of {total} bytes laid out as {len(out)}")

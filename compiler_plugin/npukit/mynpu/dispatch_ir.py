@@ -181,6 +181,26 @@ def read_dispatch(executable: ir.Operation) -> DispatchBody:
     return body
 
 
+def split_top_level(text: str) -> list[str]:
+    """The comma-separated items of an attribute's text, not splitting inside
+    nested <>, [] or () (``->`` is not a bracket)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<[(":
+            depth += 1
+        elif ch in ">])":
+            if ch == ">" and i > 0 and text[i - 1] == "-":
+                continue
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    tail = text[start:].strip()
+    if tail:
+        parts.append(tail)
+    return parts
+
+
 def dense_array(attr: ir.Attribute) -> np.ndarray:
     """A dense elements attribute (splat or not) as a numpy array of its shape."""
     dense = ir.DenseElementsAttr(attr)

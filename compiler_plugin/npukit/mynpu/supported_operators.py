@@ -19,6 +19,7 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.mynpu import epilogue as ep
+from npukit.mynpu.constant_pool import BindingSite, constant_reader
 from npukit.mynpu.dispatch_ir import DispatchBody, SystemTensor, defining_op, dense_constant
 from npukit.mynpu.requantization import accumulator_scale, addition_multipliers, as_f32, integer_bias, \
     quantize_multiplier
@@ -417,6 +418,14 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
         raise NotSupported("a residual addition of another layer's int32 accumulator, requantized in this "
                            "dispatch (the NPU adds int8 tensors)")
     raise NotSupported("an epilogue that is not a requantization (with ReLU) or a residual addition")
+
+
+def match_layer_at_site(body: DispatchBody, site: "list[BindingSite] | str | None") -> LayerSpec:
+    """``match_layer`` with the constants of the dispatch's call site (an
+    entry of constant_pool.binding_sites: the bindings, or why they are unknown)."""
+    if isinstance(site, str):
+        raise NotSupported(site)
+    return match_layer(body, constant_reader(body, site))
 
 
 def _spec(g: _Geometry, ofm: TensorLayout, bias, multipliers, ifm_zp, ofm_zp, low, high, relu) -> LayerSpec:

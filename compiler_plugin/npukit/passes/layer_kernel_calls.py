@@ -22,36 +22,10 @@ from pathlib import Path
 from iree.compiler import ir
 
 from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, layer_block
-from npukit.mynpu.constant_pool import binding_sites, constant_reader
+from npukit.mynpu.constant_pool import binding_sites
 from npukit.mynpu.dispatch_ir import UnreadableDispatch, read_dispatch
-from npukit.mynpu.supported_operators import LayerSpec, NotSupported, match_layer
-
-_TARGET_START = "#hal.executable.target<"
-
-
-def cpu_executable_targets(module: ir.Operation) -> list[str]:
-    """The text of every llvm-cpu executable target of the module's devices."""
-    found: list[str] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "util.global" and "initial_value" in op.attributes:
-            text = str(op.attributes["initial_value"])
-            at = text.find(_TARGET_START)
-            while at >= 0:
-                depth, end = 1, at + len(_TARGET_START)
-                for end in range(end, len(text)):
-                    depth += text[end] == "<"
-                    depth -= text[end] == ">" and text[end - 1] != "-"
-                    if depth == 0:
-                        break
-                target = text[at:end + 1]
-                if target.startswith(_TARGET_START + '"llvm-cpu"') and target not in found:
-                    found.append(target)
-                at = text.find(_TARGET_START, end)
-        return ir.WalkResult.SKIP if op.name == "util.global" else ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return found
+from npukit.mynpu.supported_operators import LayerSpec, NotSupported, match_layer_at_site
+from npukit.passes.device_targets import cpu_executable_targets
 
 
 @dataclass
@@ -103,9 +77,7 @@ class LayerKernelCalls:
         try:
             if _workload_count(executable):
                 raise NotSupported("a workload known only at run time")
-            if isinstance(site, str):
-                raise NotSupported(site)
-            spec = match_layer(body, constant_reader(body, site))
+            spec = match_layer_at_site(body, site)
             block = layer_block(spec)
         except (NotSupported, KernelUnsupported) as e:
             self.dispatches[body.name] = KernelDispatch(reason=str(e))

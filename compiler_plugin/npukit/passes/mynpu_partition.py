@@ -25,18 +25,18 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.errors import CompileError
-from npukit.mynpu.constant_pool import binding_sites, constant_reader
+from npukit.mynpu.constant_pool import binding_sites
 from npukit.mynpu.dispatch_ir import UnreadableDispatch, read_dispatch
 from npukit.mynpu.executable import FORMAT, Executable, Export
 from npukit.mynpu.options import MynpuOptions
 from npukit.mynpu.report import DispatchRow, placement_report
 from npukit.mynpu.stream_generator import Constants, StreamPlan, generate
-from npukit.mynpu.supported_operators import LayerSpec, NotSupported, match_layer
+from npukit.mynpu.supported_operators import LayerSpec, NotSupported, match_layer_at_site
+from npukit.passes.device_targets import CPU_TARGET_PREFIX, device_globals
 from npukit.passes.dispatch_inventory import DispatchInventory
 from npukit.passes.integer_requantization import IntegerRequantization
 from npukit.passes.mynpu_binaries import ReplaceMynpuBinaries
 
-_TARGET_PREFIX = '#hal.executable.target<"llvm-cpu", "'
 
 
 class MynpuTarget:
@@ -54,23 +54,15 @@ class MynpuTarget:
     # 'preprocessing' ----------------------------------------------------------
 
     def retarget(self, module: ir.Operation) -> None:
-        devices = []
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name == "util.global" and "initial_value" in op.attributes and \
-                    str(op.attributes["initial_value"]).startswith("#hal.device.target<"):
-                devices.append(op)
-            return ir.WalkResult.SKIP if op.name == "util.global" else ir.WalkResult.ADVANCE
-
-        module.walk(visit)
+        devices = device_globals(module)
         if len(devices) != 1:
             raise CompileError(f"the mynpu target needs exactly one device, the module has {len(devices)}")
         text = str(devices[0].attributes["initial_value"])
-        if text.count(_TARGET_PREFIX) != 1:
+        if text.count(CPU_TARGET_PREFIX) != 1:
             raise CompileError("the mynpu target pairs the NPU with one llvm-cpu target; the device has "
                                f"{text.count('#hal.executable.target<')} executable targets")
-        start = text.index(_TARGET_PREFIX)
-        self.host_format = text[start + len(_TARGET_PREFIX):].split('"', 1)[0]
+        start = text.index(CPU_TARGET_PREFIX)
+        self.host_format = text[start + len(CPU_TARGET_PREFIX):].split('"', 1)[0]
         end = text.rindex("]>")
         cpu_target = text[start:end]
         npu_target = cpu_target.replace(f'"{self.host_format}"', f'"{FORMAT}"', 1)
@@ -109,9 +101,7 @@ class MynpuTarget:
             return DispatchRow(name, kinds, "cpu", str(e), macs)
         site = sites.get(name)
         try:
-            if isinstance(site, str):
-                raise NotSupported(site)
-            spec = match_layer(body, constant_reader(body, site))
+            spec = match_layer_at_site(body, site)
             if spec.kind == "depthwise" and self.options.depthwise == "cpu":
                 raise NotSupported("the hardware configuration has no OP_DEPTH_CONV (--mynpu-depthwise=cpu)")
             constants = Constants(bytearray(self.constants.data))

@@ -13,12 +13,18 @@ static inline int8_t mynpu_sat8(int32_t x) { return (int8_t)(x > 127 ? 127 : x <
 
 static inline int32_t mynpu_clamp(int32_t x, int32_t lo, int32_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 
-// Saturating rounding doubling high multiply.
-static inline int32_t mynpu_srdhm(int32_t a, int32_t b) {
-  if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+// Rounding doubling high multiply, for operands that are not both INT32_MIN
+// (the one product that does not fit).
+static inline int32_t mynpu_rdhm(int32_t a, int32_t b) {
   int64_t ab = (int64_t)a * (int64_t)b;
   int64_t nudge = ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30);
   return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+// Saturating rounding doubling high multiply.
+static inline int32_t mynpu_srdhm(int32_t a, int32_t b) {
+  if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+  return mynpu_rdhm(a, b);
 }
 
 // Rounding divide by a power of two, ties away from zero.

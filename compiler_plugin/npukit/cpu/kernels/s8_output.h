@@ -20,8 +20,8 @@ typedef struct {
   int32_t sc, sh, sw;       // output strides
   int32_t zp, act_min, act_max;
   int32_t mode;
-  // Every shift is a right shift (multiplier below 1) and the layer rounds
-  // twice: the fast path applies.
+  // Every shift is a right shift (multiplier below 1), int8 out, rounded
+  // twice, multipliers non-negative: the fast path applies.
   int32_t fast;
   int32_t once;
 } npukit_s8_output_t;
@@ -44,16 +44,6 @@ static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t outpu
   }
   return o;
 }
-
-// mynpu_requantize for shift in -31..0 and a non-negative multiplier: the
-// doubling high multiply cannot saturate and needs no left shift.
-static inline int32_t npukit_s8_requantize_right(int32_t acc, int32_t multiplier, int32_t right) {
-  int64_t ab = (int64_t)acc * multiplier;
-  int64_t nudge = ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30);
-  return mynpu_rdbpot((int32_t)((ab + nudge) / ((int64_t)1 << 31)), right);
-}
-
-static inline int32_t npukit_s8_clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 static void npukit_s8_store_general(const npukit_s8_output_t* o, int32_t acc, int32_t c, int32_t at, int32_t y,
                                     int32_t x) {
@@ -85,8 +75,10 @@ static inline void npukit_s8_store(const npukit_s8_output_t* o, int32_t acc, int
   int32_t at = c * o->sc + y * o->sh + x * o->sw;
   if (o->fast) {
     // clamp(v + zp, lo, hi) as clamp(v, lo - zp, hi - zp) + zp: no overflow.
-    int32_t v = npukit_s8_requantize_right(acc, o->multiplier[c], -o->shift[c]);
-    o->out[at] = (uint8_t)(int8_t)(npukit_s8_clamp(v, o->act_min - o->zp, o->act_max - o->zp) + o->zp);
+    // mynpu_requantize for shifts -31..0 and a non-negative multiplier: no
+    // left shift, and the doubling high multiply cannot saturate.
+    int32_t v = mynpu_rdbpot(mynpu_rdhm(acc, o->multiplier[c]), -o->shift[c]);
+    o->out[at] = (uint8_t)(int8_t)(mynpu_clamp(v, o->act_min - o->zp, o->act_max - o->zp) + o->zp);
   } else {
     npukit_s8_store_general(o, acc, c, at, y, x);
   }
