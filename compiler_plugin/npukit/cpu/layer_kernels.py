@@ -23,7 +23,7 @@ from npukit.targets.cpu_presets import CpuPreset
 
 KERNELS_DIR = Path(__file__).with_name("kernels")
 HEADER = KERNELS_DIR / "s8_layer.h"
-SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c")
+SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c", "s8_dot_dsp.S")
 ENTRY_POINT = "npukit_s8_layer"
 
 
@@ -122,11 +122,14 @@ def layer_block(spec: LayerSpec) -> bytes:
             ADD_OUT_MULT=a.output_multiplier[0], ADD_OUT_SHIFT=a.output_multiplier[1],
             ADD_OUT_ZP=a.output_zp, ADD_ACT_MIN=a.act_min, ADD_ACT_MAX=a.act_max)
     count = WORDS["COUNT"]
-    weights_at = (4 * (count + 3 * channels) + 7) // 8 * 8
-    put(BIAS_AT=count, MULTIPLIER_AT=count + channels, SHIFT_AT=count + 2 * channels, WEIGHTS_AT=weights_at)
+    weights_at = (4 * (count + 6 * channels) + 7) // 8 * 8
+    put(BIAS_AT=count, MULTIPLIER_AT=count + channels, SHIFT_AT=count + 2 * channels,
+        REQUANT_AT=count + 3 * channels, WEIGHTS_AT=weights_at)
     multipliers = spec.multipliers or [(0, 0)] * channels
+    requant = [(m, -s, 1 << (-s - 1)) if -31 <= s <= -1 else (0, 0, 0) for m, s in multipliers]
     tables = np.concatenate([words, np.asarray(spec.bias, np.int64),
-                             [m for m, _ in multipliers], [s for _, s in multipliers]])
+                             [m for m, _ in multipliers], [s for _, s in multipliers],
+                             np.asarray(requant, np.int64).reshape(-1)])
     if (tables < -2**31).any() or (tables >= 2**31).any():
         raise KernelUnsupported("a parameter outside int32")
     head = tables.astype("<i4").tobytes()

@@ -12,7 +12,6 @@
 #include "s8_output.h"
 
 #if defined(__ARM_FEATURE_DSP)
-#include <arm_acle.h>
 #define NPUKIT_S8_PAIRED 1
 #else
 #define NPUKIT_S8_PAIRED 0
@@ -20,102 +19,179 @@
 
 void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residual);
 
-// Columns and weights are blocked for the 2x2 dot product: in each group of
-// four K indices, the two pixels' columns (and the two channels' weights) sit
-// side by side, [K_PADDED / 4][2][4], so one pass reads both with
-// consecutive loads.
-static inline int32_t column_slot(int32_t k, int32_t pixel) {
-  int32_t r = k & 3;
-#if NPUKIT_S8_PAIRED
-  r = r == 1 ? 2 : r == 2 ? 1 : r;
-#endif
-  return (k & ~3) * 2 + pixel * 4 + r;
-}
+// Output channels whose accumulators are requantized together (even).
+#define BLOCK 64
 
-static void im2col(const int32_t* p, const int8_t* in, int32_t oy, int32_t ox, int16_t* columns, int32_t pixel) {
-  const int32_t ic = p[NPUKIT_S8_W_IN_C], kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
-  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
-  const int32_t zp = p[NPUKIT_S8_W_IN_ZP];
-  const int32_t y0 = oy * p[NPUKIT_S8_W_STRIDE_H], x0 = ox * p[NPUKIT_S8_W_STRIDE_W];
-  const int32_t dy = p[NPUKIT_S8_W_DILATION_H], dx = p[NPUKIT_S8_W_DILATION_W];
-  int32_t k = 0;
-  for (int32_t i = 0; i < kh; ++i) {
-    for (int32_t j = 0; j < kw; ++j) {
-      const int8_t* at = in + (y0 + i * dy) * sh + (x0 + j * dx) * sw;
-      for (int32_t c = 0; c < ic; ++c, ++k) columns[column_slot(k, pixel)] = (int16_t)(at[c * sc] - zp);
+// What im2col needs of the layer, read once from the block.
+typedef struct {
+  const int8_t* in;
+  int32_t ic, kh, kw, sc, sh, sw, stride_h, stride_w, dy, dx, zp, k, k_padded;
+} gather_t;
+
+// Pixel `pixel`'s (0 or 1) receptive field at byte `offset` of the input
+// into `columns`, [K_PADDED / 4][2][4] int16: each group of four K indices of
+// both pixels side by side, so the dot product reads them consecutively. The
+// values are first gathered as int8 into `row` (K_PADDED bytes), then widened
+// four at a time with the zero point subtracted.
+static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int16_t* restrict columns,
+                   int32_t pixel) {
+  const gather_t g = *gp;  // locals: the byte stores below cannot change them
+  int8_t* to = row;
+  const int8_t* base = g.in + offset;
+  for (int32_t i = 0; i < g.kh; ++i) {
+    for (int32_t j = 0; j < g.kw; ++j) {
+      const int8_t* at = base + i * g.dy * g.sh + j * g.dx * g.sw;
+      int32_t c = g.ic;
+      for (; c >= 4; c -= 4, at += 4 * g.sc, to += 4) {
+        to[0] = at[0], to[1] = at[g.sc], to[2] = at[2 * g.sc], to[3] = at[3 * g.sc];
+      }
+      for (; c > 0; --c, at += g.sc) *to++ = *at;
     }
   }
-  for (; k < p[NPUKIT_S8_W_K_PADDED]; ++k) columns[column_slot(k, pixel)] = 0;
-}
-
+  npukit_s8_word_t* out = (npukit_s8_word_t*)columns + pixel * 2;
+  const npukit_s8_word_t* words = (const npukit_s8_word_t*)row;
+  const npukit_s8_word_t* end = words + g.k_padded / 4;
 #if NPUKIT_S8_PAIRED
-static inline int32_t sxtb16_ror8(int32_t x) {
-  int32_t r;
-  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
-  return r;
-}
-#endif
-
-// acc[i][j] += column j . weights of channel i, over k_padded.
-static inline void dot_2x2(const int16_t* columns, const int8_t* weights, int32_t k_padded, int32_t acc[2][2]) {
-  int32_t a00 = acc[0][0], a01 = acc[0][1], a10 = acc[1][0], a11 = acc[1][1];
-#if NPUKIT_S8_PAIRED
-  const int32_t* c = (const int32_t*)columns;
-  const int32_t* w = (const int32_t*)weights;
-  const int32_t* end = w + k_padded / 2;
-  while (w != end) {
-    int32_t x0a = c[0], x0b = c[1], x1a = c[2], x1b = c[3], wa = w[0], wb = w[1];
-    c += 4, w += 2;
-    int32_t wa02 = __sxtb16(wa), wa13 = sxtb16_ror8(wa);
-    a00 = __smlad(x0a, wa02, a00);
-    a00 = __smlad(x0b, wa13, a00);
-    a01 = __smlad(x1a, wa02, a01);
-    a01 = __smlad(x1b, wa13, a01);
-    int32_t wb02 = __sxtb16(wb), wb13 = sxtb16_ror8(wb);
-    a10 = __smlad(x0a, wb02, a10);
-    a10 = __smlad(x0b, wb13, a10);
-    a11 = __smlad(x1a, wb02, a11);
-    a11 = __smlad(x1b, wb13, a11);
+  const int32_t zz = (int32_t)((uint32_t)(uint16_t)g.zp * 0x10001u);
+  for (; words != end; ++words, out += 4) {
+    const int32_t w = *words;
+    out[0] = (int32_t)__ssub16(__sxtb16(w), zz);
+    out[1] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(w), zz);
   }
 #else
-  for (int32_t g = 0; g < k_padded; g += 4) {
-    const int16_t* c = columns + 2 * g;
-    const int8_t* w = weights + 2 * g;
-    for (int32_t r = 0; r < 4; ++r) {
-      a00 += c[r] * w[r];
-      a01 += c[4 + r] * w[r];
-      a10 += c[r] * w[4 + r];
-      a11 += c[4 + r] * w[4 + r];
-    }
+  for (; words != end; ++words, out += 4) {
+    const int8_t* b = (const int8_t*)words;
+    npukit_s8_half_t* o16 = (npukit_s8_half_t*)out;
+    for (int32_t r = 0; r < 4; ++r) o16[r] = (int16_t)(b[r] - g.zp);
   }
 #endif
-  acc[0][0] = a00, acc[0][1] = a01, acc[1][0] = a10, acc[1][1] = a11;
 }
+
+#if NPUKIT_S8_PAIRED
+typedef uint16_t __attribute__((aligned(1), may_alias)) unaligned_half_t;
+
+// Both pixels' columns when pixel 1's receptive field is pixel 0's one byte
+// further on (neighbours along contiguous rows) and IN_C is a multiple of 4:
+// one halfword load reads a K index of both pixels, PKHBT pairs two of them,
+// and SXTB16 (plain / ROR #8) splits pixel 0's values from pixel 1's.
+static void im2col_neighbours(const gather_t* gp, int32_t offset, int16_t* restrict columns) {
+  const gather_t g = *gp;
+  const int32_t zz = (int32_t)((uint32_t)(uint16_t)g.zp * 0x10001u);
+  const int32_t sc = g.sc;
+  npukit_s8_word_t* out = (npukit_s8_word_t*)columns;
+  const int8_t* base = g.in + offset;
+  for (int32_t i = 0; i < g.kh; ++i) {
+    for (int32_t j = 0; j < g.kw; ++j) {
+      const int8_t* at = base + i * g.dy * g.sh + j * g.dx * g.sw;
+      for (int32_t c = 0; c < g.ic; c += 4, at += 4 * sc, out += 4) {
+        const uint32_t h0 = *(const unaligned_half_t*)at, h1 = *(const unaligned_half_t*)(at + sc);
+        const uint32_t h2 = *(const unaligned_half_t*)(at + 2 * sc), h3 = *(const unaligned_half_t*)(at + 3 * sc);
+        const int32_t even = (int32_t)(h0 | h2 << 16), odd = (int32_t)(h1 | h3 << 16);  // channels (0, 2), (1, 3)
+        out[0] = (int32_t)__ssub16(__sxtb16(even), zz);
+        out[1] = (int32_t)__ssub16(__sxtb16(odd), zz);
+        out[2] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(even), zz);
+        out[3] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(odd), zz);
+      }
+    }
+  }
+}
+#endif
+
+#if NPUKIT_S8_PAIRED
+// s8_dot_dsp.S
+void npukit_s8_dot_pairs_dsp(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
+                             int32_t pairs, int32_t* out);
+#define dot_pairs npukit_s8_dot_pairs_dsp
+#else
+// For each of `pairs` channel pairs: out[2c + i][j] = bias[2c + i] + column
+// j . weights of channel 2c + i, over k_padded.
+static void dot_pairs(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
+                      int32_t pairs, int32_t* out) {
+  for (int32_t q = 0; q < pairs; ++q, weights += 2 * k_padded, bias += 2, out += 4) {
+    int32_t a00 = bias[0], a01 = bias[0], a10 = bias[1], a11 = bias[1];
+    for (int32_t g = 0; g < k_padded; g += 4) {
+      const int16_t* c = columns + 2 * g;
+      const int8_t* w = weights + 2 * g;
+      for (int32_t r = 0; r < 4; ++r) {
+        a00 += c[r] * w[r];
+        a01 += c[4 + r] * w[r];
+        a10 += c[r] * w[4 + r];
+        a11 += c[4 + r] * w[4 + r];
+      }
+    }
+    out[0] = a00, out[1] = a01, out[2] = a10, out[3] = a11;
+  }
+}
+#endif
 
 void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residual) {
   const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
-  const int32_t k_padded = p[NPUKIT_S8_W_K_PADDED];
-  const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  const gather_t g = {
+      .in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET],
+      .ic = p[NPUKIT_S8_W_IN_C], .kh = p[NPUKIT_S8_W_KERNEL_H], .kw = p[NPUKIT_S8_W_KERNEL_W],
+      .sc = p[NPUKIT_S8_W_IN_SC], .sh = p[NPUKIT_S8_W_IN_SH], .sw = p[NPUKIT_S8_W_IN_SW],
+      .stride_h = p[NPUKIT_S8_W_STRIDE_H], .stride_w = p[NPUKIT_S8_W_STRIDE_W],
+      .dy = p[NPUKIT_S8_W_DILATION_H], .dx = p[NPUKIT_S8_W_DILATION_W], .zp = p[NPUKIT_S8_W_IN_ZP],
+      .k = p[NPUKIT_S8_W_KERNEL_H] * p[NPUKIT_S8_W_KERNEL_W] * p[NPUKIT_S8_W_IN_C],
+      .k_padded = p[NPUKIT_S8_W_K_PADDED],
+  };
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
-  npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  const int32_t* requant = p + p[NPUKIT_S8_W_REQUANT_AT];
   int16_t columns[2 * NPUKIT_S8_MAX_K] __attribute__((aligned(8)));
+  int8_t row[NPUKIT_S8_MAX_K] __attribute__((aligned(4)));  // read as words
+  int32_t block[BLOCK + 1][2];
+  // The padding of K meets zero weights; it only has to hold numbers.
+  for (int32_t k = g.k; k < g.k_padded; ++k) row[k] = 0;
   const int32_t pixels = oh * ow;
+  int32_t y0 = 0, x0 = 0;
   for (int32_t px = 0; px < pixels; px += 2) {
+    // A lone last pixel is computed twice (as pixel 1 too) and stored once.
     const int32_t count = pixels - px >= 2 ? 2 : 1;
-    int32_t y[2], x[2];
-    for (int32_t i = 0; i < 2; ++i) {
-      int32_t at = px + (i < count ? i : 0);
-      y[i] = at / ow, x[i] = at % ow;
-      im2col(p, in, y[i], x[i], columns, i);
+    const int32_t y1 = count == 1 ? y0 : x0 + 1 < ow ? y0 : y0 + 1;
+    const int32_t x1 = count == 1 ? x0 : x0 + 1 < ow ? x0 + 1 : 0;
+    const int32_t at0 = y0 * g.stride_h * g.sh + x0 * g.stride_w * g.sw;
+    const int32_t at1 = y1 * g.stride_h * g.sh + x1 * g.stride_w * g.sw;
+#if NPUKIT_S8_PAIRED
+    if (at1 == at0 + 1 && (g.ic & 3) == 0) {
+      im2col_neighbours(&g, at0, columns);
+    } else
+#endif
+    {
+      im2col(&g, at0, row, columns, 0);
+      im2col(&g, at1, row, columns, 1);
     }
-    for (int32_t c = 0; c < oc; c += 2) {
-      const int32_t pair = oc - c >= 2;
-      int32_t acc[2][2] = {{o.bias[c], o.bias[c]}, {o.bias[c + pair], o.bias[c + pair]}};
-      dot_2x2(columns, weights + c * k_padded, k_padded, acc);
-      for (int32_t j = 0; j < count; ++j) {
-        npukit_s8_store(&o, acc[0][j], c, y[j], x[j]);
-        if (pair) npukit_s8_store(&o, acc[1][j], c + 1, y[j], x[j]);
+    // Accumulators of a block of channels, then their outputs (an odd last
+    // channel's pair partner has zero weights and is not stored).
+    for (int32_t c0 = 0; c0 < oc; c0 += BLOCK) {
+      const int32_t n = oc - c0 < BLOCK ? oc - c0 : BLOCK;
+      dot_pairs(columns, weights + c0 * g.k_padded, g.k_padded, o.bias + c0, (n + 1) / 2, &block[0][0]);
+      if (o.small) {
+        npukit_s8_requantize_pairs(&block[0][0], n, requant + 3 * c0, o.zp, o.act_min, o.act_max,
+                                   o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw,
+                                   o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw, o.sc);
+      } else if (o.mode == NPUKIT_S8_OUT_INT32) {
+        npukit_s8_word_t* out0 = (npukit_s8_word_t*)o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw;
+        npukit_s8_word_t* out1 = (npukit_s8_word_t*)o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw;
+        for (int32_t c = 0, at = 0; c < n; ++c, at += o.sc) out0[at] = block[c][0], out1[at] = block[c][1];
+      } else if (o.add_small) {
+        const int32_t* rq = requant + 3 * c0;
+        for (int32_t c = 0; c < n; ++c, rq += 3) {
+          const int32_t ys[2] = {y0, y1}, xs[2] = {x0, x1};
+          for (int32_t j = 0; j < count; ++j) {
+            const int32_t v = npukit_s8_clamp(npukit_s8_narrow(npukit_s8_scale(block[c][j] * 2, rq[0], rq[1], rq[2], o.zp)),
+                                              o.act_min, o.act_max);
+            o.out[(c0 + c) * o.sc + ys[j] * o.sh + xs[j] * o.sw] = (uint8_t)npukit_s8_add_small(&o, v, c0 + c, ys[j], xs[j]);
+          }
+        }
+      } else {
+        for (int32_t c = 0; c < n; ++c) {
+          npukit_s8_store(&o, block[c][0], c0 + c, y0, x0);
+          if (count == 2) npukit_s8_store(&o, block[c][1], c0 + c, y1, x1);
+        }
       }
     }
+    y0 = x1 + 1 < ow ? y1 : y1 + 1;
+    x0 = x1 + 1 < ow ? x1 + 1 : 0;
   }
 }

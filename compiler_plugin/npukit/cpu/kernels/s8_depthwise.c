@@ -1,46 +1,167 @@
 // Depthwise convolution: one filter of KERNEL_H x KERNEL_W taps per channel.
 // The input zero point is taken out once per channel (zp * sum of its
 // weights), so the inner loop multiplies the int8 values as they are.
+//
+// On cores with the DSP extension, 3x3 filters with stride 1 over rows of
+// contiguous values compute two neighbouring outputs from one word of each
+// input row: SXTB16 splits bytes (0..3) into (0, 2) and (1, 3), SMLAD takes
+// taps 0 and 2 of a row at once and SMLABB / SMLATB the middle tap.
 #include "s8_output.h"
 
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual);
 
+typedef struct {
+  int32_t oh, ow, sh, sw, step_y, step_x, dy, dx, zp;
+} plane_t;
+
+// Output channel `c` at (y, x) from its accumulator, through the
+// small-accumulator path (REQUANT table entry `rq`) when it applies.
+static inline void store(const npukit_s8_output_t* o, int32_t acc, int32_t c, int32_t y, int32_t x,
+                         const int32_t* rq) {
+  if (o->small) {
+    const int32_t v = npukit_s8_narrow(npukit_s8_scale(acc * 2, rq[0], rq[1], rq[2], o->zp));
+    o->out[c * o->sc + y * o->sh + x * o->sw] = (uint8_t)npukit_s8_clamp(v, o->act_min, o->act_max);
+  } else {
+    npukit_s8_store(o, acc, c, y, x);
+  }
+}
+
 // One channel; `kh` and `kw` are constants where the caller specializes it,
 // so the compiler unrolls the window.
-static inline __attribute__((always_inline)) void channel(const int32_t* p, const npukit_s8_output_t* o,
-                                                          const int8_t* plane, const int8_t* w, int32_t c,
-                                                          int32_t kh, int32_t kw) {
-  const int32_t oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
-  const int32_t sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
-  const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * sh, step_x = p[NPUKIT_S8_W_STRIDE_W] * sw;
-  const int32_t dy = p[NPUKIT_S8_W_DILATION_H] * sh, dx = p[NPUKIT_S8_W_DILATION_W] * sw;
+static inline __attribute__((always_inline)) void channel(const plane_t* g, const npukit_s8_output_t* o,
+                                                          const int8_t* plane, const int8_t* w, const int32_t* rq,
+                                                          int32_t c, int32_t kh, int32_t kw) {
   int32_t base = o->bias[c];
-  for (int32_t t = 0; t < kh * kw; ++t) base -= p[NPUKIT_S8_W_IN_ZP] * w[t];
-  for (int32_t y = 0; y < oh; ++y) {
-    const int8_t* at = plane + y * step_y;
-    for (int32_t x = 0; x < ow; ++x, at += step_x) {
+  for (int32_t t = 0; t < kh * kw; ++t) base -= g->zp * w[t];
+  for (int32_t y = 0; y < g->oh; ++y) {
+    const int8_t* at = plane + y * g->step_y;
+    for (int32_t x = 0; x < g->ow; ++x, at += g->step_x) {
       int32_t acc = base;
       for (int32_t i = 0; i < kh; ++i) {
-        for (int32_t j = 0; j < kw; ++j) acc += at[i * dy + j * dx] * w[i * kw + j];
+        for (int32_t j = 0; j < kw; ++j) acc += at[i * g->dy + j * g->dx] * w[i * kw + j];
       }
-      npukit_s8_store(o, acc, c, y, x);
+      store(o, acc, c, y, x, rq);
     }
   }
 }
+
+#if defined(__ARM_FEATURE_DSP)
+typedef int32_t __attribute__((aligned(1), may_alias)) unaligned_word_t;
+
+// Accumulators per pass of the 3x3 path: computed first, then requantized.
+#define ACC_MAX 256
+
+// Accumulators (doubled, without the bias) of the output pairs from `at` on
+// until `to` reaches `end`: the bytes x .. x + 3 of each of the three input
+// rows give outputs x (taps 0..2, bytes 0..2) and x + 1 (bytes 1..3).
+// `taps`: the outer pairs of rows 0..2, then the middle taps (rows 0 and 1;
+// row 2), as channel_3x3_dsp packs them.
+static __attribute__((noinline)) npukit_s8_word_t* row_pairs_3x3(const int8_t* at, int32_t sh, npukit_s8_word_t* to,
+                                                                 const npukit_s8_word_t* end, const int32_t* taps) {
+  const int32_t o0 = taps[0], o1 = taps[1], o2 = taps[2], m01 = taps[3], m2 = taps[4];
+  int32_t wd, ev, a0, a1;
+  __asm__ volatile(
+      "1:\n"
+      "ldr %[wd], [%[at]]\n"
+      "sxtb16 %[ev], %[wd]\n"
+      "sxtb16 %[wd], %[wd], ror #8\n"
+      "smuad %[a0], %[ev], %[o0]\n"
+      "smlabb %[a0], %[wd], %[m01], %[a0]\n"
+      "smuad %[a1], %[wd], %[o0]\n"
+      "smlatb %[a1], %[ev], %[m01], %[a1]\n"
+      "ldr %[wd], [%[at], %[sh]]\n"
+      "sxtb16 %[ev], %[wd]\n"
+      "sxtb16 %[wd], %[wd], ror #8\n"
+      "smlad %[a0], %[ev], %[o1], %[a0]\n"
+      "smlabt %[a0], %[wd], %[m01], %[a0]\n"
+      "smlad %[a1], %[wd], %[o1], %[a1]\n"
+      "smlatt %[a1], %[ev], %[m01], %[a1]\n"
+      "ldr %[wd], [%[at], %[sh], lsl #1]\n"
+      "sxtb16 %[ev], %[wd]\n"
+      "sxtb16 %[wd], %[wd], ror #8\n"
+      "smlad %[a0], %[ev], %[o2], %[a0]\n"
+      "smlabb %[a0], %[wd], %[m2], %[a0]\n"
+      "smlad %[a1], %[wd], %[o2], %[a1]\n"
+      "smlatb %[a1], %[ev], %[m2], %[a1]\n"
+      "strd %[a0], %[a1], [%[to]], #8\n"
+      "adds %[at], #2\n"
+      "cmp %[to], %[end]\n"
+      "bne 1b\n"
+      : [at] "+r"(at), [to] "+r"(to), [wd] "=&r"(wd), [ev] "=&r"(ev), [a0] "=&r"(a0), [a1] "=&r"(a1)
+      : [sh] "r"(sh), [end] "r"(end), [o0] "r"(o0), [o1] "r"(o1), [o2] "r"(o2), [m01] "r"(m01), [m2] "r"(m2)
+      : "cc", "memory");
+  return to;
+}
+
+// 3x3, stride 1, dilation 1, input rows contiguous (sw == 1), small path,
+// 2 <= ow <= ACC_MAX. Outputs are computed on the input's row pitch: output
+// (y, x) is accumulator y * sh + x of a pass, and the columns between the
+// output rows are computed and dropped, so a pass over several rows is one
+// run of pairs. Weights are doubled (int16 pairs hold them exactly), so the
+// accumulators come out as 2 * acc, the operand SMMULR needs.
+static void channel_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* plane, const int8_t* w,
+                            const int32_t* requant, int32_t c) {
+  int32_t base = o->bias[c];
+  for (int32_t t = 0; t < 9; ++t) base -= g->zp * w[t];
+  // Row i's outer taps as an int16 pair (w0, w2); the middle taps of rows 0
+  // and 1 as one pair, row 2's alone.
+#define PAIR(a, b) ((int32_t)((uint32_t)(uint16_t)(2 * (a)) | (uint32_t)(uint16_t)(2 * (b)) << 16))
+  const int32_t taps[5] = {PAIR(w[0], w[2]), PAIR(w[3], w[5]), PAIR(w[6], w[8]), PAIR(w[1], w[4]), PAIR(w[7], 0)};
+#undef PAIR
+  const int32_t sh = g->sh, rows_per_pass = (ACC_MAX - g->ow) / sh + 1;
+  int32_t acc[ACC_MAX];
+  for (int32_t y0 = 0; y0 < g->oh; y0 += rows_per_pass) {
+    const int32_t rows = g->oh - y0 < rows_per_pass ? g->oh - y0 : rows_per_pass;
+    const int32_t n = (rows - 1) * sh + g->ow;  // >= 2
+    const int8_t* at = plane + y0 * sh;
+    npukit_s8_word_t* to = row_pairs_3x3(at, sh, acc, acc + (n & ~1), taps);
+    if (n & 1) {
+      // An odd last output: bytes n - 2 .. n + 1 hold its taps as bytes 1..3.
+      const int8_t* last = at + n - 2;
+      const int32_t r0 = *(const unaligned_word_t*)last, r1 = *(const unaligned_word_t*)(last + sh),
+                    r2 = *(const unaligned_word_t*)(last + 2 * sh);
+      int32_t a = __smuad(npukit_s8_sxtb16_ror8(r0), taps[0]);
+      a = __smlad(npukit_s8_sxtb16_ror8(r1), taps[1], a);
+      a = __smlad(npukit_s8_sxtb16_ror8(r2), taps[2], a);
+      a += (int16_t)(__sxtb16(r0) >> 16) * (int16_t)taps[3] + (int16_t)(__sxtb16(r1) >> 16) * (int16_t)(taps[3] >> 16) +
+           (int16_t)(__sxtb16(r2) >> 16) * (int16_t)taps[4];
+      *to = a;
+    }
+    npukit_s8_requantize_rows(acc, rows, g->ow, sh, 2 * base, requant, o->zp, o->act_min, o->act_max,
+                              o->out + c * o->sc + y0 * o->sh, o->sh, o->sw);
+  }
+}
+#endif
 
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual) {
   const int32_t channels = p[NPUKIT_S8_W_OUT_C];
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
   const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
-  npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  const plane_t g = {
+      .oh = p[NPUKIT_S8_W_OUT_H], .ow = p[NPUKIT_S8_W_OUT_W], .sh = p[NPUKIT_S8_W_IN_SH], .sw = p[NPUKIT_S8_W_IN_SW],
+      .step_y = p[NPUKIT_S8_W_STRIDE_H] * p[NPUKIT_S8_W_IN_SH], .step_x = p[NPUKIT_S8_W_STRIDE_W] * p[NPUKIT_S8_W_IN_SW],
+      .dy = p[NPUKIT_S8_W_DILATION_H] * p[NPUKIT_S8_W_IN_SH], .dx = p[NPUKIT_S8_W_DILATION_W] * p[NPUKIT_S8_W_IN_SW],
+      .zp = p[NPUKIT_S8_W_IN_ZP],
+  };
+  const int32_t unit = p[NPUKIT_S8_W_STRIDE_H] == 1 && p[NPUKIT_S8_W_STRIDE_W] == 1 &&
+                       p[NPUKIT_S8_W_DILATION_H] == 1 && p[NPUKIT_S8_W_DILATION_W] == 1;
+  (void)unit;
   for (int32_t c = 0; c < channels; ++c) {
     const int8_t* plane = in + c * p[NPUKIT_S8_W_IN_SC];
     const int8_t* w = weights + c * kh * kw;
+    const int32_t* rq = p + p[NPUKIT_S8_W_REQUANT_AT] + 3 * c;
+#if defined(__ARM_FEATURE_DSP)
+    if (kh == 3 && kw == 3 && unit && g.sw == 1 && g.ow >= 2 && g.ow <= ACC_MAX && o.small) {
+      channel_3x3_dsp(&g, &o, plane, w, rq, c);
+      continue;
+    }
+#endif
     if (kh == 3 && kw == 3) {
-      channel(p, &o, plane, w, c, 3, 3);
+      channel(&g, &o, plane, w, rq, c, 3, 3);
     } else {
-      channel(p, &o, plane, w, c, kh, kw);
+      channel(&g, &o, plane, w, rq, c, kh, kw);
     }
   }
 }

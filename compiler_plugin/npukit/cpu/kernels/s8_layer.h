@@ -80,6 +80,9 @@ enum npukit_s8_word {
   NPUKIT_S8_W_MULTIPLIER_AT,
   NPUKIT_S8_W_SHIFT_AT,
   NPUKIT_S8_W_WEIGHTS_AT,
+  // The small-accumulator output path's table: per channel {multiplier,
+  // right shift e = -shift, 2^(e - 1)} (zeros where e < 1).
+  NPUKIT_S8_W_REQUANT_AT,
   NPUKIT_S8_W_COUNT
 };
 

@@ -1,0 +1,87 @@
+// The convolution kernel's dot products on cores with the DSP extension
+// (Cortex-M4, M7): see s8_conv.c for the column and weight layouts.
+//
+// void npukit_s8_dot_pairs_dsp(const int16_t* columns, const int8_t* weights,
+//                              int32_t k_padded, const int32_t* bias,
+//                              int32_t pairs, int32_t* out);
+//
+// For each of `pairs` channel pairs (weights [K_PADDED / 4][2][4] per pair,
+// one pair after the other), out[2c + i][j] = bias[2c + i] + the dot product
+// of channel 2c + i's weights with column j, over k_padded (a multiple of 4).
+// Per group of four K: three LDRD, four SXTB16 and eight SMLAD for sixteen
+// multiply-accumulates; two groups per loop iteration.
+#if defined(__ARM_FEATURE_DSP)
+    .syntax unified
+    .thumb
+    .text
+
+    // r0 columns, r1 weights, r3..r6 accumulators a00 a01 a10 a11,
+    // r7..r10 column words of pixel 0 (r7, r8) and pixel 1 (r9, r10),
+    // r11 r12 the weight words of the pair, lr one sign-extended half.
+    .macro GROUP
+    ldrd r9, r10, [r0, #8]
+    ldrd r7, r8, [r0], #16
+    ldrd r11, r12, [r1], #8
+    sxtb16 lr, r11
+    smlad r3, r7, lr, r3
+    smlad r4, r9, lr, r4
+    sxtb16 r11, r11, ror #8
+    smlad r3, r8, r11, r3
+    smlad r4, r10, r11, r4
+    sxtb16 lr, r12
+    smlad r5, r7, lr, r5
+    smlad r6, r9, lr, r6
+    sxtb16 r12, r12, ror #8
+    smlad r5, r8, r12, r5
+    smlad r6, r10, r12, r6
+    .endm
+
+    .align 2
+    .global npukit_s8_dot_pairs_dsp
+    .hidden npukit_s8_dot_pairs_dsp
+    .type npukit_s8_dot_pairs_dsp, %function
+    .thumb_func
+npukit_s8_dot_pairs_dsp:
+    push {r4-r11, lr}
+    ldr r4, [sp, #36]          // pairs
+    ldr r5, [sp, #40]          // out
+    sub sp, sp, #24
+    // Frame: [sp] columns, [sp, #4] weight bytes per pair, [sp, #8] end of
+    // out, [sp, #12] bias, [sp, #16] out.
+    str r0, [sp]
+    lsls r2, r2, #1
+    str r2, [sp, #4]
+    add r4, r5, r4, lsl #4
+    str r4, [sp, #8]
+    str r3, [sp, #12]
+    str r5, [sp, #16]
+1:  // one channel pair
+    ldr lr, [sp, #12]
+    ldrd r3, r5, [lr], #8
+    str lr, [sp, #12]
+    mov r4, r3
+    mov r6, r5
+    ldr r0, [sp]
+    ldr lr, [sp, #4]
+    add r2, r1, lr
+    tst lr, #8                 // an odd number of groups: one first
+    beq 2f
+    GROUP
+2:  cmp r1, r2
+    beq 4f
+3:  GROUP
+    GROUP
+    cmp r1, r2
+    bne 3b
+4:  ldr lr, [sp, #16]
+    stmia lr!, {r3, r4, r5, r6}
+    str lr, [sp, #16]
+    ldr r0, [sp, #8]
+    cmp lr, r0
+    bne 1b
+    add sp, sp, #24
+    pop {r4-r11, pc}
+    .size npukit_s8_dot_pairs_dsp, . - npukit_s8_dot_pairs_dsp
+#endif
+
+    .section .note.GNU-stack, "", %progbits
