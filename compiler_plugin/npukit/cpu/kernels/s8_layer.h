@@ -80,6 +80,9 @@ enum npukit_s8_word {
   NPUKIT_S8_W_MULTIPLIER_AT,
   NPUKIT_S8_W_SHIFT_AT,
   NPUKIT_S8_W_WEIGHTS_AT,
+  // weight_sum[OUT_C]: the sum of each output channel's weights (the x86
+  // kernels fold the input zero point into the bias with it).
+  NPUKIT_S8_W_WEIGHT_SUM_AT,
   NPUKIT_S8_W_COUNT
 };
 
