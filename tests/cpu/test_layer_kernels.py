@@ -270,6 +270,12 @@ CASES = {
     "1x1 32->64 stride 2 int32": Case(in_c=32, in_hw=(16, 16), out_c=64, kernel=(1, 1), stride=(2, 2),
                                       mode="int32"),
     "fully connected 64->12": Case(kind="fully_connected", in_c=64, out_c=12),
+    # Input interleaved once (few output channels, whole vectors per row or contiguous rows).
+    "interleaved input, stride 2": Case(in_c=8, in_hw=(9, 33), out_c=8, stride=(2, 2)),
+    "interleaved input, stride 2, dilation (1, 2)": Case(in_c=4, in_hw=(9, 35), out_c=8, stride=(2, 2),
+                                                         dilation=(1, 2)),
+    "interleaved input, dilation 2, odd channels": Case(in_c=4, in_hw=(12, 36), out_c=5, dilation=(2, 2)),
+    "interleaved input, 1x1 over contiguous rows": Case(in_c=8, in_hw=(5, 7), out_c=8, kernel=(1, 1)),
     # Edges.
     "odd channels, 7x5 pixels, K = 45": Case(in_c=5, in_hw=(9, 7), out_c=7, in_border=2),
     "one output channel": Case(in_c=4, in_hw=(5, 9), out_c=1),

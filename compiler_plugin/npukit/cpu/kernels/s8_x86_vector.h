@@ -169,7 +169,7 @@ static inline __m512i npk_dot(__m512i acc, __m512i u, __m512i w) { return _mm512
 // shift, rounding doubling high multiply ((a * m + 2^30) >> 31, which is
 // TFLite's nudged division for both signs), rounding right shift with ties
 // away from zero.
-static inline __m512i npk_requantize(__m512i acc, int32_t multiplier, int32_t shift) {
+static inline __attribute__((always_inline)) __m512i npk_requantize(__m512i acc, int32_t multiplier, int32_t shift) {
   shift = mynpu_clamp(shift, -31, 30);
   if (shift > 0) {
     const __mmask16 over = _mm512_cmpgt_epi32_mask(acc, _mm512_set1_epi32(INT32_MAX >> shift));
@@ -225,7 +225,7 @@ static inline __m256i npk_dot(__m256i acc, __m256i u, __m256i w) {
   return _mm256_add_epi32(acc, _mm256_madd_epi16(u_odd, w_odd));
 }
 
-static inline __m256i npk_requantize(__m256i acc, int32_t multiplier, int32_t shift) {
+static inline __attribute__((always_inline)) __m256i npk_requantize(__m256i acc, int32_t multiplier, int32_t shift) {
   shift = mynpu_clamp(shift, -31, 30);
   if (shift > 0) {
     const __m256i over = _mm256_cmpgt_epi32(acc, _mm256_set1_epi32(INT32_MAX >> shift));
@@ -275,7 +275,7 @@ static inline __m256i npk_load_residual(const npk_out_t* vo, const npk_runs_t* r
 // Output channel `c` of pixel vector `vector` from its accumulators: `out`
 // and `res` are the panel's runs in the output and residual tensors, `l` its
 // lanes (for outputs the vector stage does not take).
-static inline void npk_store(const npk_out_t* vo, npk_v acc, int32_t c, int32_t vector, const npk_runs_t* out,
+static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo, npk_v acc, int32_t c, int32_t vector, const npk_runs_t* out,
                              const npk_runs_t* res, const npk_lanes_t* l) {
   const npukit_s8_output_t* o = vo->o;
   if (!vo->vector) {
