@@ -357,3 +357,25 @@ def test_each_build_has_its_instructions(build):
         assert "vpmaddwd" in text and "ymm" in text and "zmm" not in text and "vpdpbusd" not in text
     else:
         assert "ymm" not in text and "npukit_s8_conv_x86" not in text
+
+
+def test_stack_use_stays_under_64_kib(build, tmp_path):
+    """Per call at most 64 KiB of stack: the entry point's frame plus, per
+    kernel source, the frames of all its functions (a bound on any call
+    chain, none of them recursing), from GCC's -fstack-usage with the
+    archive's flags."""
+    from npukit.cpu.layer_kernels import KERNELS_DIR, SOURCES, _FREESTANDING
+    from npukit.runtime.sources import runtime_source_root
+
+    name, _, _ = build
+    flags = BUILDS[name][0]
+    mynpu = runtime_source_root() / "hal_driver" / "src" / "mynpu"
+    frames: dict[str, int] = {}
+    for source in SOURCES:
+        obj = tmp_path / (source + ".o")
+        subprocess.run(["gcc", "-O3", *flags, "-fcf-protection=none", *_FREESTANDING, f"-I{KERNELS_DIR}", f"-I{mynpu}",
+                        "-fstack-usage", "-c", str(KERNELS_DIR / source), "-o", str(obj)], check=True)
+        rows = obj.with_suffix(".su").read_text().splitlines()
+        frames[source] = sum(int(row.split("\t")[1]) for row in rows)
+    entry = frames.pop("s8_layer.c")
+    assert entry + max(frames.values()) <= 64 * 1024, frames

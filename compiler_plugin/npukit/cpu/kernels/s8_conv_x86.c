@@ -138,14 +138,22 @@ static inline npk_v broadcast(int32_t x) {
 static inline __attribute__((always_inline)) void dot(const uint8_t* panel, int32_t groups, int32_t stride,
                                                       const int32_t* const* w, npk_v acc[MR][NPK_VECTORS],
                                                       const int32_t mr, const int32_t nv) {
+  // Local accumulators: registers, whatever `acc` might alias.
+  npk_v a[MR][NPK_VECTORS];
+  for (int32_t i = 0; i < mr; ++i) {
+    for (int32_t v = 0; v < nv; ++v) a[i][v] = acc[i][v];
+  }
   for (int32_t g = 0; g < groups; ++g) {
     const uint8_t* at = panel + g * stride;
     npk_v x[NPK_VECTORS];
     for (int32_t v = 0; v < nv; ++v) x[v] = load_group(at + v * GROUP_BYTES);
     for (int32_t i = 0; i < mr; ++i) {
       const npk_v wi = broadcast(w[i][2 * g]);
-      for (int32_t v = 0; v < nv; ++v) acc[i][v] = npk_dot(acc[i][v], x[v], wi);
+      for (int32_t v = 0; v < nv; ++v) a[i][v] = npk_dot(a[i][v], x[v], wi);
     }
+  }
+  for (int32_t i = 0; i < mr; ++i) {
+    for (int32_t v = 0; v < nv; ++v) acc[i][v] = a[i][v];
   }
 }
 
@@ -154,7 +162,7 @@ static inline __attribute__((always_inline)) void dot(const uint8_t* panel, int3
     dot(panel, groups, stride, w, acc, MRC, NVC); \
     break
 
-static void dot_block(const uint8_t* panel, int32_t groups, int32_t stride, const int32_t* const* w,
+__attribute__((noinline)) static void dot_block(const uint8_t* panel, int32_t groups, int32_t stride, const int32_t* const* w,
                       npk_v acc[MR][NPK_VECTORS], int32_t mr, int32_t nv) {
   switch (mr * 8 + nv) {
     DOT_CASE(2, 1);
@@ -259,6 +267,10 @@ static inline __attribute__((always_inline)) void dot_direct(const uint8_t* base
                                                              const npk_runs_t* runs, const int32_t* const* w,
                                                              npk_v acc[MR][NPK_VECTORS], const int32_t mr,
                                                              const int32_t nv, const int32_t single) {
+  npk_v a[MR][NPK_VECTORS];
+  for (int32_t i = 0; i < mr; ++i) {
+    for (int32_t v = 0; v < nv; ++v) a[i][v] = acc[i][v];
+  }
   for (int32_t g = 0; g < groups; ++g) {
     const uint8_t* from = base + at[g];
     npk_v x[NPK_VECTORS];
@@ -268,8 +280,11 @@ static inline __attribute__((always_inline)) void dot_direct(const uint8_t* base
     }
     for (int32_t i = 0; i < mr; ++i) {
       const npk_v wi = broadcast(w[i][2 * g]);
-      for (int32_t v = 0; v < nv; ++v) acc[i][v] = npk_dot(acc[i][v], x[v], wi);
+      for (int32_t v = 0; v < nv; ++v) a[i][v] = npk_dot(a[i][v], x[v], wi);
     }
+  }
+  for (int32_t i = 0; i < mr; ++i) {
+    for (int32_t v = 0; v < nv; ++v) acc[i][v] = a[i][v];
   }
 }
 
@@ -282,7 +297,7 @@ static inline __attribute__((always_inline)) void dot_direct(const uint8_t* base
     }                                                                         \
     break
 
-static void direct_block(const uint8_t* base, const int32_t* at, int32_t groups, const npk_runs_t* runs,
+__attribute__((noinline)) static void direct_block(const uint8_t* base, const int32_t* at, int32_t groups, const npk_runs_t* runs,
                          int32_t single, const int32_t* const* w, npk_v acc[MR][NPK_VECTORS], int32_t mr,
                          int32_t nv) {
   switch (mr * 8 + nv) {
@@ -358,6 +373,7 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
 
   npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   const npk_out_t vo = npk_out(&o);
+  const npk_add_t add = npk_add(&vo);
   const int32_t* weights = (const int32_t*)((const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT]);
   const int32_t* weight_sum = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
   const int32_t in_zp = p[NPUKIT_S8_W_IN_ZP];
@@ -404,7 +420,8 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
         dot_block(panel, groups, pk.vectors * GROUP_BYTES, w, acc, mr, nv);
       }
       for (int32_t i = 0; i < mr && c0 + i < oc; ++i) {
-        for (int32_t v = 0; v < nv; ++v) npk_store(&vo, acc[i][v], c0 + i, v, &out_runs, &res_runs, &lanes);
+        const npk_channel_t k = npk_channel(&vo, c0 + i);
+        for (int32_t v = 0; v < nv; ++v) npk_store(&vo, &k, &add, acc[i][v], c0 + i, v, &out_runs, &res_runs, &lanes);
       }
     }
   }

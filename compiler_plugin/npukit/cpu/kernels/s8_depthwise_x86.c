@@ -53,6 +53,34 @@ static inline npk_v taps(const dw_t* d, const int8_t* src, const int8_t* plane, 
 #endif
 }
 
+// One channel's vectors of a panel, computed together; `kh` and `chunks`
+// are constants where the caller specializes it (3x3 kernels), so the taps
+// unroll.
+static inline __attribute__((always_inline)) void channel(const dw_t* d, const npk_out_t* vo, const npk_add_t* add,
+                                                          int32_t c, const int32_t* words, int32_t fold,
+                                                          const int32_t* start, const int32_t* bytes, int32_t nv,
+                                                          const npk_runs_t* out, const npk_runs_t* res,
+                                                          const npk_lanes_t* lanes, const int32_t kh,
+                                                          const int32_t chunks) {
+  const int8_t* plane = d->in + c * d->sc;
+  npk_v acc[NPK_VECTORS];
+  for (int32_t v = 0; v < NPK_VECTORS; ++v) acc[v] = npk_broadcast(fold);
+  for (int32_t i = 0; i < kh; ++i) {
+    for (int32_t ch = 0; ch < chunks; ++ch) {
+      const int32_t in_chunk = d->kw - ch * d->chunk < d->chunk ? d->kw - ch * d->chunk : d->chunk;
+      const int8_t* src = plane + i * d->dy + ch * d->chunk * d->dx;
+      const npk_v w = npk_broadcast(words[i * chunks + ch]);
+      for (int32_t v = 0; v < nv; ++v) {
+        if (bytes[v] > 0) acc[v] = npk_dot(acc[v], taps(d, src + start[v], plane, bytes[v] + (in_chunk - 1) * d->dx), w);
+      }
+    }
+  }
+  const npk_channel_t k = npk_channel(vo, c);
+  for (int32_t v = 0; v < nv; ++v) {
+    if (bytes[v] > 0) npk_store(vo, &k, add, acc[v], c, v, out, res, lanes);
+  }
+}
+
 int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
   const int32_t sw = p[NPUKIT_S8_W_IN_SW], sh = p[NPUKIT_S8_W_IN_SH];
   if (p[NPUKIT_S8_W_STRIDE_W] * sw != 1) return 0;
@@ -96,6 +124,7 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
 
   npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   const npk_out_t vo = npk_out(&o);
+  const npk_add_t add = npk_add(&vo);
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
   const int32_t* weight_sum = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
   const int32_t in_zp = p[NPUKIT_S8_W_IN_ZP];
@@ -156,27 +185,10 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
       if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, vo.res_sh, vo.res_sw, 1, &res_runs);
       for (int32_t b = 0; b < block; ++b) {
         const int32_t c = c0 + b;
-        const int8_t* plane = d.in + c * d.sc;
-        for (int32_t v = 0; v < nv; ++v) {
-          if (bytes[v] == 0) continue;
-#if NPUKIT_S8_X86 == 512
-          npk_v acc = _mm512_set1_epi32(fold[b]);
-#else
-          npk_v acc = _mm256_set1_epi32(fold[b]);
-#endif
-          for (int32_t i = 0; i < d.kh; ++i) {
-            for (int32_t ch = 0; ch < d.chunks; ++ch) {
-              const int32_t in_chunk = d.kw - ch * d.chunk < d.chunk ? d.kw - ch * d.chunk : d.chunk;
-              const int8_t* src = plane + start[v] + i * d.dy + ch * d.chunk * d.dx;
-              const npk_v x = taps(&d, src, plane, bytes[v] + (in_chunk - 1) * d.dx);
-#if NPUKIT_S8_X86 == 512
-              acc = npk_dot(acc, x, _mm512_set1_epi32(words[b][i * d.chunks + ch]));
-#else
-              acc = npk_dot(acc, x, _mm256_set1_epi32(words[b][i * d.chunks + ch]));
-#endif
-            }
-          }
-          npk_store(&vo, acc, c, v, &out_runs, &res_runs, &lanes);
+        if (d.kh == 3 && d.chunks == 1) {
+          channel(&d, &vo, &add, c, words[b], fold[b], start, bytes, nv, &out_runs, &res_runs, &lanes, 3, 1);
+        } else {
+          channel(&d, &vo, &add, c, words[b], fold[b], start, bytes, nv, &out_runs, &res_runs, &lanes, d.kh, d.chunks);
         }
       }
     }

@@ -168,30 +168,43 @@ static inline __m512i npk_dot(__m512i acc, __m512i u, __m512i w) { return _mm512
 // mynpu_requantize over 16 lanes (multiplier != INT32_MIN): saturating left
 // shift, rounding doubling high multiply ((a * m + 2^30) >> 31, which is
 // TFLite's nudged division for both signs), rounding right shift with ties
-// away from zero.
-static inline __attribute__((always_inline)) __m512i npk_requantize(__m512i acc, int32_t multiplier, int32_t shift) {
+// away from zero. Its constants are set up once per channel (npk_rq).
+typedef struct {
+  __m512i multiplier, over, under, mask, half;
+  int32_t left, right;
+} npk_rq_t;
+
+static inline npk_rq_t npk_rq(int32_t multiplier, int32_t shift) {
+  npk_rq_t r;
   shift = mynpu_clamp(shift, -31, 30);
-  if (shift > 0) {
-    const __mmask16 over = _mm512_cmpgt_epi32_mask(acc, _mm512_set1_epi32(INT32_MAX >> shift));
-    const __mmask16 under = _mm512_cmplt_epi32_mask(acc, _mm512_set1_epi32(INT32_MIN >> shift));
-    acc = _mm512_sll_epi32(acc, _mm_cvtsi32_si128(shift));
+  r.left = shift > 0 ? shift : 0;
+  r.right = shift < 0 ? -shift : 0;
+  const int32_t mask = (int32_t)((1u << r.right) - 1u);
+  r.multiplier = _mm512_set1_epi32(multiplier);
+  r.over = _mm512_set1_epi32(INT32_MAX >> r.left);
+  r.under = _mm512_set1_epi32(INT32_MIN >> r.left);
+  r.mask = _mm512_set1_epi32(mask);
+  r.half = _mm512_set1_epi32(mask >> 1);
+  return r;
+}
+
+static inline __attribute__((always_inline)) __m512i npk_requantize(const npk_rq_t* r, __m512i acc) {
+  if (r->left > 0) {
+    const __mmask16 over = _mm512_cmpgt_epi32_mask(acc, r->over);
+    const __mmask16 under = _mm512_cmplt_epi32_mask(acc, r->under);
+    acc = _mm512_sll_epi32(acc, _mm_cvtsi32_si128(r->left));
     acc = _mm512_mask_mov_epi32(acc, over, _mm512_set1_epi32(INT32_MAX));
     acc = _mm512_mask_mov_epi32(acc, under, _mm512_set1_epi32(INT32_MIN));
   }
-  const __m512i m = _mm512_set1_epi32(multiplier), nudge = _mm512_set1_epi64((int64_t)1 << 30);
-  __m512i even = _mm512_add_epi64(_mm512_mul_epi32(acc, m), nudge);
-  __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), m), nudge);
+  const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
+  __m512i even = _mm512_add_epi64(_mm512_mul_epi32(acc, r->multiplier), nudge);
+  __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), r->multiplier), nudge);
   __m512i x = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 31), _mm512_slli_epi64(odd, 1));
-  if (shift >= 0) return x;
-  const int32_t e = -shift, mask = (int32_t)((1u << e) - 1u);
-  const __m512i remainder = _mm512_and_si512(x, _mm512_set1_epi32(mask));
-  const __m512i threshold = _mm512_sub_epi32(_mm512_set1_epi32(mask >> 1), _mm512_srai_epi32(x, 31));
-  x = _mm512_sra_epi32(x, _mm_cvtsi32_si128(e));
+  if (r->right == 0) return x;
+  const __m512i remainder = _mm512_and_si512(x, r->mask);
+  const __m512i threshold = _mm512_sub_epi32(r->half, _mm512_srai_epi32(x, 31));
+  x = _mm512_sra_epi32(x, _mm_cvtsi32_si128(r->right));
   return _mm512_mask_add_epi32(x, _mm512_cmpgt_epi32_mask(remainder, threshold), x, _mm512_set1_epi32(1));
-}
-
-static inline __m512i npk_clamp(__m512i x, int32_t lo, int32_t hi) {
-  return _mm512_min_epi32(_mm512_max_epi32(x, _mm512_set1_epi32(lo)), _mm512_set1_epi32(hi));
 }
 
 // a + b saturated to int32.
@@ -225,29 +238,42 @@ static inline __m256i npk_dot(__m256i acc, __m256i u, __m256i w) {
   return _mm256_add_epi32(acc, _mm256_madd_epi16(u_odd, w_odd));
 }
 
-static inline __attribute__((always_inline)) __m256i npk_requantize(__m256i acc, int32_t multiplier, int32_t shift) {
+typedef struct {
+  __m256i multiplier, over, under, mask, half;
+  int32_t left, right;
+} npk_rq_t;
+
+static inline npk_rq_t npk_rq(int32_t multiplier, int32_t shift) {
+  npk_rq_t r;
   shift = mynpu_clamp(shift, -31, 30);
-  if (shift > 0) {
-    const __m256i over = _mm256_cmpgt_epi32(acc, _mm256_set1_epi32(INT32_MAX >> shift));
-    const __m256i under = _mm256_cmpgt_epi32(_mm256_set1_epi32(INT32_MIN >> shift), acc);
-    acc = _mm256_sll_epi32(acc, _mm_cvtsi32_si128(shift));
+  r.left = shift > 0 ? shift : 0;
+  r.right = shift < 0 ? -shift : 0;
+  const int32_t mask = (int32_t)((1u << r.right) - 1u);
+  r.multiplier = _mm256_set1_epi32(multiplier);
+  r.over = _mm256_set1_epi32(INT32_MAX >> r.left);
+  r.under = _mm256_set1_epi32(INT32_MIN >> r.left);
+  r.mask = _mm256_set1_epi32(mask);
+  r.half = _mm256_set1_epi32(mask >> 1);
+  return r;
+}
+
+static inline __attribute__((always_inline)) __m256i npk_requantize(const npk_rq_t* r, __m256i acc) {
+  if (r->left > 0) {
+    const __m256i over = _mm256_cmpgt_epi32(acc, r->over);
+    const __m256i under = _mm256_cmpgt_epi32(r->under, acc);
+    acc = _mm256_sll_epi32(acc, _mm_cvtsi32_si128(r->left));
     acc = _mm256_blendv_epi8(acc, _mm256_set1_epi32(INT32_MAX), over);
     acc = _mm256_blendv_epi8(acc, _mm256_set1_epi32(INT32_MIN), under);
   }
-  const __m256i m = _mm256_set1_epi32(multiplier), nudge = _mm256_set1_epi64x((int64_t)1 << 30);
-  __m256i even = _mm256_add_epi64(_mm256_mul_epi32(acc, m), nudge);
-  __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(acc, 32), m), nudge);
+  const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30);
+  __m256i even = _mm256_add_epi64(_mm256_mul_epi32(acc, r->multiplier), nudge);
+  __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(acc, 32), r->multiplier), nudge);
   __m256i x = _mm256_blend_epi32(_mm256_srli_epi64(even, 31), _mm256_slli_epi64(odd, 1), 0xAA);
-  if (shift >= 0) return x;
-  const int32_t e = -shift, mask = (int32_t)((1u << e) - 1u);
-  const __m256i remainder = _mm256_and_si256(x, _mm256_set1_epi32(mask));
-  const __m256i threshold = _mm256_sub_epi32(_mm256_set1_epi32(mask >> 1), _mm256_srai_epi32(x, 31));
-  x = _mm256_sra_epi32(x, _mm_cvtsi32_si128(e));
+  if (r->right == 0) return x;
+  const __m256i remainder = _mm256_and_si256(x, r->mask);
+  const __m256i threshold = _mm256_sub_epi32(r->half, _mm256_srai_epi32(x, 31));
+  x = _mm256_sra_epi32(x, _mm_cvtsi32_si128(r->right));
   return _mm256_sub_epi32(x, _mm256_cmpgt_epi32(remainder, threshold));
-}
-
-static inline __m256i npk_clamp(__m256i x, int32_t lo, int32_t hi) {
-  return _mm256_min_epi32(_mm256_max_epi32(x, _mm256_set1_epi32(lo)), _mm256_set1_epi32(hi));
 }
 
 static inline __m256i npk_add_sat(__m256i a, __m256i b) {
@@ -272,11 +298,55 @@ static inline __m256i npk_load_residual(const npk_out_t* vo, const npk_runs_t* r
 
 #endif
 
-// Output channel `c` of pixel vector `vector` from its accumulators: `out`
-// and `res` are the panel's runs in the output and residual tensors, `l` its
-// lanes (for outputs the vector stage does not take).
-static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo, npk_v acc, int32_t c, int32_t vector, const npk_runs_t* out,
-                             const npk_runs_t* res, const npk_lanes_t* l) {
+// The constants of one output channel's vector stage, and the layer's ADD.
+typedef struct {
+  npk_rq_t rq;
+  npk_v lo, hi, zp;
+} npk_channel_t;
+
+typedef struct {
+  npk_rq_t conv, res, out;
+  npk_v conv_zp, res_zp, lo, hi, zp;
+  __m128i shift;
+} npk_add_t;
+
+static inline npk_v npk_broadcast(int32_t x) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_set1_epi32(x);
+#else
+  return _mm256_set1_epi32(x);
+#endif
+}
+
+static inline npk_channel_t npk_channel(const npk_out_t* vo, int32_t c) {
+  npk_channel_t k;
+  const npukit_s8_output_t* o = vo->o;
+  const int32_t vector = vo->vector && o->mode != NPUKIT_S8_OUT_INT32;
+  k.rq = npk_rq(vector ? o->multiplier[c] : 0, vector ? o->shift[c] : 0);
+  k.lo = npk_broadcast(vo->lo), k.hi = npk_broadcast(vo->hi), k.zp = npk_broadcast(o->zp);
+  return k;
+}
+
+static inline npk_add_t npk_add(const npk_out_t* vo) {
+  npk_add_t a;
+  a.conv = npk_rq(vo->add_conv_mult, vo->add_conv_shift);
+  a.res = npk_rq(vo->add_res_mult, vo->add_res_shift);
+  a.out = npk_rq(vo->add_out_mult, vo->add_out_shift);
+  a.conv_zp = npk_broadcast(vo->add_conv_zp), a.res_zp = npk_broadcast(vo->add_res_zp);
+  a.lo = npk_broadcast(vo->add_lo), a.hi = npk_broadcast(vo->add_hi), a.zp = npk_broadcast(vo->add_out_zp);
+  a.shift = _mm_cvtsi32_si128(vo->add_shift);
+  return a;
+}
+
+// Output channel `c` of pixel vector `vector` from its accumulators: `k`
+// the channel's constants (npk_channel), `add` the layer's ADD (npk_add,
+// OUT_ADD only), `out` and `res` the panel's runs in the output and
+// residual tensors, `l` its lanes (for outputs the vector stage does not
+// take).
+static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo, const npk_channel_t* k,
+                                                            const npk_add_t* add, npk_v acc, int32_t c,
+                                                            int32_t vector, const npk_runs_t* out,
+                                                            const npk_runs_t* res, const npk_lanes_t* l) {
   const npukit_s8_output_t* o = vo->o;
   if (!vo->vector) {
     int32_t lanes[NPK_LANES] __attribute__((aligned(64)));
@@ -304,32 +374,27 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
     }
     return;
   }
-  npk_v v = npk_clamp(npk_requantize(acc, o->multiplier[c], o->shift[c]), vo->lo, vo->hi);
 #if NPUKIT_S8_X86 == 512
-  v = _mm512_add_epi32(v, _mm512_set1_epi32(o->zp));
-#else
-  v = _mm256_add_epi32(v, _mm256_set1_epi32(o->zp));
-#endif
+  npk_v v = _mm512_min_epi32(_mm512_max_epi32(npk_requantize(&k->rq, acc), k->lo), k->hi);
+  v = _mm512_add_epi32(v, k->zp);
   if (o->mode == NPUKIT_S8_OUT_ADD) {
     const npk_v r = npk_load_residual(vo, res, vector, c);
-#if NPUKIT_S8_X86 == 512
-    const __m128i sh = _mm_cvtsi32_si128(vo->add_shift);
-    const npk_v a = npk_requantize(_mm512_sll_epi32(_mm512_sub_epi32(v, _mm512_set1_epi32(vo->add_conv_zp)), sh),
-                                   vo->add_conv_mult, vo->add_conv_shift);
-    const npk_v b = npk_requantize(_mm512_sll_epi32(_mm512_sub_epi32(r, _mm512_set1_epi32(vo->add_res_zp)), sh),
-                                   vo->add_res_mult, vo->add_res_shift);
-    v = npk_clamp(npk_requantize(npk_add_sat(a, b), vo->add_out_mult, vo->add_out_shift), vo->add_lo, vo->add_hi);
-    v = _mm512_add_epi32(v, _mm512_set1_epi32(vo->add_out_zp));
-#else
-    const __m128i sh = _mm_cvtsi32_si128(vo->add_shift);
-    const npk_v a = npk_requantize(_mm256_sll_epi32(_mm256_sub_epi32(v, _mm256_set1_epi32(vo->add_conv_zp)), sh),
-                                   vo->add_conv_mult, vo->add_conv_shift);
-    const npk_v b = npk_requantize(_mm256_sll_epi32(_mm256_sub_epi32(r, _mm256_set1_epi32(vo->add_res_zp)), sh),
-                                   vo->add_res_mult, vo->add_res_shift);
-    v = npk_clamp(npk_requantize(npk_add_sat(a, b), vo->add_out_mult, vo->add_out_shift), vo->add_lo, vo->add_hi);
-    v = _mm256_add_epi32(v, _mm256_set1_epi32(vo->add_out_zp));
-#endif
+    const npk_v a = npk_requantize(&add->conv, _mm512_sll_epi32(_mm512_sub_epi32(v, add->conv_zp), add->shift));
+    const npk_v b = npk_requantize(&add->res, _mm512_sll_epi32(_mm512_sub_epi32(r, add->res_zp), add->shift));
+    v = _mm512_min_epi32(_mm512_max_epi32(npk_requantize(&add->out, npk_add_sat(a, b)), add->lo), add->hi);
+    v = _mm512_add_epi32(v, add->zp);
   }
+#else
+  npk_v v = _mm256_min_epi32(_mm256_max_epi32(npk_requantize(&k->rq, acc), k->lo), k->hi);
+  v = _mm256_add_epi32(v, k->zp);
+  if (o->mode == NPUKIT_S8_OUT_ADD) {
+    const npk_v r = npk_load_residual(vo, res, vector, c);
+    const npk_v a = npk_requantize(&add->conv, _mm256_sll_epi32(_mm256_sub_epi32(v, add->conv_zp), add->shift));
+    const npk_v b = npk_requantize(&add->res, _mm256_sll_epi32(_mm256_sub_epi32(r, add->res_zp), add->shift));
+    v = _mm256_min_epi32(_mm256_max_epi32(npk_requantize(&add->out, npk_add_sat(a, b)), add->lo), add->hi);
+    v = _mm256_add_epi32(v, add->zp);
+  }
+#endif
   int8_t* base = (int8_t*)o->out + c * o->sc;
 #if NPUKIT_S8_X86 == 512
   const __m128i bytes = _mm512_cvtepi32_epi8(v);  // the low byte of each lane, as (int8_t) does
