@@ -23,7 +23,8 @@ from npukit.targets.cpu_presets import CpuPreset
 
 KERNELS_DIR = Path(__file__).with_name("kernels")
 HEADER = KERNELS_DIR / "s8_layer.h"
-SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c", "s8_dot_dsp.S")
+SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c", "s8_dot_dsp.S", "s8_conv_x86.c", "s8_depthwise_x86.c")
+HEADERS = ("s8_layer.h", "s8_output.h", "s8_x86.h", "s8_x86_vector.h")
 ENTRY_POINT = "npukit_s8_layer"
 
 
@@ -83,6 +84,14 @@ def _packed_weights(spec: LayerSpec) -> np.ndarray:
     return np.ascontiguousarray(full.reshape(-1, 2, kp // 4, 4).transpose(0, 2, 1, 3))
 
 
+def _weight_sums(spec: LayerSpec) -> np.ndarray:
+    """Per output channel, the sum of its weights."""
+    w = np.asarray(spec.weights, np.int64)
+    if spec.kind == "depthwise":  # [KH][KW][C]
+        return w.reshape(-1, w.shape[-1]).sum(axis=0)
+    return w.reshape(w.shape[0], -1).sum(axis=1)
+
+
 def check_supported(spec: LayerSpec) -> None:
     if spec.ifm.tensor.dtype != "i8":
         raise KernelUnsupported(f"an {spec.ifm.tensor.dtype} input")
@@ -122,14 +131,14 @@ def layer_block(spec: LayerSpec) -> bytes:
             ADD_OUT_MULT=a.output_multiplier[0], ADD_OUT_SHIFT=a.output_multiplier[1],
             ADD_OUT_ZP=a.output_zp, ADD_ACT_MIN=a.act_min, ADD_ACT_MAX=a.act_max)
     count = WORDS["COUNT"]
-    weights_at = (4 * (count + 6 * channels) + 7) // 8 * 8
+    weights_at = (4 * (count + 7 * channels) + 7) // 8 * 8
     put(BIAS_AT=count, MULTIPLIER_AT=count + channels, SHIFT_AT=count + 2 * channels,
-        REQUANT_AT=count + 3 * channels, WEIGHTS_AT=weights_at)
+        REQUANT_AT=count + 3 * channels, WEIGHT_SUM_AT=count + 6 * channels, WEIGHTS_AT=weights_at)
     multipliers = spec.multipliers or [(0, 0)] * channels
     requant = [(m, -s, 1 << (-s - 1)) if -31 <= s <= -1 else (0, 0, 0) for m, s in multipliers]
     tables = np.concatenate([words, np.asarray(spec.bias, np.int64),
                              [m for m, _ in multipliers], [s for _, s in multipliers],
-                             np.asarray(requant, np.int64).reshape(-1)])
+                             np.asarray(requant, np.int64).reshape(-1), _weight_sums(spec)])
     if (tables < -2**31).any() or (tables >= 2**31).any():
         raise KernelUnsupported("a parameter outside int32")
     head = tables.astype("<i4").tobytes()
@@ -138,16 +147,21 @@ def layer_block(spec: LayerSpec) -> bytes:
 
 # The flags that make code linkable into an embedded ELF (no libc, no TLS, no
 # stack protector's canary, position independent).
+# -fno-tree-loop-distribute-patterns: GCC would turn copy and fill loops into
+# memcpy/memset calls, which nothing provides.
 _FREESTANDING = ("-fPIC", "-ffreestanding", "-fno-stack-protector", "-fno-exceptions", "-fno-unwind-tables",
-                 "-fno-asynchronous-unwind-tables", "-fvisibility=hidden", "-Wall", "-Werror")
+                 "-fno-asynchronous-unwind-tables", "-fno-tree-loop-distribute-patterns", "-fvisibility=hidden",
+                 "-Wall", "-Werror")
 
 
-def kernel_library(preset: CpuPreset) -> Path:
-    """The layer kernels compiled for ``preset`` as a static archive (cached)."""
-    optimize = ("-O3", "-march=native", "-fcf-protection=none") if preset.is_host else ("-O2",)
+def kernel_library(preset: CpuPreset, host_arch: tuple[str, ...] = ("-march=native",)) -> Path:
+    """The layer kernels compiled for ``preset`` as a static archive (cached).
+    On the host, ``host_arch`` are the instruction-set flags: the host CPU's
+    by default; the x86 vector kernels follow from what they enable."""
+    optimize = ("-O3", *host_arch, "-fcf-protection=none") if preset.is_host else ("-O2",)
     mynpu = runtime_source_root() / "hal_driver" / "src" / "mynpu"  # requantize.h, the shared arithmetic
     return c_archive(preset, "npukit-kernels", [KERNELS_DIR / s for s in SOURCES], [KERNELS_DIR, mynpu],
-                     (*optimize, *_FREESTANDING), [HEADER, KERNELS_DIR / "s8_output.h", mynpu / "requantize.h"])
+                     (*optimize, *_FREESTANDING), [*(KERNELS_DIR / h for h in HEADERS), mynpu / "requantize.h"])
 
 
 def kernel_link_objects(preset: CpuPreset) -> list[Path]:

@@ -1,5 +1,8 @@
-// The one entry point the compiled dispatches call (see s8_layer.h).
+// The one entry point the compiled dispatches call (see s8_layer.h). On x86
+// with AVX2 or AVX-512 VNNI the vector kernels (s8_x86.h) take the layer
+// unless they leave it to the portable ones.
 #include "s8_layer.h"
+#include "s8_x86.h"
 
 void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residual);
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual);
@@ -7,8 +10,14 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
 void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual) {
   const int32_t* p = (const int32_t*)params;
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_DEPTHWISE) {
+#if NPUKIT_S8_X86
+    if (npukit_s8_depthwise_x86(p, input, output, residual)) return;
+#endif
     npukit_s8_depthwise(p, input, output, residual);
   } else {
+#if NPUKIT_S8_X86
+    if (npukit_s8_conv_x86(p, input, output, residual)) return;
+#endif
     npukit_s8_conv(p, input, output, residual);
   }
 }

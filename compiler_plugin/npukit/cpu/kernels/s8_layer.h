@@ -83,6 +83,9 @@ enum npukit_s8_word {
   // The small-accumulator output path's table: per channel {multiplier,
   // right shift e = -shift, 2^(e - 1)} (zeros where e < 1).
   NPUKIT_S8_W_REQUANT_AT,
+  // weight_sum[OUT_C]: the sum of each output channel's weights (the x86
+  // kernels fold the input zero point into the bias with it).
+  NPUKIT_S8_W_WEIGHT_SUM_AT,
   NPUKIT_S8_W_COUNT
 };
 

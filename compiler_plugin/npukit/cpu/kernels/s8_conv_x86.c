@@ -1,0 +1,436 @@
+// Convolution, 1x1 convolution and fully connected layers on x86 (see
+// s8_x86_vector.h for the instruction sets): a GEMM whose rows are output channels,
+// whose columns are output pixels (the vector lanes) and whose reduction is
+// K = (kernel y, kernel x, input channel).
+//
+// Up to NPK_VECTORS vectors of pixels at a time, their receptive fields are
+// packed as unsigned bytes into a panel [K_PADDED / 4][vector][lane][4]: one
+// vector register holds four K values of every pixel of a vector. Each K
+// index of a vector is read with one masked load per run of the vector's
+// pixels that is contiguous in the input (the whole vector for 1x1
+// convolutions over a plane, row segments otherwise), also when horizontally
+// adjacent output pixels are 2 or 4 input elements apart (strided layers);
+// other layouts are gathered element by element. The weights keep the
+// layout the portable kernel uses, [OUT_C / 2][K_PADDED / 4][2][4]: four
+// weights of one channel are one 32-bit word, broadcast to every lane.
+// A block of channels x vectors of accumulators then takes one multiply-add
+// instruction per channel, vector and four K values.
+#include "s8_x86_vector.h"
+
+#if NPUKIT_S8_X86
+
+// Bytes of the panel on the stack; K_PADDED * NPK_LANES (the panel of one
+// vector) fits even for NPUKIT_S8_MAX_K.
+#define PANEL_BYTES 40960
+#define GROUP_BYTES (4 * NPK_LANES)  // one vector's four K values
+
+#if NPUKIT_S8_X86 == 512
+#define MR 4  // channels per block: 4 x 4 accumulators of 32 registers
+#else
+#define MR 2  // 2 x 4 accumulators of 16 registers
+#endif
+
+typedef struct {
+  const int8_t* in;
+  const int32_t* offsets;  // input element offset of each K index from a pixel's first one
+  int32_t k, groups, step, vectors;
+  uint64_t spread[NPK_PANEL_LANES];  // run lanes as byte masks of a `step`-strided load
+} pack_t;
+
+#if NPUKIT_S8_X86 == 512
+
+static inline uint64_t spread_lanes(uint32_t lanes, int32_t step) {
+  uint64_t m = 0;
+  for (int32_t i = 0; i < NPK_LANES; ++i) m |= (uint64_t)(lanes >> i & 1) << (i * step);
+  return m;
+}
+
+#endif
+
+// The values of K index at `src` (+ each lane's pixel offset) for the lanes
+// of vector v, as signed bytes, zero in lanes without a pixel.
+static inline __m128i gather_row(const pack_t* pk, const int8_t* src, const npk_runs_t* runs, int32_t v) {
+  const int32_t first = runs->first[v], end = runs->first[v + 1];
+#if NPUKIT_S8_X86 == 512
+  if (pk->step == 1) {
+    __m128i x = _mm_setzero_si128();
+    for (int32_t i = first; i < end; ++i) x = _mm_mask_loadu_epi8(x, (__mmask16)runs->run[i].lanes, src + runs->run[i].offset);
+    return x;
+  }
+  if (pk->step == 2) {
+    __m256i x = _mm256_setzero_si256();
+    for (int32_t i = first; i < end; ++i) {
+      x = _mm256_mask_loadu_epi8(x, (__mmask32)pk->spread[i], src + runs->run[i].offset);
+    }
+    return _mm256_cvtepi16_epi8(x);
+  }
+  if (pk->step == 4) {
+    __m512i x = _mm512_setzero_si512();
+    for (int32_t i = first; i < end; ++i) x = _mm512_mask_loadu_epi8(x, pk->spread[i], src + runs->run[i].offset);
+    return _mm512_cvtepi32_epi8(x);
+  }
+#else
+  if (pk->step == 1 && end == first + 1 && runs->run[first].lanes == 0xffu) {
+    return _mm_loadl_epi64((const __m128i*)(src + runs->run[first].offset));
+  }
+#endif
+  int8_t bytes[16] __attribute__((aligned(16)));
+  _mm_store_si128((__m128i*)bytes, _mm_setzero_si128());
+  for (int32_t i = first; i < end; ++i) {
+    const npk_run_t* r = &runs->run[i];
+    for (int32_t lane = 0; lane < NPK_LANES; ++lane) {
+      if (r->lanes >> lane & 1) bytes[lane] = src[r->offset + lane * pk->step];
+    }
+  }
+  return _mm_load_si128((const __m128i*)bytes);
+}
+
+// Four K indices' rows -> [lane][4] unsigned bytes.
+static inline npk_v interleave(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
+  const __m128i ab0 = _mm_unpacklo_epi8(r0, r1), cd0 = _mm_unpacklo_epi8(r2, r3);
+#if NPUKIT_S8_X86 == 512
+  const __m128i ab1 = _mm_unpackhi_epi8(r0, r1), cd1 = _mm_unpackhi_epi8(r2, r3);
+  __m512i z = _mm512_castsi128_si512(_mm_unpacklo_epi16(ab0, cd0));
+  z = _mm512_inserti32x4(z, _mm_unpackhi_epi16(ab0, cd0), 1);
+  z = _mm512_inserti32x4(z, _mm_unpacklo_epi16(ab1, cd1), 2);
+  z = _mm512_inserti32x4(z, _mm_unpackhi_epi16(ab1, cd1), 3);
+  return npk_u8(z);
+#else
+  return npk_u8(_mm256_set_m128i(_mm_unpackhi_epi16(ab0, cd0), _mm_unpacklo_epi16(ab0, cd0)));
+#endif
+}
+
+static void pack(const pack_t* pk, const npk_runs_t* runs, int32_t vectors, uint8_t* panel) {
+  for (int32_t g = 0; g < pk->groups; ++g) {
+    for (int32_t v = 0; v < vectors; ++v) {
+      __m128i row[4];
+      for (int32_t t = 0; t < 4; ++t) {
+        const int32_t k = 4 * g + t;
+        row[t] = k < pk->k ? gather_row(pk, pk->in + pk->offsets[k], runs, v) : _mm_setzero_si128();
+      }
+      npk_v z = interleave(row[0], row[1], row[2], row[3]);
+#if NPUKIT_S8_X86 == 512
+      _mm512_store_si512(panel + (g * pk->vectors + v) * GROUP_BYTES, z);
+#else
+      _mm256_store_si256((__m256i*)(panel + (g * pk->vectors + v) * GROUP_BYTES), z);
+#endif
+    }
+  }
+}
+
+static inline npk_v load_group(const uint8_t* at) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_load_si512(at);
+#else
+  return _mm256_load_si256((const __m256i*)at);
+#endif
+}
+
+static inline npk_v broadcast(int32_t x) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_set1_epi32(x);
+#else
+  return _mm256_set1_epi32(x);
+#endif
+}
+
+// acc[i][v] += the panel's vector v . channel i's weights (word 2g of w[i]).
+static inline __attribute__((always_inline)) void dot(const uint8_t* panel, int32_t groups, int32_t stride,
+                                                      const int32_t* const* w, npk_v acc[MR][NPK_VECTORS],
+                                                      const int32_t mr, const int32_t nv) {
+  // Local accumulators: registers, whatever `acc` might alias.
+  npk_v a[MR][NPK_VECTORS];
+  for (int32_t i = 0; i < mr; ++i) {
+    for (int32_t v = 0; v < nv; ++v) a[i][v] = acc[i][v];
+  }
+  for (int32_t g = 0; g < groups; ++g) {
+    const uint8_t* at = panel + g * stride;
+    npk_v x[NPK_VECTORS];
+    for (int32_t v = 0; v < nv; ++v) x[v] = load_group(at + v * GROUP_BYTES);
+    for (int32_t i = 0; i < mr; ++i) {
+      const npk_v wi = broadcast(w[i][2 * g]);
+      for (int32_t v = 0; v < nv; ++v) a[i][v] = npk_dot(a[i][v], x[v], wi);
+    }
+  }
+  for (int32_t i = 0; i < mr; ++i) {
+    for (int32_t v = 0; v < nv; ++v) acc[i][v] = a[i][v];
+  }
+}
+
+#define DOT_CASE(MRC, NVC) \
+  case (MRC) * 8 + (NVC):  \
+    dot(panel, groups, stride, w, acc, MRC, NVC); \
+    break
+
+__attribute__((noinline)) static void dot_block(const uint8_t* panel, int32_t groups, int32_t stride, const int32_t* const* w,
+                      npk_v acc[MR][NPK_VECTORS], int32_t mr, int32_t nv) {
+  switch (mr * 8 + nv) {
+    DOT_CASE(2, 1);
+    DOT_CASE(2, 2);
+    DOT_CASE(2, 3);
+    DOT_CASE(2, 4);
+#if MR == 4
+    DOT_CASE(4, 1);
+    DOT_CASE(4, 2);
+    DOT_CASE(4, 3);
+    DOT_CASE(4, 4);
+#endif
+    default:
+      break;
+  }
+}
+
+// Direct mode (input channels a multiple of 4, W contiguous, horizontal
+// stride 1 or 2): the input is interleaved once per call into
+// [IN_C / 4][phase][row][column][4] unsigned bytes, the columns of a stride-2
+// layer split into even and odd phases. Four K values of an output pixel
+// (one kernel tap, four input channels) are then one 32-bit word of it, the
+// words of horizontally adjacent pixels are adjacent, and a vector's operand
+// is one load per run of its pixels (one per output row segment) with no
+// per-tap packing.
+typedef struct {
+  int32_t phases, rows, columns, pitch;  // pitch: words per row of a phase
+  int32_t plane;                         // bytes per (channel group, phase)
+} direct_t;
+
+// `n` bytes of a row of the input, `step` apart (1 or 2), as 16 bytes.
+static inline __m128i load_columns(const int8_t* src, int32_t n, int32_t step) {
+#if NPUKIT_S8_X86 == 512
+  if (step == 1) return _mm_maskz_loadu_epi8((__mmask16)((1u << n) - 1u), src);
+  const __m256i x = _mm256_maskz_loadu_epi8((__mmask32)(0x55555555u & ((n == 16 ? 0u : 1u << 2 * n) - 1u)), src);
+  return _mm256_cvtepi16_epi8(x);
+#else
+  if (step == 1 && n == 16) return _mm_loadu_si128((const __m128i*)src);
+  int8_t bytes[16] __attribute__((aligned(16)));
+  _mm_store_si128((__m128i*)bytes, _mm_setzero_si128());
+  for (int32_t j = 0; j < n; ++j) bytes[j] = src[j * step];
+  return _mm_load_si128((const __m128i*)bytes);
+#endif
+}
+
+static void interleave_input(const int32_t* p, const int8_t* in, const direct_t* d, uint8_t* out) {
+  const int32_t ic = p[NPUKIT_S8_W_IN_C], sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH];
+  const __m128i flip = _mm_set1_epi8((char)0x80);
+  for (int32_t cg = 0; cg < ic / 4; ++cg) {
+    for (int32_t phase = 0; phase < d->phases; ++phase) {
+      const int32_t columns = (d->columns - phase + d->phases - 1) / d->phases;
+      for (int32_t r = 0; r < d->rows; ++r) {
+        const int8_t* src = in + 4 * cg * sc + r * sh + phase;
+        uint8_t* dst = out + (cg * d->phases + phase) * d->plane + r * d->pitch * 4;
+        for (int32_t j = 0; j < columns; j += 16) {
+          // A partial last chunk writes up to 64 bytes past the row's end,
+          // into rows written later (the buffer has room for the last).
+          const int32_t n = columns - j < 16 ? columns - j : 16;
+          const int8_t* at = src + j * d->phases;
+          const __m128i r0 = load_columns(at, n, d->phases), r1 = load_columns(at + sc, n, d->phases);
+          const __m128i r2 = load_columns(at + 2 * sc, n, d->phases), r3 = load_columns(at + 3 * sc, n, d->phases);
+          const __m128i ab0 = _mm_unpacklo_epi8(r0, r1), cd0 = _mm_unpacklo_epi8(r2, r3);
+          const __m128i ab1 = _mm_unpackhi_epi8(r0, r1), cd1 = _mm_unpackhi_epi8(r2, r3);
+          __m128i* to = (__m128i*)(dst + 4 * j);
+          _mm_storeu_si128(to, _mm_xor_si128(_mm_unpacklo_epi16(ab0, cd0), flip));
+          _mm_storeu_si128(to + 1, _mm_xor_si128(_mm_unpackhi_epi16(ab0, cd0), flip));
+          _mm_storeu_si128(to + 2, _mm_xor_si128(_mm_unpacklo_epi16(ab1, cd1), flip));
+          _mm_storeu_si128(to + 3, _mm_xor_si128(_mm_unpackhi_epi16(ab1, cd1), flip));
+        }
+      }
+    }
+  }
+}
+
+// A vector's operand: the words of its runs (`count` runs from `run`).
+static inline __attribute__((always_inline)) npk_v load_runs(const uint8_t* at, const npk_run_t* run,
+                                                             int32_t count) {
+#if NPUKIT_S8_X86 == 512
+  __m512i x = _mm512_maskz_loadu_epi32((__mmask16)run[0].lanes, at + 4 * run[0].offset);
+  for (int32_t i = 1; i < count; ++i) {
+    x = _mm512_mask_loadu_epi32(x, (__mmask16)run[i].lanes, at + 4 * run[i].offset);
+  }
+  return x;
+#else
+  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  __m256i x = _mm256_setzero_si256();
+  for (int32_t i = 0; i < count; ++i) {
+    if (run[i].lanes == 0xffu) {
+      x = _mm256_loadu_si256((const __m256i*)(at + 4 * run[i].offset));
+    } else {
+      const __m256i m = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int32_t)run[i].lanes), bit), bit);
+      x = _mm256_or_si256(x, _mm256_maskload_epi32((const int*)(at + 4 * run[i].offset), m));
+    }
+  }
+  return x;
+#endif
+}
+
+// acc[i][v] += the interleaved input of vector v at group g . channel i's
+// weights: `at[g]` is group g's byte offset in the interleaved input.
+static inline __attribute__((always_inline)) void dot_direct(const uint8_t* base, const int32_t* at, int32_t groups,
+                                                             const npk_runs_t* runs, const int32_t* const* w,
+                                                             npk_v acc[MR][NPK_VECTORS], const int32_t mr,
+                                                             const int32_t nv, const int32_t single) {
+  npk_v a[MR][NPK_VECTORS];
+  for (int32_t i = 0; i < mr; ++i) {
+    for (int32_t v = 0; v < nv; ++v) a[i][v] = acc[i][v];
+  }
+  for (int32_t g = 0; g < groups; ++g) {
+    const uint8_t* from = base + at[g];
+    npk_v x[NPK_VECTORS];
+    for (int32_t v = 0; v < nv; ++v) {
+      const int32_t first = runs->first[v];
+      x[v] = load_runs(from, &runs->run[first], single ? 1 : runs->first[v + 1] - first);
+    }
+    for (int32_t i = 0; i < mr; ++i) {
+      const npk_v wi = broadcast(w[i][2 * g]);
+      for (int32_t v = 0; v < nv; ++v) a[i][v] = npk_dot(a[i][v], x[v], wi);
+    }
+  }
+  for (int32_t i = 0; i < mr; ++i) {
+    for (int32_t v = 0; v < nv; ++v) acc[i][v] = a[i][v];
+  }
+}
+
+#define DIRECT_CASE(MRC, NVC)                                                 \
+  case (MRC) * 8 + (NVC):                                                     \
+    if (single) {                                                             \
+      dot_direct(base, at, groups, runs, w, acc, MRC, NVC, 1);                \
+    } else {                                                                  \
+      dot_direct(base, at, groups, runs, w, acc, MRC, NVC, 0);                \
+    }                                                                         \
+    break
+
+__attribute__((noinline)) static void direct_block(const uint8_t* base, const int32_t* at, int32_t groups, const npk_runs_t* runs,
+                         int32_t single, const int32_t* const* w, npk_v acc[MR][NPK_VECTORS], int32_t mr,
+                         int32_t nv) {
+  switch (mr * 8 + nv) {
+    DIRECT_CASE(2, 1);
+    DIRECT_CASE(2, 2);
+    DIRECT_CASE(2, 3);
+    DIRECT_CASE(2, 4);
+#if MR == 4
+    DIRECT_CASE(4, 1);
+    DIRECT_CASE(4, 2);
+    DIRECT_CASE(4, 3);
+    DIRECT_CASE(4, 4);
+#endif
+    default:
+      break;
+  }
+}
+
+int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
+  const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+  const int32_t ic = p[NPUKIT_S8_W_IN_C], kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
+  const int32_t k_padded = p[NPUKIT_S8_W_K_PADDED], groups = k_padded / 4;
+  if (k_padded > NPUKIT_S8_MAX_K || k_padded < 4 || (k_padded & 3) != 0) return 0;
+  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
+  const int32_t dil_h = p[NPUKIT_S8_W_DILATION_H], dil_w = p[NPUKIT_S8_W_DILATION_W];
+  const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H], stride_w = p[NPUKIT_S8_W_STRIDE_W];
+  const int32_t dy = dil_h * sh, dx = dil_w * sw;
+
+  uint8_t panel[PANEL_BYTES] __attribute__((aligned(64)));
+  int32_t offsets[NPUKIT_S8_MAX_K];
+  pack_t pk;
+  pk.in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  pk.offsets = offsets;
+  pk.k = kh * kw * ic;
+  pk.groups = groups;
+  pk.step = stride_w * sw;
+  pk.vectors = PANEL_BYTES / (k_padded * NPK_LANES);
+  if (pk.vectors > NPK_VECTORS) pk.vectors = NPK_VECTORS;
+
+  direct_t d;
+  d.phases = stride_w;
+  d.rows = (oh - 1) * stride_h + (kh - 1) * dil_h + 1;
+  d.columns = (ow - 1) * stride_w + (kw - 1) * dil_w + 1;
+  d.pitch = (d.columns + d.phases - 1) / d.phases;
+  d.plane = d.rows * d.pitch * 4;
+  // Direct mode reloads a vector's (unaligned) operand for every block of
+  // channels where a packed panel is loaded aligned, so it pays only when
+  // few blocks share the packing (measured: 16 output channels yes, 32
+  // no), and where every vector is one run of the interleaved input (whole
+  // vectors per output row, or rows that follow each other): a vector of
+  // several runs takes as many masked loads per K group.
+  const int32_t one_run = ow % NPK_LANES == 0 || stride_h * d.pitch == ow;
+  const int32_t direct = ic % 4 == 0 && sw == 1 && (stride_w == 1 || stride_w == 2) && ic * kh * kw == k_padded &&
+                         oc <= 4 * MR && one_run && (int64_t)(ic / 4) * d.phases * d.plane + 64 <= PANEL_BYTES;
+  if (direct) {
+    interleave_input(p, pk.in, &d, panel);
+    for (int32_t i = 0, g = 0; i < kh; ++i) {
+      for (int32_t j = 0; j < kw; ++j) {
+        const int32_t column = j * dil_w;  // from the pixel's first, in input columns
+        for (int32_t cg = 0; cg < ic / 4; ++cg, ++g) {
+          offsets[g] = (cg * d.phases + column % d.phases) * d.plane + (i * dil_h * d.pitch + column / d.phases) * 4;
+        }
+      }
+    }
+  } else {
+    for (int32_t i = 0, k = 0; i < kh; ++i) {
+      for (int32_t j = 0; j < kw; ++j) {
+        for (int32_t c = 0; c < ic; ++c, ++k) offsets[k] = i * dy + j * dx + c * sc;
+      }
+    }
+  }
+  const int32_t step_y = stride_h * sh;
+
+  npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  const npk_out_t vo = npk_out(&o);
+  const npk_add_t add = npk_add(&vo);
+  const int32_t* weights = (const int32_t*)((const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT]);
+  const int32_t* weight_sum = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
+  const int32_t in_zp = p[NPUKIT_S8_W_IN_ZP];
+  const int32_t pixels = oh * ow, per_panel = direct ? NPK_PANEL_LANES : pk.vectors * NPK_LANES;
+
+  npk_lanes_t lanes;
+  npk_runs_t in_runs, out_runs, res_runs;
+  res_runs.count = 0;
+  for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
+  for (int32_t p0 = 0; p0 < pixels; p0 += per_panel) {
+    lanes.n = pixels - p0 < per_panel ? pixels - p0 : per_panel;
+    for (int32_t i = 0; i < lanes.n; ++i) lanes.y[i] = (p0 + i) / ow, lanes.x[i] = (p0 + i) % ow;
+    const int32_t nv = (lanes.n + NPK_LANES - 1) / NPK_LANES;
+    int32_t single = 1;
+    if (direct) {
+      // Words of the interleaved input: a pixel's first is at row y * stride, column x of its phase.
+      npk_runs(&lanes, stride_h * d.pitch, 1, 1, &in_runs);
+      for (int32_t v = 0; v < nv; ++v) single &= in_runs.first[v + 1] - in_runs.first[v] == 1;
+    } else {
+      npk_runs(&lanes, step_y, pk.step, pk.step, &in_runs);
+#if NPUKIT_S8_X86 == 512
+      if (pk.step == 2 || pk.step == 4) {
+        for (int32_t i = 0; i < in_runs.count; ++i) pk.spread[i] = spread_lanes(in_runs.run[i].lanes, pk.step);
+      }
+#endif
+      pack(&pk, &in_runs, nv, panel);
+    }
+    npk_runs(&lanes, o.sh, o.sw, 1, &out_runs);
+    if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, vo.res_sh, vo.res_sw, 1, &res_runs);
+    for (int32_t c0 = 0; c0 < oc; c0 += MR) {
+      // Channels come in pairs (an odd last one with a zero partner).
+      const int32_t left = (oc - c0 + 1) & ~1, mr = left < MR ? left : MR;
+      const int32_t* w[MR];
+      npk_v acc[MR][NPK_VECTORS];
+      for (int32_t i = 0; i < mr; ++i) {
+        const int32_t c = c0 + i;
+        w[i] = weights + (c >> 1) * groups * 2 + (c & 1);
+        const npk_v start = broadcast(c < oc ? npk_fold(o.bias[c], in_zp, weight_sum[c]) : 0);
+        for (int32_t v = 0; v < NPK_VECTORS; ++v) acc[i][v] = start;
+      }
+      if (direct) {
+        direct_block(panel, offsets, groups, &in_runs, single, w, acc, mr, nv);
+      } else {
+        dot_block(panel, groups, pk.vectors * GROUP_BYTES, w, acc, mr, nv);
+      }
+      for (int32_t i = 0; i < mr && c0 + i < oc; ++i) {
+        const npk_channel_t k = npk_channel(&vo, c0 + i);
+        for (int32_t v = 0; v < nv; ++v) npk_store(&vo, &k, &add, acc[i][v], c0 + i, v, &out_runs, &res_runs, &lanes);
+      }
+    }
+  }
+  return 1;
+}
+
+#else
+
+// Built for a target without the x86 kernels: nothing here.
+typedef int npukit_s8_conv_x86_unused;
+
+#endif

@@ -1,0 +1,204 @@
+// Depthwise convolution on x86 (see s8_x86_vector.h), for layers whose adjacent
+// output pixels are adjacent in the input (horizontal stride 1, W
+// contiguous); other layers stay with the portable kernel.
+//
+// The lanes of a vector are consecutive positions of a channel's input
+// plane: with `flat` pixels they run across rows, so a 25x5 output read from
+// a padded 27x7 plane takes 173 positions (5 of each 7 are output pixels),
+// not 25 vectors of 5; otherwise each output row is its own vectors. Up to
+// four taps of one kernel row are one 32-bit lane: the bytes of a row of the
+// plane, loaded once, are spread into the taps of every lane with two
+// shuffles, and one multiply-add takes the four taps of all lanes against
+// that kernel row's weights, broadcast. Lanes that are no output pixel
+// (between rows) read bytes that lie between the reads of real outputs and
+// are not stored.
+#include "s8_x86_vector.h"
+
+#if NPUKIT_S8_X86
+
+#define CHANNEL_BLOCK 64
+#define MAX_ROW_WORDS 64  // kernel rows x 4-tap chunks per channel
+
+typedef struct {
+  const int8_t* in;
+  int32_t kh, kw, dy, dx, chunk, chunks, sc;
+  int32_t reach;  // input elements a plane's outputs read, from its first
+#if NPUKIT_S8_X86 == 512
+  __m512i index, shuffle;
+#else
+  __m256i index, shuffle;
+#endif
+} dw_t;
+
+// The unsigned input bytes of vector lanes starting at `src` for one chunk of
+// taps, spread into [lane][tap]; `bytes` are those the lanes read.
+static inline npk_v taps(const dw_t* d, const int8_t* src, const int8_t* plane, int32_t bytes) {
+#if NPUKIT_S8_X86 == 512
+  (void)plane;
+  const __m256i row = _mm256_maskz_loadu_epi8((__mmask32)((1ull << bytes) - 1), src);
+  const __m512i spread = _mm512_permutexvar_epi32(d->index, npk_u8(_mm512_castsi256_si512(row)));
+  return _mm512_shuffle_epi8(spread, d->shuffle);
+#else
+  __m256i row;
+  if (src + 32 <= plane + d->reach) {
+    row = _mm256_loadu_si256((const __m256i*)src);
+  } else {
+    int8_t copy[32] __attribute__((aligned(32)));
+    _mm256_store_si256((__m256i*)copy, _mm256_setzero_si256());
+    for (int32_t i = 0; i < bytes; ++i) copy[i] = src[i];
+    row = _mm256_load_si256((const __m256i*)copy);
+  }
+  const __m256i spread = _mm256_permutevar8x32_epi32(npk_u8(row), d->index);
+  return _mm256_shuffle_epi8(spread, d->shuffle);
+#endif
+}
+
+// One channel's vectors of a panel, computed together; `kh` and `chunks`
+// are constants where the caller specializes it (3x3 kernels), so the taps
+// unroll.
+static inline __attribute__((always_inline)) void channel(const dw_t* d, const npk_out_t* vo, const npk_add_t* add,
+                                                          int32_t c, const int32_t* words, int32_t fold,
+                                                          const int32_t* start, const int32_t* bytes, int32_t nv,
+                                                          const npk_runs_t* out, const npk_runs_t* res,
+                                                          const npk_lanes_t* lanes, const int32_t kh,
+                                                          const int32_t chunks) {
+  const int8_t* plane = d->in + c * d->sc;
+  npk_v acc[NPK_VECTORS];
+  for (int32_t v = 0; v < NPK_VECTORS; ++v) acc[v] = npk_broadcast(fold);
+  for (int32_t i = 0; i < kh; ++i) {
+    for (int32_t ch = 0; ch < chunks; ++ch) {
+      const int32_t in_chunk = d->kw - ch * d->chunk < d->chunk ? d->kw - ch * d->chunk : d->chunk;
+      const int8_t* src = plane + i * d->dy + ch * d->chunk * d->dx;
+      const npk_v w = npk_broadcast(words[i * chunks + ch]);
+      for (int32_t v = 0; v < nv; ++v) {
+        if (bytes[v] > 0) acc[v] = npk_dot(acc[v], taps(d, src + start[v], plane, bytes[v] + (in_chunk - 1) * d->dx), w);
+      }
+    }
+  }
+  const npk_channel_t k = npk_channel(vo, c);
+  for (int32_t v = 0; v < nv; ++v) {
+    if (bytes[v] > 0) npk_store(vo, &k, add, acc[v], c, v, out, res, lanes);
+  }
+}
+
+int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
+  const int32_t sw = p[NPUKIT_S8_W_IN_SW], sh = p[NPUKIT_S8_W_IN_SH];
+  if (p[NPUKIT_S8_W_STRIDE_W] * sw != 1) return 0;
+  dw_t d;
+  d.kh = p[NPUKIT_S8_W_KERNEL_H], d.kw = p[NPUKIT_S8_W_KERNEL_W];
+  d.dy = p[NPUKIT_S8_W_DILATION_H] * sh, d.dx = p[NPUKIT_S8_W_DILATION_W];
+  if (d.dx < 1 || d.kh < 1 || d.kw < 1) return 0;
+  // Four lanes' chunk of taps must lie in 16 bytes: 3 + (chunk - 1) * dx <= 15.
+  d.chunk = d.dx > 12 ? 1 : 1 + 12 / d.dx;
+  if (d.chunk > 4) d.chunk = 4;
+  d.chunks = (d.kw + d.chunk - 1) / d.chunk;
+  if (d.kh * d.chunks > MAX_ROW_WORDS) return 0;
+  d.in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  d.sc = p[NPUKIT_S8_W_IN_SC];
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+  const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * sh;
+  d.reach = (oh - 1) * step_y + ow + (d.kh - 1) * d.dy + (d.kw - 1) * d.dx;
+
+  // Lane (dword) l of each 128-bit group takes tap j from byte l + j * dx of
+  // the group's 16 bytes, which start at the group's first lane.
+  int8_t control[16];
+  for (int32_t l = 0; l < 4; ++l) {
+    for (int32_t j = 0; j < 4; ++j) control[4 * l + j] = (int8_t)(j < d.chunk ? l + j * d.dx : -1);
+  }
+  const __m128i lane_control = _mm_loadu_si128((const __m128i*)control);
+#if NPUKIT_S8_X86 == 512
+  d.index = _mm512_setr_epi32(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6);
+  d.shuffle = _mm512_broadcast_i32x4(lane_control);
+#else
+  d.index = _mm256_setr_epi32(0, 1, 2, 3, 1, 2, 3, 4);
+  d.shuffle = _mm256_broadcastsi128_si256(lane_control);
+#endif
+
+  // Flat lanes when they are fewer than row-by-row vectors (and rows do not overlap).
+  const int32_t flat_positions = oh == 1 ? ow : (oh - 1) * step_y + ow;
+  const int32_t flat_vectors = (flat_positions + NPK_LANES - 1) / NPK_LANES;
+  const int32_t row_vectors = oh * ((ow + NPK_LANES - 1) / NPK_LANES);
+  const int32_t flat = (oh == 1 || step_y >= ow) && flat_vectors <= row_vectors;
+  const int32_t row_panels = (ow + NPK_PANEL_LANES - 1) / NPK_PANEL_LANES;
+  const int32_t panels = flat ? (flat_positions + NPK_PANEL_LANES - 1) / NPK_PANEL_LANES : oh * row_panels;
+
+  npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  const npk_out_t vo = npk_out(&o);
+  const npk_add_t add = npk_add(&vo);
+  const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
+  const int32_t* weight_sum = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
+  const int32_t in_zp = p[NPUKIT_S8_W_IN_ZP];
+
+  int32_t words[CHANNEL_BLOCK][MAX_ROW_WORDS];
+  int32_t fold[CHANNEL_BLOCK];
+  npk_lanes_t lanes;
+  npk_runs_t out_runs, res_runs;
+  res_runs.count = 0;
+  for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
+  int32_t start[NPK_VECTORS], bytes[NPK_VECTORS];
+  for (int32_t c0 = 0; c0 < channels; c0 += CHANNEL_BLOCK) {
+    const int32_t block = channels - c0 < CHANNEL_BLOCK ? channels - c0 : CHANNEL_BLOCK;
+    for (int32_t b = 0; b < block; ++b) {
+      const int8_t* w = weights + (c0 + b) * d.kh * d.kw;
+      for (int32_t i = 0; i < d.kh; ++i) {
+        for (int32_t ch = 0; ch < d.chunks; ++ch) {
+          uint32_t word = 0;
+          for (int32_t j = 0; j < d.chunk && ch * d.chunk + j < d.kw; ++j) {
+            word |= (uint32_t)(uint8_t)w[i * d.kw + ch * d.chunk + j] << (8 * j);
+          }
+          words[b][i * d.chunks + ch] = (int32_t)word;
+        }
+      }
+      fold[b] = npk_fold(o.bias[c0 + b], in_zp, weight_sum[c0 + b]);
+    }
+    for (int32_t panel = 0; panel < panels; ++panel) {
+      // Position (from the plane's first read) of each lane, and its output pixel.
+      int32_t first, y_row = 0;
+      if (flat) {
+        first = panel * NPK_PANEL_LANES;
+        lanes.n = flat_positions - first < NPK_PANEL_LANES ? flat_positions - first : NPK_PANEL_LANES;
+      } else {
+        y_row = panel / row_panels;
+        const int32_t x0 = panel % row_panels * NPK_PANEL_LANES;
+        first = y_row * step_y + x0;
+        lanes.n = ow - x0 < NPK_PANEL_LANES ? ow - x0 : NPK_PANEL_LANES;
+      }
+      for (int32_t i = 0; i < lanes.n; ++i) {
+        const int32_t at = first + i;
+        int32_t y = y_row, x = at - y_row * step_y;
+        if (flat && oh > 1) y = at / step_y, x = at % step_y;
+        const int32_t real = x < ow && y < oh;
+        lanes.y[i] = real ? y : -1;
+        lanes.x[i] = real ? x : 0;
+      }
+      const int32_t nv = (lanes.n + NPK_LANES - 1) / NPK_LANES;
+      for (int32_t v = 0; v < nv; ++v) {
+        int32_t last = -1;
+        for (int32_t i = 0; i < NPK_LANES; ++i) {
+          const int32_t at = v * NPK_LANES + i;
+          if (at < lanes.n && lanes.y[at] >= 0) last = i;
+        }
+        start[v] = first + v * NPK_LANES;
+        bytes[v] = last < 0 ? 0 : last + 1;
+      }
+      npk_runs(&lanes, o.sh, o.sw, 1, &out_runs);
+      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, vo.res_sh, vo.res_sw, 1, &res_runs);
+      for (int32_t b = 0; b < block; ++b) {
+        const int32_t c = c0 + b;
+        if (d.kh == 3 && d.chunks == 1) {
+          channel(&d, &vo, &add, c, words[b], fold[b], start, bytes, nv, &out_runs, &res_runs, &lanes, 3, 1);
+        } else {
+          channel(&d, &vo, &add, c, words[b], fold[b], start, bytes, nv, &out_runs, &res_runs, &lanes, d.kh, d.chunks);
+        }
+      }
+    }
+  }
+  return 1;
+}
+
+#else
+
+// Built for a target without the x86 kernels: nothing here.
+typedef int npukit_s8_depthwise_x86_unused;
+
+#endif

@@ -1,0 +1,23 @@
+// Which x86 vector kernels a build has (s8_conv_x86.c, s8_depthwise_x86.c;
+// their shared code is s8_x86_vector.h).
+//
+// NPUKIT_S8_X86 is 512 with AVX-512 VNNI (VL, BW), 256 with AVX2, and 0 on
+// every other target, where only the portable kernels are built.
+#ifndef NPUKIT_CPU_KERNELS_S8_X86_H_
+#define NPUKIT_CPU_KERNELS_S8_X86_H_
+
+#include "s8_layer.h"
+
+#if defined(__x86_64__) && defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+#define NPUKIT_S8_X86 512
+#elif defined(__x86_64__) && defined(__AVX2__)
+#define NPUKIT_S8_X86 256
+#else
+#define NPUKIT_S8_X86 0
+#endif
+
+// Both return 0 when they leave the layer to the portable kernel.
+int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t residual);
+int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_t residual);
+
+#endif  // NPUKIT_CPU_KERNELS_S8_X86_H_

@@ -1,0 +1,425 @@
+// What the x86 vector kernels (s8_conv_x86.c, s8_depthwise_x86.c) share:
+// pixel vectors and their runs in memory, and the output stage over a
+// vector of pixels of one channel.
+//
+// With NPUKIT_S8_X86 (s8_x86.h) 512, a vector is 16 pixels and VPDPBUSD
+// takes four u8 x s8 products per 32-bit lane; with 256 (AVX2), a vector
+// is 8 pixels and the same products are two VPMADDWD of the even and odd
+// bytes widened to 16 bits.
+//
+// Both multiply unsigned inputs, x + 128 (x XOR 0x80), by the signed
+// weights; the input zero point comes back in the bias once per channel:
+// bias + sum((x - zp) * w) = bias - (zp + 128) * sum(w) + sum((x + 128) * w),
+// in wrapping 32-bit arithmetic like the accumulators themselves.
+//
+// A vector's lanes are consecutive output pixels; a run is a set of lanes
+// whose elements are consecutive in a tensor (one row segment, or the whole
+// vector when rows are contiguous), read or written with one masked access.
+#ifndef NPUKIT_CPU_KERNELS_S8_X86_VECTOR_H_
+#define NPUKIT_CPU_KERNELS_S8_X86_VECTOR_H_
+
+#include "s8_output.h"
+#include "s8_x86.h"
+
+#if NPUKIT_S8_X86
+
+#include <immintrin.h>
+
+#if NPUKIT_S8_X86 == 512
+#define NPK_LANES 16
+typedef __m512i npk_v;
+#else
+#define NPK_LANES 8
+typedef __m256i npk_v;
+#endif
+
+// Pixel vectors are handled up to NPK_VECTORS at a time (a panel).
+#define NPK_VECTORS 4
+#define NPK_PANEL_LANES (NPK_LANES * NPK_VECTORS)
+
+// The output pixel of each lane of a panel; y < 0: the lane has none.
+typedef struct {
+  int32_t n;
+  int32_t y[NPK_PANEL_LANES], x[NPK_PANEL_LANES];
+} npk_lanes_t;
+
+// Lanes `lanes` (bits, within vector `vector`) of a tensor whose element
+// for lane i of that vector is at `offset + i * step` elements.
+typedef struct {
+  int32_t offset;
+  uint32_t lanes;
+  int32_t vector;
+} npk_run_t;
+
+// Runs of a panel in vector order, and where each vector's runs begin.
+typedef struct {
+  int32_t count;
+  int32_t first[NPK_VECTORS + 1];
+  npk_run_t run[NPK_PANEL_LANES];
+} npk_runs_t;
+
+// The runs of the elements y * sy + x * sx of the panel's lanes, where
+// consecutive lanes of one run are `step` elements apart.
+static inline void npk_runs(const npk_lanes_t* l, int32_t sy, int32_t sx, int32_t step, npk_runs_t* r) {
+  int32_t n = 0, prev = 0, open = 0;
+  for (int32_t v = 0; v <= NPK_VECTORS; ++v) r->first[v] = 0;
+  for (int32_t i = 0; i < l->n; ++i) {
+    const int32_t lane = i % NPK_LANES, vector = i / NPK_LANES;
+    if (l->y[i] < 0) {
+      open = 0;
+      continue;
+    }
+    const int32_t at = l->y[i] * sy + l->x[i] * sx;
+    if (open && lane != 0 && at == prev + step) {
+      r->run[n - 1].lanes |= 1u << lane;
+    } else {
+      r->run[n].offset = at - lane * step;
+      r->run[n].lanes = 1u << lane;
+      r->run[n].vector = vector;
+      ++n;
+      open = 1;
+    }
+    prev = at;
+  }
+  r->count = n;
+  // first[v]: index of vector v's first run (runs are in vector order).
+  int32_t v = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    while (v <= r->run[i].vector) r->first[v++] = i;
+  }
+  while (v <= NPK_VECTORS) r->first[v++] = n;
+}
+
+static inline uint32_t npk_valid_lanes(const npk_lanes_t* l, int32_t vector) {
+  uint32_t m = 0;
+  for (int32_t i = 0; i < NPK_LANES; ++i) {
+    const int32_t at = vector * NPK_LANES + i;
+    if (at < l->n && l->y[at] >= 0) m |= 1u << i;
+  }
+  return m;
+}
+
+// The layer's output stage as vectors apply it.
+typedef struct {
+  const npukit_s8_output_t* o;
+  int32_t vector;  // 0: every output goes through npukit_s8_store
+  int32_t lo, hi;  // activation range minus the output zero point
+  int32_t res_sc, res_sh, res_sw;
+  int32_t add_conv_zp, add_res_zp, add_shift, add_conv_mult, add_conv_shift, add_res_mult, add_res_shift;
+  int32_t add_out_mult, add_out_shift, add_lo, add_hi, add_out_zp;
+} npk_out_t;
+
+static inline int32_t npk_fits(int64_t x) { return x >= INT32_MIN && x <= INT32_MAX; }
+
+// Whether the vector output stage computes exactly what npukit_s8_store
+// does: int32 out always; int8 (and the ADD) for convolutions whose
+// multipliers are not INT32_MIN (the one saturating doubling product), whose
+// ranges are ordered, and whose ADD left shifts cannot overflow.
+static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
+  const int32_t* p = o->p;
+  npk_out_t v;
+  v.o = o;
+  v.lo = v.hi = 0;
+  v.res_sc = p[NPUKIT_S8_W_RES_SC], v.res_sh = p[NPUKIT_S8_W_RES_SH], v.res_sw = p[NPUKIT_S8_W_RES_SW];
+  v.add_conv_zp = p[NPUKIT_S8_W_ADD_CONV_ZP], v.add_res_zp = p[NPUKIT_S8_W_ADD_RES_ZP];
+  v.add_shift = p[NPUKIT_S8_W_ADD_LEFT_SHIFT];
+  v.add_conv_mult = p[NPUKIT_S8_W_ADD_CONV_MULT], v.add_conv_shift = p[NPUKIT_S8_W_ADD_CONV_SHIFT];
+  v.add_res_mult = p[NPUKIT_S8_W_ADD_RES_MULT], v.add_res_shift = p[NPUKIT_S8_W_ADD_RES_SHIFT];
+  v.add_out_mult = p[NPUKIT_S8_W_ADD_OUT_MULT], v.add_out_shift = p[NPUKIT_S8_W_ADD_OUT_SHIFT];
+  v.add_out_zp = p[NPUKIT_S8_W_ADD_OUT_ZP];
+  v.add_lo = v.add_hi = 0;
+  if (o->mode == NPUKIT_S8_OUT_INT32) {
+    v.vector = 1;
+    return v;
+  }
+  v.vector = !o->once && o->act_min <= o->act_max && npk_fits((int64_t)o->act_min - o->zp) &&
+             npk_fits((int64_t)o->act_max - o->zp);
+  v.lo = (int32_t)((int64_t)o->act_min - o->zp), v.hi = (int32_t)((int64_t)o->act_max - o->zp);
+  for (int32_t c = 0; v.vector && c < p[NPUKIT_S8_W_OUT_C]; ++c) {
+    if (o->multiplier[c] == INT32_MIN) v.vector = 0;
+  }
+  if (v.vector && o->mode == NPUKIT_S8_OUT_ADD) {
+    const int32_t lo = p[NPUKIT_S8_W_ADD_ACT_MIN], hi = p[NPUKIT_S8_W_ADD_ACT_MAX];
+    // The int8 operands before the left shift: the conv's value is within its
+    // activation range, the residual is any int8.
+    const int64_t conv_span = (int64_t)o->act_max - v.add_conv_zp, conv_span2 = (int64_t)o->act_min - v.add_conv_zp;
+    const int64_t res_span = 127 - (int64_t)v.add_res_zp, res_span2 = -128 - (int64_t)v.add_res_zp;
+    v.vector = v.add_shift >= 0 && v.add_shift < 31 && v.add_conv_mult != INT32_MIN && v.add_res_mult != INT32_MIN &&
+               v.add_out_mult != INT32_MIN && lo <= hi && npk_fits((int64_t)lo - v.add_out_zp) &&
+               npk_fits((int64_t)hi - v.add_out_zp) && npk_fits(conv_span * ((int64_t)1 << v.add_shift)) &&
+               npk_fits(conv_span2 * ((int64_t)1 << v.add_shift)) && npk_fits(res_span * ((int64_t)1 << v.add_shift)) &&
+               npk_fits(res_span2 * ((int64_t)1 << v.add_shift));
+    v.add_lo = (int32_t)((int64_t)lo - v.add_out_zp), v.add_hi = (int32_t)((int64_t)hi - v.add_out_zp);
+  }
+  return v;
+}
+
+// Per-channel accumulator start: bias - (zp + 128) * sum(w), wrapping.
+static inline int32_t npk_fold(int32_t bias, int32_t in_zp, int32_t weight_sum) {
+  return (int32_t)((uint32_t)bias - ((uint32_t)in_zp + 128u) * (uint32_t)weight_sum);
+}
+
+#if NPUKIT_S8_X86 == 512
+
+static inline __m512i npk_u8(__m512i x) { return _mm512_xor_si512(x, _mm512_set1_epi8((char)0x80)); }
+
+static inline __m512i npk_dot(__m512i acc, __m512i u, __m512i w) { return _mm512_dpbusd_epi32(acc, u, w); }
+
+// mynpu_requantize over 16 lanes (multiplier != INT32_MIN): saturating left
+// shift, rounding doubling high multiply ((a * m + 2^30) >> 31, which is
+// TFLite's nudged division for both signs), rounding right shift with ties
+// away from zero. Its constants are set up once per channel (npk_rq).
+typedef struct {
+  __m512i multiplier, over, under, mask, half;
+  int32_t left, right;
+} npk_rq_t;
+
+static inline npk_rq_t npk_rq(int32_t multiplier, int32_t shift) {
+  npk_rq_t r;
+  shift = mynpu_clamp(shift, -31, 30);
+  r.left = shift > 0 ? shift : 0;
+  r.right = shift < 0 ? -shift : 0;
+  const int32_t mask = (int32_t)((1u << r.right) - 1u);
+  r.multiplier = _mm512_set1_epi32(multiplier);
+  r.over = _mm512_set1_epi32(INT32_MAX >> r.left);
+  r.under = _mm512_set1_epi32(INT32_MIN >> r.left);
+  r.mask = _mm512_set1_epi32(mask);
+  r.half = _mm512_set1_epi32(mask >> 1);
+  return r;
+}
+
+static inline __attribute__((always_inline)) __m512i npk_requantize(const npk_rq_t* r, __m512i acc) {
+  if (r->left > 0) {
+    const __mmask16 over = _mm512_cmpgt_epi32_mask(acc, r->over);
+    const __mmask16 under = _mm512_cmplt_epi32_mask(acc, r->under);
+    acc = _mm512_sll_epi32(acc, _mm_cvtsi32_si128(r->left));
+    acc = _mm512_mask_mov_epi32(acc, over, _mm512_set1_epi32(INT32_MAX));
+    acc = _mm512_mask_mov_epi32(acc, under, _mm512_set1_epi32(INT32_MIN));
+  }
+  const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
+  __m512i even = _mm512_add_epi64(_mm512_mul_epi32(acc, r->multiplier), nudge);
+  __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), r->multiplier), nudge);
+  __m512i x = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 31), _mm512_slli_epi64(odd, 1));
+  if (r->right == 0) return x;
+  const __m512i remainder = _mm512_and_si512(x, r->mask);
+  const __m512i threshold = _mm512_sub_epi32(r->half, _mm512_srai_epi32(x, 31));
+  x = _mm512_sra_epi32(x, _mm_cvtsi32_si128(r->right));
+  return _mm512_mask_add_epi32(x, _mm512_cmpgt_epi32_mask(remainder, threshold), x, _mm512_set1_epi32(1));
+}
+
+// a + b saturated to int32.
+static inline __m512i npk_add_sat(__m512i a, __m512i b) {
+  const __m512i s = _mm512_add_epi32(a, b);
+  const __m512i overflow = _mm512_and_si512(_mm512_xor_si512(a, s), _mm512_xor_si512(b, s));
+  const __mmask16 m = _mm512_movepi32_mask(overflow);
+  const __m512i limit = _mm512_xor_si512(_mm512_srai_epi32(a, 31), _mm512_set1_epi32(INT32_MAX));
+  return _mm512_mask_mov_epi32(s, m, limit);
+}
+
+static inline __m512i npk_load_residual(const npk_out_t* vo, const npk_runs_t* res, int32_t vector, int32_t c) {
+  const int8_t* base = (const int8_t*)vo->o->residual + c * vo->res_sc;
+  __m128i r = _mm_setzero_si128();
+  for (int32_t i = res->first[vector]; i < res->first[vector + 1]; ++i) {
+    r = _mm_mask_loadu_epi8(r, (__mmask16)res->run[i].lanes, base + res->run[i].offset);
+  }
+  return _mm512_cvtepi8_epi32(r);
+}
+
+#else  // AVX2
+
+static inline __m256i npk_u8(__m256i x) { return _mm256_xor_si256(x, _mm256_set1_epi8((char)0x80)); }
+
+// VPDPBUSD's sum of four u8 x s8 products per lane: the even and the odd
+// bytes widened to 16 bits, two VPMADDWD (no product pair overflows).
+static inline __m256i npk_dot(__m256i acc, __m256i u, __m256i w) {
+  const __m256i u_even = _mm256_and_si256(u, _mm256_set1_epi16(0xff)), u_odd = _mm256_srli_epi16(u, 8);
+  const __m256i w_even = _mm256_srai_epi16(_mm256_slli_epi16(w, 8), 8), w_odd = _mm256_srai_epi16(w, 8);
+  acc = _mm256_add_epi32(acc, _mm256_madd_epi16(u_even, w_even));
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(u_odd, w_odd));
+}
+
+typedef struct {
+  __m256i multiplier, over, under, mask, half;
+  int32_t left, right;
+} npk_rq_t;
+
+static inline npk_rq_t npk_rq(int32_t multiplier, int32_t shift) {
+  npk_rq_t r;
+  shift = mynpu_clamp(shift, -31, 30);
+  r.left = shift > 0 ? shift : 0;
+  r.right = shift < 0 ? -shift : 0;
+  const int32_t mask = (int32_t)((1u << r.right) - 1u);
+  r.multiplier = _mm256_set1_epi32(multiplier);
+  r.over = _mm256_set1_epi32(INT32_MAX >> r.left);
+  r.under = _mm256_set1_epi32(INT32_MIN >> r.left);
+  r.mask = _mm256_set1_epi32(mask);
+  r.half = _mm256_set1_epi32(mask >> 1);
+  return r;
+}
+
+static inline __attribute__((always_inline)) __m256i npk_requantize(const npk_rq_t* r, __m256i acc) {
+  if (r->left > 0) {
+    const __m256i over = _mm256_cmpgt_epi32(acc, r->over);
+    const __m256i under = _mm256_cmpgt_epi32(r->under, acc);
+    acc = _mm256_sll_epi32(acc, _mm_cvtsi32_si128(r->left));
+    acc = _mm256_blendv_epi8(acc, _mm256_set1_epi32(INT32_MAX), over);
+    acc = _mm256_blendv_epi8(acc, _mm256_set1_epi32(INT32_MIN), under);
+  }
+  const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30);
+  __m256i even = _mm256_add_epi64(_mm256_mul_epi32(acc, r->multiplier), nudge);
+  __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(acc, 32), r->multiplier), nudge);
+  __m256i x = _mm256_blend_epi32(_mm256_srli_epi64(even, 31), _mm256_slli_epi64(odd, 1), 0xAA);
+  if (r->right == 0) return x;
+  const __m256i remainder = _mm256_and_si256(x, r->mask);
+  const __m256i threshold = _mm256_sub_epi32(r->half, _mm256_srai_epi32(x, 31));
+  x = _mm256_sra_epi32(x, _mm_cvtsi32_si128(r->right));
+  return _mm256_sub_epi32(x, _mm256_cmpgt_epi32(remainder, threshold));
+}
+
+static inline __m256i npk_add_sat(__m256i a, __m256i b) {
+  const __m256i s = _mm256_add_epi32(a, b);
+  const __m256i overflow = _mm256_srai_epi32(_mm256_and_si256(_mm256_xor_si256(a, s), _mm256_xor_si256(b, s)), 31);
+  const __m256i limit = _mm256_xor_si256(_mm256_srai_epi32(a, 31), _mm256_set1_epi32(INT32_MAX));
+  return _mm256_blendv_epi8(s, limit, overflow);
+}
+
+static inline __m256i npk_load_residual(const npk_out_t* vo, const npk_runs_t* res, int32_t vector, int32_t c) {
+  const int8_t* base = (const int8_t*)vo->o->residual + c * vo->res_sc;
+  int8_t bytes[16] __attribute__((aligned(16)));
+  _mm_store_si128((__m128i*)bytes, _mm_setzero_si128());
+  for (int32_t i = res->first[vector]; i < res->first[vector + 1]; ++i) {
+    const npk_run_t* r = &res->run[i];
+    for (int32_t lane = 0; lane < NPK_LANES; ++lane) {
+      if (r->lanes >> lane & 1) bytes[lane] = base[r->offset + lane];
+    }
+  }
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)bytes));
+}
+
+#endif
+
+// The constants of one output channel's vector stage, and the layer's ADD.
+typedef struct {
+  npk_rq_t rq;
+  npk_v lo, hi, zp;
+} npk_channel_t;
+
+typedef struct {
+  npk_rq_t conv, res, out;
+  npk_v conv_zp, res_zp, lo, hi, zp;
+  __m128i shift;
+} npk_add_t;
+
+static inline npk_v npk_broadcast(int32_t x) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_set1_epi32(x);
+#else
+  return _mm256_set1_epi32(x);
+#endif
+}
+
+static inline npk_channel_t npk_channel(const npk_out_t* vo, int32_t c) {
+  npk_channel_t k;
+  const npukit_s8_output_t* o = vo->o;
+  const int32_t vector = vo->vector && o->mode != NPUKIT_S8_OUT_INT32;
+  k.rq = npk_rq(vector ? o->multiplier[c] : 0, vector ? o->shift[c] : 0);
+  k.lo = npk_broadcast(vo->lo), k.hi = npk_broadcast(vo->hi), k.zp = npk_broadcast(o->zp);
+  return k;
+}
+
+static inline npk_add_t npk_add(const npk_out_t* vo) {
+  npk_add_t a;
+  a.conv = npk_rq(vo->add_conv_mult, vo->add_conv_shift);
+  a.res = npk_rq(vo->add_res_mult, vo->add_res_shift);
+  a.out = npk_rq(vo->add_out_mult, vo->add_out_shift);
+  a.conv_zp = npk_broadcast(vo->add_conv_zp), a.res_zp = npk_broadcast(vo->add_res_zp);
+  a.lo = npk_broadcast(vo->add_lo), a.hi = npk_broadcast(vo->add_hi), a.zp = npk_broadcast(vo->add_out_zp);
+  a.shift = _mm_cvtsi32_si128(vo->add_shift);
+  return a;
+}
+
+// Output channel `c` of pixel vector `vector` from its accumulators: `k`
+// the channel's constants (npk_channel), `add` the layer's ADD (npk_add,
+// OUT_ADD only), `out` and `res` the panel's runs in the output and
+// residual tensors, `l` its lanes (for outputs the vector stage does not
+// take).
+static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo, const npk_channel_t* k,
+                                                            const npk_add_t* add, npk_v acc, int32_t c,
+                                                            int32_t vector, const npk_runs_t* out,
+                                                            const npk_runs_t* res, const npk_lanes_t* l) {
+  const npukit_s8_output_t* o = vo->o;
+  if (!vo->vector) {
+    int32_t lanes[NPK_LANES] __attribute__((aligned(64)));
+#if NPUKIT_S8_X86 == 512
+    _mm512_store_si512(lanes, acc);
+#else
+    _mm256_store_si256((__m256i*)lanes, acc);
+#endif
+    for (int32_t i = 0; i < NPK_LANES; ++i) {
+      const int32_t at = vector * NPK_LANES + i;
+      if (at < l->n && l->y[at] >= 0) npukit_s8_store(o, lanes[i], c, l->y[at], l->x[at]);
+    }
+    return;
+  }
+  if (o->mode == NPUKIT_S8_OUT_INT32) {
+    int32_t* base = (int32_t*)o->out + c * o->sc;
+    for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
+#if NPUKIT_S8_X86 == 512
+      _mm512_mask_storeu_epi32(base + out->run[i].offset, (__mmask16)out->run[i].lanes, acc);
+#else
+      const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+      const __m256i m = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int32_t)out->run[i].lanes), bit), bit);
+      _mm256_maskstore_epi32(base + out->run[i].offset, m, acc);
+#endif
+    }
+    return;
+  }
+#if NPUKIT_S8_X86 == 512
+  npk_v v = _mm512_min_epi32(_mm512_max_epi32(npk_requantize(&k->rq, acc), k->lo), k->hi);
+  v = _mm512_add_epi32(v, k->zp);
+  if (o->mode == NPUKIT_S8_OUT_ADD) {
+    const npk_v r = npk_load_residual(vo, res, vector, c);
+    const npk_v a = npk_requantize(&add->conv, _mm512_sll_epi32(_mm512_sub_epi32(v, add->conv_zp), add->shift));
+    const npk_v b = npk_requantize(&add->res, _mm512_sll_epi32(_mm512_sub_epi32(r, add->res_zp), add->shift));
+    v = _mm512_min_epi32(_mm512_max_epi32(npk_requantize(&add->out, npk_add_sat(a, b)), add->lo), add->hi);
+    v = _mm512_add_epi32(v, add->zp);
+  }
+#else
+  npk_v v = _mm256_min_epi32(_mm256_max_epi32(npk_requantize(&k->rq, acc), k->lo), k->hi);
+  v = _mm256_add_epi32(v, k->zp);
+  if (o->mode == NPUKIT_S8_OUT_ADD) {
+    const npk_v r = npk_load_residual(vo, res, vector, c);
+    const npk_v a = npk_requantize(&add->conv, _mm256_sll_epi32(_mm256_sub_epi32(v, add->conv_zp), add->shift));
+    const npk_v b = npk_requantize(&add->res, _mm256_sll_epi32(_mm256_sub_epi32(r, add->res_zp), add->shift));
+    v = _mm256_min_epi32(_mm256_max_epi32(npk_requantize(&add->out, npk_add_sat(a, b)), add->lo), add->hi);
+    v = _mm256_add_epi32(v, add->zp);
+  }
+#endif
+  int8_t* base = (int8_t*)o->out + c * o->sc;
+#if NPUKIT_S8_X86 == 512
+  const __m128i bytes = _mm512_cvtepi32_epi8(v);  // the low byte of each lane, as (int8_t) does
+  for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
+    _mm_mask_storeu_epi8(base + out->run[i].offset, (__mmask16)out->run[i].lanes, bytes);
+  }
+#else
+  const __m256i low = _mm256_shuffle_epi8(v, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                                              -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                                              -1, -1));
+  const __m128i packed = _mm_unpacklo_epi32(_mm256_castsi256_si128(low), _mm256_extracti128_si256(low, 1));
+  int8_t bytes[16] __attribute__((aligned(16)));
+  _mm_store_si128((__m128i*)bytes, packed);
+  for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
+    const npk_run_t* r = &out->run[i];
+    if (r->lanes == 0xff) {
+      _mm_storel_epi64((__m128i*)(base + r->offset), packed);
+    } else {
+      for (int32_t lane = 0; lane < NPK_LANES; ++lane) {
+        if (r->lanes >> lane & 1) base[r->offset + lane] = bytes[lane];
+      }
+    }
+  }
+#endif
+}
+
+#endif  // NPUKIT_S8_X86
+#endif  // NPUKIT_CPU_KERNELS_S8_X86_VECTOR_H_

@@ -1,0 +1,381 @@
+"""npukit's int8 layer kernels called one layer at a time: blocks written by
+``layer_kernels.layer_block`` from synthetic layer specs, run through
+``npukit_s8_layer`` in the host kernel archive built for several x86
+instruction sets (AVX-512 VNNI, AVX2, none: the portable kernels), and
+compared with TFLite's integer arithmetic computed here in Python integers.
+
+The shapes are the edges of the vector kernels: odd channel counts, pixel
+counts and reductions that are no multiple of the vector or of 4, windows
+of padded tensors, strided and dilated reads, channel-last tensors, every
+output mode (int8, int32 accumulators, TFLite's ADD, fully connected
+rounding once) and requantization with left shifts. Output bytes outside
+the layer's output must stay as they were."""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from npukit.cpu.layer_kernels import kernel_library, layer_block
+from npukit.mynpu.dispatch_ir import SystemTensor
+from npukit.mynpu.requantization import ADD_LEFT_SHIFT
+from npukit.mynpu.supported_operators import ElementwiseAdd, LayerSpec, TensorLayout
+from npukit.targets.cpu_presets import HOST
+from support.tflite_arithmetic import requantize, requantize_once
+
+# Instruction sets the archive is built for, with the CPU flags (of
+# /proc/cpuinfo) needed to run it.
+BUILDS = {
+    "avx512-vnni": (("-march=x86-64-v4", "-mavx512vnni"), {"avx512f", "avx512bw", "avx512vl", "avx512dq",
+                                                           "avx512cd", "avx512_vnni"}),
+    "avx2": (("-march=haswell",), {"avx2", "fma", "bmi2"}),
+    "portable": (("-march=x86-64",), set()),
+}
+
+
+def _cpu_flags() -> set[str]:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+_WRAPPER = """
+#include <stddef.h>
+void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual);
+__attribute__((visibility("default"))) void layer(size_t p, size_t i, size_t o, size_t r) {
+  npukit_s8_layer(p, i, o, r);
+}
+"""
+
+
+@pytest.fixture(scope="module", params=list(BUILDS))
+def build(request, tmp_path_factory):
+    """(name, archive, callable) of the kernels built for one instruction set."""
+    flags, needs = BUILDS[request.param]
+    missing = needs - _cpu_flags()
+    if missing:
+        pytest.skip(f"this CPU lacks {sorted(missing)}")
+    archive = kernel_library(HOST, flags)
+    work = tmp_path_factory.mktemp(request.param)
+    (work / "wrapper.c").write_text(_WRAPPER)
+    lib = work / "kernels.so"
+    subprocess.run(["gcc", "-shared", "-nostdlib", "-o", str(lib), str(work / "wrapper.c"), "-Wl,--whole-archive",
+                    str(archive), "-Wl,--no-whole-archive"], check=True, capture_output=True)
+    fn = ctypes.CDLL(str(lib)).layer
+    fn.argtypes = [ctypes.c_size_t] * 4
+    fn.restype = None
+    return request.param, archive, fn
+
+
+# Layer cases -----------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    kind: str = "conv"  # conv, depthwise, fully_connected
+    in_c: int = 8
+    in_hw: tuple[int, int] = (6, 6)  # the layer's input (after padding)
+    out_c: int = 8
+    kernel: tuple[int, int] = (3, 3)
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    mode: str = "int8"  # int8, int32, add
+    in_layout: str = "CHW"
+    out_layout: str = "CHW"
+    in_border: int = 0  # the input is a window of a tensor this much larger on each side
+    out_border: int = 0  # the output is the interior of such a tensor
+    shifts: tuple[int, int] = (-12, -4)  # per-channel right shifts are drawn around the accumulators' size
+    left_shift_channels: bool = False  # some channels with multipliers above 1 (left shifts)
+    in_zp: int = -5
+    relu: bool = True
+
+    @property
+    def out_hw(self) -> tuple[int, int]:
+        return tuple((n - d * (k - 1) - 1) // s + 1
+                     for n, k, s, d in zip(self.in_hw, self.kernel, self.stride, self.dilation))
+
+
+def _layout(binding: int, offset: int, chw: tuple[int, int, int], layout: str, border: int) -> TensorLayout:
+    c, h, w = chw
+    if layout == "CHW":
+        shape, offsets, roles = (c, h + 2 * border, w + 2 * border), (0, border, border), ("C", "H", "W")
+        sizes = (c, h, w)
+    else:
+        shape, offsets, roles = (h + 2 * border, w + 2 * border, c), (border, border, 0), ("H", "W", "C")
+        sizes = (h, w, c)
+    return TensorLayout(SystemTensor(binding, offset, shape, "i8", offsets, sizes), roles)
+
+
+def _chw(full: np.ndarray, layout: TensorLayout) -> np.ndarray:
+    """The layer's view of a tensor, as [C][H][W]."""
+    window = full[layout.tensor.window]
+    order = [layout.roles.index(r) for r in ("C", "H", "W") if r in layout.roles]
+    return window.transpose(order).reshape(-1, *window.transpose(order).shape[-2:]) if len(order) == 3 \
+        else window.reshape(-1, 1, 1)
+
+
+def _accumulators(case: Case, x: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    oh, ow = case.out_hw
+    (kh, kw), (sy, sx), (dy, dx) = case.kernel, case.stride, case.dilation
+    xs = x.astype(np.int64) - case.in_zp
+    if case.kind == "depthwise":
+        acc = np.zeros((case.out_c, oh, ow), np.int64)
+        for i in range(kh):
+            for j in range(kw):
+                window = xs[:, i * dy: i * dy + sy * (oh - 1) + 1: sy, j * dx: j * dx + sx * (ow - 1) + 1: sx]
+                acc += window * weights[i, j].astype(np.int64)[:, None, None]
+    elif case.kind == "fully_connected":
+        acc = (weights.astype(np.int64) @ xs.reshape(-1)).reshape(-1, 1, 1)
+    else:
+        acc = np.zeros((case.out_c, oh, ow), np.int64)
+        for i in range(kh):
+            for j in range(kw):
+                window = xs[:, i * dy: i * dy + sy * (oh - 1) + 1: sy, j * dx: j * dx + sx * (ow - 1) + 1: sx]
+                acc += np.einsum("oc,chw->ohw", weights[:, i, j, :].astype(np.int64), window)
+    acc += bias.astype(np.int64)[:, None, None]
+    assert (np.abs(acc) < 2**31).all()
+    return acc
+
+
+def _requantized(case: Case, acc: np.ndarray, multipliers, out_zp: int, act: tuple[int, int]) -> np.ndarray:
+    out = np.empty(acc.shape, np.int64)
+    once = case.kind == "fully_connected"
+    for c, (m, s) in enumerate(multipliers):
+        f = requantize_once if once else requantize
+        out[c] = np.vectorize(lambda a: f(int(a), m, s), otypes=[np.int64])(acc[c])
+    return np.clip(out + out_zp, *act)
+
+
+def _add(v: np.ndarray, residual: np.ndarray, add: ElementwiseAdd) -> np.ndarray:
+    def one(a: int, r: int) -> int:
+        x = requantize((a - add.conv_zp) * (1 << ADD_LEFT_SHIFT), *add.input_multiplier)
+        y = requantize((r - add.residual_zp) * (1 << ADD_LEFT_SHIFT), *add.residual_multiplier)
+        s = max(-(2**31), min(2**31 - 1, x + y))
+        return min(max(requantize(s, *add.output_multiplier) + add.output_zp, add.act_min), add.act_max)
+
+    return np.vectorize(one, otypes=[np.int64])(v, residual.astype(np.int64))
+
+
+def _multipliers(rng, acc: np.ndarray, case: Case) -> list[tuple[int, int]]:
+    """Per channel a multiplier in [2^30, 2^31) and a shift that brings the
+    channel's accumulators to about the int8 range (a left one if asked)."""
+    result = []
+    for c in range(acc.shape[0]):
+        size = max(1, int(np.abs(acc[c]).max()))
+        shift = int(np.clip(7 - size.bit_length() + rng.integers(-1, 2), *case.shifts))
+        if case.left_shift_channels and c % 3 == 1:
+            shift = int(rng.integers(1, 4))
+        result.append((int(rng.integers(2**30, 2**31)), shift))
+    return result
+
+
+def run_case(build, case: Case, rng, adjust=None) -> None:
+    """Runs one layer and checks every byte of its output binding; `adjust`
+    may replace the drawn multipliers."""
+    _, _, layer = build
+    if case.kind == "fully_connected":
+        case = replace(case, kernel=(1, 1))
+    chw_in = (case.in_c, *case.in_hw)
+    oh, ow = case.out_hw
+    chw_out = (case.out_c, oh, ow)
+    if case.kind == "fully_connected":
+        chw_in, chw_out = (case.in_c, 1, 1), (case.out_c, 1, 1)
+    ifm = _layout(0, 3, chw_in, case.in_layout, case.in_border)
+    ofm = _layout(1, 5, chw_out, case.out_layout, case.out_border)
+    if case.mode == "int32":
+        ofm = TensorLayout(replace(ofm.tensor, dtype="i32", offset=8), ofm.roles)
+    in_full = rng.integers(-128, 128, ifm.tensor.shape, dtype=np.int8)
+    x = _chw(in_full, ifm)
+
+    kh, kw = case.kernel
+    if case.kind == "depthwise":
+        weights = rng.integers(-128, 128, (kh, kw, case.out_c), dtype=np.int8)
+    elif case.kind == "fully_connected":
+        weights = rng.integers(-128, 128, (case.out_c, case.in_c), dtype=np.int8)
+    else:
+        weights = rng.integers(-128, 128, (case.out_c, kh, kw, case.in_c), dtype=np.int8)
+    bias = rng.integers(-(2**16), 2**16, case.out_c).astype(np.int32)
+    acc = _accumulators(case, x, weights, bias)
+
+    out_zp, act = (3, (3, 127)) if case.relu else (-7, (-128, 127))
+    multipliers = None if case.mode == "int32" else _multipliers(rng, acc - bias[:, None, None], case)
+    if adjust is not None:
+        multipliers = adjust(multipliers)
+    add = None
+    residual_full = np.zeros(1, np.int8)
+    if case.mode == "add":
+        residual = _layout(2, 7, chw_out, "CHW", 1)
+        residual_full = rng.integers(-128, 128, residual.tensor.shape, dtype=np.int8)
+        add = ElementwiseAdd(residual=residual, residual_zp=-3, conv_zp=out_zp,
+                             input_multiplier=(1518500250, -1), residual_multiplier=(1288490189, 0),
+                             output_multiplier=(1431655765, -17), output_zp=-2, act_min=-128, act_max=127)
+    spec = LayerSpec(kind=case.kind, ifm=ifm, ofm=ofm, ifm_chw=chw_in, ofm_chw=chw_out, kernel=case.kernel,
+                     stride=case.stride, dilation=case.dilation, weights=weights, bias=bias,
+                     multipliers=multipliers, ifm_zp=case.in_zp, ofm_zp=out_zp, act_min=act[0], act_max=act[1],
+                     relu=case.relu, add=add)
+
+    if case.mode == "int32":
+        want = acc
+    else:
+        want = _requantized(case, acc, multipliers, out_zp, act)
+        if add is not None:
+            want = _add(want, _chw(residual_full, add.residual), add)
+
+    out_dtype = np.int32 if case.mode == "int32" else np.int8
+    out_bytes = bytearray(rng.integers(0, 256, ofm.tensor.offset + int(np.prod(ofm.tensor.shape)) *
+                                       np.dtype(out_dtype).itemsize + 64, dtype=np.uint8).tobytes())
+    before = bytes(out_bytes)
+    expected = np.frombuffer(before, out_dtype, int(np.prod(ofm.tensor.shape)), ofm.tensor.offset) \
+        .reshape(ofm.tensor.shape).copy()
+    view = expected[ofm.tensor.window]
+    order = [ofm.roles.index(r) for r in ("C", "H", "W")]
+    if case.kind == "fully_connected":
+        view.reshape(-1)[:] = want.reshape(-1)
+    else:
+        view.transpose(order)[:] = want
+
+    block = layer_block(spec)
+    params = np.zeros(len(block) + 64, np.uint8)
+    start = -params.ctypes.data % 64
+    params[start: start + len(block)] = np.frombuffer(block, np.uint8)
+    in_bytes = np.frombuffer(bytes(3) + in_full.tobytes() + bytes(64), np.uint8).copy()
+    res_bytes = np.frombuffer(bytes(7) + residual_full.tobytes() + bytes(64), np.uint8).copy()
+    out_array = np.frombuffer(out_bytes, np.uint8)
+    layer(params.ctypes.data + start, in_bytes.ctypes.data, out_array.ctypes.data, res_bytes.ctypes.data)
+
+    got = np.frombuffer(out_bytes, out_dtype, int(np.prod(ofm.tensor.shape)), ofm.tensor.offset)
+    np.testing.assert_array_equal(got.reshape(ofm.tensor.shape), expected)
+    tail = ofm.tensor.offset + expected.nbytes
+    assert bytes(out_bytes[:ofm.tensor.offset]) == before[:ofm.tensor.offset]
+    assert bytes(out_bytes[tail:]) == before[tail:]
+
+
+CASES = {
+    # The models' layers, smaller.
+    "3x3 16->16 on a padded plane": Case(in_c=16, in_hw=(18, 18), out_c=16),
+    "3x3 3->16 (K = 27)": Case(in_c=3, in_hw=(12, 12), out_c=16),
+    "3x3 16->32 stride 2": Case(in_c=16, in_hw=(17, 17), out_c=32, stride=(2, 2)),
+    "3x3 64->64 int32 at 8x8": Case(in_c=64, in_hw=(10, 10), out_c=64, mode="int32", in_zp=0),
+    "3x3 16->16 + add": Case(in_c=16, in_hw=(10, 34), out_c=16, mode="add", relu=False),
+    "10x4 1->64 stride 2 into a padded plane": Case(in_c=1, in_hw=(58, 12), out_c=64, kernel=(10, 4),
+                                                   stride=(2, 2), out_border=1),
+    "1x1 64->64 at 25x5 into a padded plane": Case(in_c=64, in_hw=(25, 5), out_c=64, kernel=(1, 1), out_border=1),
+    "1x1 64->64 int32": Case(in_c=64, in_hw=(1, 125), out_c=64, kernel=(1, 1), mode="int32", in_zp=0),
+    "1x1 32->64 stride 2 int32": Case(in_c=32, in_hw=(16, 16), out_c=64, kernel=(1, 1), stride=(2, 2),
+                                      mode="int32"),
+    "fully connected 64->12": Case(kind="fully_connected", in_c=64, out_c=12),
+    # Input interleaved once (few output channels, whole vectors per row or contiguous rows).
+    "interleaved input, stride 2": Case(in_c=8, in_hw=(9, 33), out_c=8, stride=(2, 2)),
+    "interleaved input, stride 2, dilation (1, 2)": Case(in_c=4, in_hw=(9, 35), out_c=8, stride=(2, 2),
+                                                         dilation=(1, 2)),
+    "interleaved input, dilation 2, odd channels": Case(in_c=4, in_hw=(12, 36), out_c=5, dilation=(2, 2)),
+    "interleaved input, 1x1 over contiguous rows": Case(in_c=8, in_hw=(5, 7), out_c=8, kernel=(1, 1)),
+    # Edges.
+    "odd channels, 7x5 pixels, K = 45": Case(in_c=5, in_hw=(9, 7), out_c=7, in_border=2),
+    "one output channel": Case(in_c=4, in_hw=(5, 9), out_c=1),
+    "three output channels, 1x1, K = 3": Case(in_c=3, in_hw=(3, 37), out_c=3, kernel=(1, 1)),
+    "stride 3": Case(in_c=6, in_hw=(20, 23), out_c=10, stride=(3, 3)),
+    "stride 4, 5x5": Case(in_c=4, in_hw=(29, 41), out_c=6, kernel=(5, 5), stride=(4, 4)),
+    "stride (1, 2)": Case(in_c=8, in_hw=(7, 40), out_c=9, stride=(1, 2)),
+    "dilation 2": Case(in_c=8, in_hw=(13, 21), out_c=6, dilation=(2, 2)),
+    "dilation (3, 1), stride 2": Case(in_c=4, in_hw=(15, 19), out_c=5, dilation=(3, 1), stride=(2, 2)),
+    "channel-last in and out": Case(in_c=12, in_hw=(7, 9), out_c=10, in_layout="HWC", out_layout="HWC"),
+    "channel-last in, channel-first out with add": Case(in_c=8, in_hw=(6, 11), out_c=6, in_layout="HWC",
+                                                        mode="add"),
+    "left shifts, no relu": Case(in_c=2, in_hw=(4, 19), out_c=9, kernel=(1, 1), left_shift_channels=True,
+                                 relu=False, shifts=(-31, 3)),
+    "long reduction (K = 2048)": Case(in_c=512, in_hw=(3, 5), out_c=5, kernel=(2, 2)),
+    "K = 1000, 3 panel vectors": Case(in_c=250, in_hw=(3, 40), out_c=4, kernel=(2, 2)),
+    "many pixels": Case(in_c=4, in_hw=(34, 66), out_c=6),
+    "fully connected, K = 10, int32": Case(kind="fully_connected", in_c=10, out_c=5, mode="int32"),
+    "fully connected 1000->3": Case(kind="fully_connected", in_c=1000, out_c=3),
+    "fully connected, left shifts": Case(kind="fully_connected", in_c=7, out_c=9, left_shift_channels=True,
+                                         shifts=(-31, 3)),
+    # Depthwise.
+    "depthwise 3x3 64 channels, 25x5 from a padded plane": Case(kind="depthwise", in_c=64, in_hw=(27, 7),
+                                                              out_c=64, in_border=0, in_zp=-128),
+    "depthwise 3x3 into a padded plane": Case(kind="depthwise", in_c=5, in_hw=(27, 7), out_c=5, out_border=1),
+    "depthwise 70 channels (two blocks), int32": Case(kind="depthwise", in_c=70, in_hw=(6, 9), out_c=70,
+                                                      mode="int32"),
+    "depthwise wide rows": Case(kind="depthwise", in_c=3, in_hw=(5, 70), out_c=3, in_border=9),
+    "depthwise 5x5": Case(kind="depthwise", in_c=4, in_hw=(11, 13), out_c=4, kernel=(5, 5)),
+    "depthwise 1x9, dilation (1, 3)": Case(kind="depthwise", in_c=3, in_hw=(4, 40), out_c=3, kernel=(1, 9),
+                                           dilation=(1, 3)),
+    "depthwise 3x3, dilation 6": Case(kind="depthwise", in_c=3, in_hw=(20, 30), out_c=3, dilation=(6, 6)),
+    "depthwise 2x2, dilation 13": Case(kind="depthwise", in_c=2, in_hw=(20, 30), out_c=2, kernel=(2, 2),
+                                       dilation=(13, 13)),
+    "depthwise stride (2, 1)": Case(kind="depthwise", in_c=6, in_hw=(13, 9), out_c=6, stride=(2, 1)),
+    "depthwise stride 2": Case(kind="depthwise", in_c=6, in_hw=(13, 9), out_c=6, stride=(2, 2)),
+    "depthwise one row": Case(kind="depthwise", in_c=3, in_hw=(3, 21), out_c=3),
+    "depthwise + add": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7, mode="add", relu=False),
+    "depthwise channel-last": Case(kind="depthwise", in_c=8, in_hw=(6, 6), out_c=8, in_layout="HWC",
+                                   out_layout="HWC"),
+    "depthwise left shifts": Case(kind="depthwise", in_c=6, in_hw=(5, 9), out_c=6, left_shift_channels=True,
+                                  shifts=(-31, 3), relu=False),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_layer_equals_tflite_arithmetic(build, name, rng):
+    run_case(build, CASES[name], rng)
+
+
+def test_extreme_multipliers_fall_back_exactly(build, rng):
+    """A multiplier of INT32_MIN (where the doubling product saturates) and
+    negative ones still give TFLite's arithmetic."""
+    case = Case(in_c=4, in_hw=(4, 20), out_c=4, kernel=(1, 1), relu=False)
+    run_case(build, case, rng, lambda m: [(-(2**31), m[0][1]), (-m[1][0], m[1][1])] + m[2:])
+    depthwise = Case(kind="depthwise", in_c=3, in_hw=(5, 9), out_c=3, relu=False)
+    run_case(build, depthwise, rng, lambda m: [(-m[0][0], m[0][1])] + m[1:])
+
+
+def test_archive_calls_nothing_outside_itself(build):
+    """Linked into executables without a C library: every symbol the
+    archive uses, it defines (no memcpy, memset, ...)."""
+    _, archive, _ = build
+    nm = subprocess.run(["nm", str(archive)], capture_output=True, text=True, check=True).stdout
+    rows = [line.split() for line in nm.splitlines() if line and not line.endswith(":")]
+    undefined = {r[-1] for r in rows if r[0] == "U"}
+    defined = {r[-1] for r in rows if len(r) == 3 and r[1] != "U"}
+    assert undefined <= defined, undefined - defined
+
+
+def test_each_build_has_its_instructions(build):
+    """The vector kernels are what the build's instruction set selects."""
+    name, archive, _ = build
+    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(archive)], capture_output=True, text=True,
+                          check=True).stdout
+    if name == "avx512-vnni":
+        assert "vpdpbusd" in text and "zmm" in text
+    elif name == "avx2":
+        assert "vpmaddwd" in text and "ymm" in text and "zmm" not in text and "vpdpbusd" not in text
+    else:
+        assert "ymm" not in text and "npukit_s8_conv_x86" not in text
+
+
+def test_stack_use_stays_under_64_kib(build, tmp_path):
+    """Per call at most 64 KiB of stack: the entry point's frame plus, per
+    kernel source, the frames of all its functions (a bound on any call
+    chain, none of them recursing), from GCC's -fstack-usage with the
+    archive's flags."""
+    from npukit.cpu.layer_kernels import KERNELS_DIR, SOURCES, _FREESTANDING
+    from npukit.runtime.sources import runtime_source_root
+
+    name, _, _ = build
+    flags = BUILDS[name][0]
+    mynpu = runtime_source_root() / "hal_driver" / "src" / "mynpu"
+    frames: dict[str, int] = {}
+    for source in (s for s in SOURCES if s.endswith(".c")):  # the .S is Arm DSP code, empty here
+        obj = tmp_path / (source + ".o")
+        subprocess.run(["gcc", "-O3", *flags, "-fcf-protection=none", *_FREESTANDING, f"-I{KERNELS_DIR}", f"-I{mynpu}",
+                        "-fstack-usage", "-c", str(KERNELS_DIR / source), "-o", str(obj)], check=True)
+        rows = obj.with_suffix(".su").read_text().splitlines()
+        frames[source] = sum(int(row.split("\t")[1]) for row in rows)
+    entry = frames.pop("s8_layer.c")
+    assert entry + max(frames.values()) <= 64 * 1024, frames
