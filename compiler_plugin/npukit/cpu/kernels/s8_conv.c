@@ -26,6 +26,7 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
 typedef struct {
   const int8_t* in;
   int32_t ic, kh, kw, sc, sh, sw, stride_h, stride_w, dy, dx, zp, k, k_padded;
+  int32_t zp_pair;  // zp in both halfwords, for SSUB16
 } gather_t;
 
 // Pixel `pixel`'s (0 or 1) receptive field at byte `offset` of the input
@@ -52,11 +53,10 @@ static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int
   const npukit_s8_word_t* words = (const npukit_s8_word_t*)row;
   const npukit_s8_word_t* end = words + g.k_padded / 4;
 #if NPUKIT_S8_PAIRED
-  const int32_t zz = (int32_t)((uint32_t)(uint16_t)g.zp * 0x10001u);
   for (; words != end; ++words, out += 4) {
     const int32_t w = *words;
-    out[0] = (int32_t)__ssub16(__sxtb16(w), zz);
-    out[1] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(w), zz);
+    out[0] = (int32_t)__ssub16(__sxtb16(w), g.zp_pair);
+    out[1] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(w), g.zp_pair);
   }
 #else
   for (; words != end; ++words, out += 4) {
@@ -76,8 +76,7 @@ typedef uint16_t __attribute__((aligned(1), may_alias)) unaligned_half_t;
 // and SXTB16 (plain / ROR #8) splits pixel 0's values from pixel 1's.
 static void im2col_neighbours(const gather_t* gp, int32_t offset, int16_t* restrict columns) {
   const gather_t g = *gp;
-  const int32_t zz = (int32_t)((uint32_t)(uint16_t)g.zp * 0x10001u);
-  const int32_t sc = g.sc;
+  const int32_t sc = g.sc, zz = g.zp_pair;
   npukit_s8_word_t* out = (npukit_s8_word_t*)columns;
   const int8_t* base = g.in + offset;
   for (int32_t i = 0; i < g.kh; ++i) {
@@ -95,9 +94,7 @@ static void im2col_neighbours(const gather_t* gp, int32_t offset, int16_t* restr
     }
   }
 }
-#endif
 
-#if NPUKIT_S8_PAIRED
 // s8_dot_dsp.S
 void npukit_s8_dot_pairs_dsp(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
                              int32_t pairs, int32_t* out);
@@ -134,6 +131,7 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
       .dy = p[NPUKIT_S8_W_DILATION_H], .dx = p[NPUKIT_S8_W_DILATION_W], .zp = p[NPUKIT_S8_W_IN_ZP],
       .k = p[NPUKIT_S8_W_KERNEL_H] * p[NPUKIT_S8_W_KERNEL_W] * p[NPUKIT_S8_W_IN_C],
       .k_padded = p[NPUKIT_S8_W_K_PADDED],
+      .zp_pair = (int32_t)((uint32_t)(uint16_t)p[NPUKIT_S8_W_IN_ZP] * 0x10001u),
   };
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
   const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
@@ -175,13 +173,14 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
         npukit_s8_word_t* out1 = (npukit_s8_word_t*)o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw;
         for (int32_t c = 0, at = 0; c < n; ++c, at += o.sc) out0[at] = block[c][0], out1[at] = block[c][1];
       } else if (o.add_small) {
-        const int32_t* rq = requant + 3 * c0;
-        for (int32_t c = 0; c < n; ++c, rq += 3) {
-          const int32_t ys[2] = {y0, y1}, xs[2] = {x0, x1};
-          for (int32_t j = 0; j < count; ++j) {
-            const int32_t v = npukit_s8_clamp(npukit_s8_narrow(npukit_s8_scale(block[c][j] * 2, rq[0], rq[1], rq[2], o.zp)),
+        const int32_t ys[2] = {y0, y1}, xs[2] = {x0, x1};
+        for (int32_t j = 0; j < count; ++j) {
+          const int32_t* rq = requant + 3 * c0;
+          for (int32_t c = c0; c < c0 + n; ++c, rq += 3) {
+            const int32_t v = npukit_s8_clamp(npukit_s8_narrow(npukit_s8_scale(block[c - c0][j] * 2, rq[0], rq[1], rq[2],
+                                                                               o.zp)),
                                               o.act_min, o.act_max);
-            o.out[(c0 + c) * o.sc + ys[j] * o.sh + xs[j] * o.sw] = (uint8_t)npukit_s8_add_small(&o, v, c0 + c, ys[j], xs[j]);
+            o.out[c * o.sc + ys[j] * o.sh + xs[j] * o.sw] = (uint8_t)npukit_s8_add_small(&o, v, c, ys[j], xs[j]);
           }
         }
       } else {

@@ -126,14 +126,6 @@ static inline npk_v load_group(const uint8_t* at) {
 #endif
 }
 
-static inline npk_v broadcast(int32_t x) {
-#if NPUKIT_S8_X86 == 512
-  return _mm512_set1_epi32(x);
-#else
-  return _mm256_set1_epi32(x);
-#endif
-}
-
 // acc[i][v] += the panel's vector v . channel i's weights (word 2g of w[i]).
 static inline __attribute__((always_inline)) void dot(const uint8_t* panel, int32_t groups, int32_t stride,
                                                       const int32_t* const* w, npk_v acc[MR][NPK_VECTORS],
@@ -148,7 +140,7 @@ static inline __attribute__((always_inline)) void dot(const uint8_t* panel, int3
     npk_v x[NPK_VECTORS];
     for (int32_t v = 0; v < nv; ++v) x[v] = load_group(at + v * GROUP_BYTES);
     for (int32_t i = 0; i < mr; ++i) {
-      const npk_v wi = broadcast(w[i][2 * g]);
+      const npk_v wi = npk_broadcast(w[i][2 * g]);
       for (int32_t v = 0; v < nv; ++v) a[i][v] = npk_dot(a[i][v], x[v], wi);
     }
   }
@@ -279,7 +271,7 @@ static inline __attribute__((always_inline)) void dot_direct(const uint8_t* base
       x[v] = load_runs(from, &runs->run[first], single ? 1 : runs->first[v + 1] - first);
     }
     for (int32_t i = 0; i < mr; ++i) {
-      const npk_v wi = broadcast(w[i][2 * g]);
+      const npk_v wi = npk_broadcast(w[i][2 * g]);
       for (int32_t v = 0; v < nv; ++v) a[i][v] = npk_dot(a[i][v], x[v], wi);
     }
   }
@@ -402,7 +394,7 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
       pack(&pk, &in_runs, nv, panel);
     }
     npk_runs(&lanes, o.sh, o.sw, 1, &out_runs);
-    if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, vo.res_sh, vo.res_sw, 1, &res_runs);
+    if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, o.add.res_sh, o.add.res_sw, 1, &res_runs);
     for (int32_t c0 = 0; c0 < oc; c0 += MR) {
       // Channels come in pairs (an odd last one with a zero partner).
       const int32_t left = (oc - c0 + 1) & ~1, mr = left < MR ? left : MR;
@@ -411,7 +403,7 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
       for (int32_t i = 0; i < mr; ++i) {
         const int32_t c = c0 + i;
         w[i] = weights + (c >> 1) * groups * 2 + (c & 1);
-        const npk_v start = broadcast(c < oc ? npk_fold(o.bias[c], in_zp, weight_sum[c]) : 0);
+        const npk_v start = npk_broadcast(c < oc ? npk_fold(o.bias[c], in_zp, weight_sum[c]) : 0);
         for (int32_t v = 0; v < NPK_VECTORS; ++v) acc[i][v] = start;
       }
       if (direct) {

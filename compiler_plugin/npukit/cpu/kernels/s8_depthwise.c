@@ -26,13 +26,12 @@ static inline void store(const npukit_s8_output_t* o, int32_t acc, int32_t c, in
   }
 }
 
-// One channel; `kh` and `kw` are constants where the caller specializes it,
-// so the compiler unrolls the window.
+// One channel, its accumulators starting at `base`; `kh` and `kw` are
+// constants where the caller specializes it, so the compiler unrolls the
+// window.
 static inline __attribute__((always_inline)) void channel(const plane_t* g, const npukit_s8_output_t* o,
                                                           const int8_t* plane, const int8_t* w, const int32_t* rq,
-                                                          int32_t c, int32_t kh, int32_t kw) {
-  int32_t base = o->bias[c];
-  for (int32_t t = 0; t < kh * kw; ++t) base -= g->zp * w[t];
+                                                          int32_t base, int32_t c, int32_t kh, int32_t kw) {
   for (int32_t y = 0; y < g->oh; ++y) {
     const int8_t* at = plane + y * g->step_y;
     for (int32_t x = 0; x < g->ow; ++x, at += g->step_x) {
@@ -100,9 +99,7 @@ static __attribute__((noinline)) npukit_s8_word_t* row_pairs_3x3(const int8_t* a
 // run of pairs. Weights are doubled (int16 pairs hold them exactly), so the
 // accumulators come out as 2 * acc, the operand SMMULR needs.
 static void channel_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* plane, const int8_t* w,
-                            const int32_t* requant, int32_t c) {
-  int32_t base = o->bias[c];
-  for (int32_t t = 0; t < 9; ++t) base -= g->zp * w[t];
+                            const int32_t* requant, int32_t base, int32_t c) {
   // Row i's outer taps as an int16 pair (w0, w2); the middle taps of rows 0
   // and 1 as one pair, row 2's alone.
 #define PAIR(a, b) ((int32_t)((uint32_t)(uint16_t)(2 * (a)) | (uint32_t)(uint16_t)(2 * (b)) << 16))
@@ -145,23 +142,28 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
       .dy = p[NPUKIT_S8_W_DILATION_H] * p[NPUKIT_S8_W_IN_SH], .dx = p[NPUKIT_S8_W_DILATION_W] * p[NPUKIT_S8_W_IN_SW],
       .zp = p[NPUKIT_S8_W_IN_ZP],
   };
-  const int32_t unit = p[NPUKIT_S8_W_STRIDE_H] == 1 && p[NPUKIT_S8_W_STRIDE_W] == 1 &&
-                       p[NPUKIT_S8_W_DILATION_H] == 1 && p[NPUKIT_S8_W_DILATION_W] == 1;
-  (void)unit;
+  const int32_t* weight_sum = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
+#if defined(__ARM_FEATURE_DSP)
+  const int32_t word_pairs = kh == 3 && kw == 3 && p[NPUKIT_S8_W_STRIDE_H] == 1 && p[NPUKIT_S8_W_STRIDE_W] == 1 &&
+                             p[NPUKIT_S8_W_DILATION_H] == 1 && p[NPUKIT_S8_W_DILATION_W] == 1 && g.sw == 1 &&
+                             g.ow >= 2 && g.ow <= ACC_MAX && o.small;
+#endif
   for (int32_t c = 0; c < channels; ++c) {
     const int8_t* plane = in + c * p[NPUKIT_S8_W_IN_SC];
     const int8_t* w = weights + c * kh * kw;
     const int32_t* rq = p + p[NPUKIT_S8_W_REQUANT_AT] + 3 * c;
+    // The input zero point folded into the bias: bias - zp * sum(w).
+    const int32_t base = o.bias[c] - g.zp * weight_sum[c];
 #if defined(__ARM_FEATURE_DSP)
-    if (kh == 3 && kw == 3 && unit && g.sw == 1 && g.ow >= 2 && g.ow <= ACC_MAX && o.small) {
-      channel_3x3_dsp(&g, &o, plane, w, rq, c);
+    if (word_pairs) {
+      channel_3x3_dsp(&g, &o, plane, w, rq, base, c);
       continue;
     }
 #endif
     if (kh == 3 && kw == 3) {
-      channel(&g, &o, plane, w, rq, c, 3, 3);
+      channel(&g, &o, plane, w, rq, base, c, 3, 3);
     } else {
-      channel(&g, &o, plane, w, rq, c, kh, kw);
+      channel(&g, &o, plane, w, rq, base, c, kh, kw);
     }
   }
 }

@@ -182,7 +182,7 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
         bytes[v] = last < 0 ? 0 : last + 1;
       }
       npk_runs(&lanes, o.sh, o.sw, 1, &out_runs);
-      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, vo.res_sh, vo.res_sw, 1, &res_runs);
+      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, o.add.res_sh, o.add.res_sw, 1, &res_runs);
       for (int32_t b = 0; b < block; ++b) {
         const int32_t c = c0 + b;
         if (d.kh == 3 && d.chunks == 1) {

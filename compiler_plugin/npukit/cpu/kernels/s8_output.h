@@ -31,6 +31,15 @@ static inline int32_t npukit_s8_sxtb16_ror8(int32_t x) {
 typedef int32_t __attribute__((may_alias)) npukit_s8_word_t;
 typedef int16_t __attribute__((may_alias)) npukit_s8_half_t;
 
+// TFLite's int8 ADD of a layer's output and a residual tensor
+// (NPUKIT_S8_OUT_ADD): the block's ADD_* words and the residual's strides.
+typedef struct {
+  int32_t conv_zp, res_zp, left_shift;
+  int32_t conv_mult, conv_shift, res_mult, res_shift, out_mult, out_shift;
+  int32_t out_zp, act_min, act_max;
+  int32_t res_sc, res_sh, res_sw;
+} npukit_s8_add_t;
+
 typedef struct {
   const int32_t* p;
   const int32_t* bias;
@@ -51,6 +60,7 @@ typedef struct {
   // The same for an int8 ADD (NPUKIT_S8_OUT_ADD): npukit_s8_add_small.
   int32_t add_small;
   int32_t once;
+  npukit_s8_add_t add;
 } npukit_s8_output_t;
 
 static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t output, size_t residual) {
@@ -85,9 +95,18 @@ static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t outpu
   o.small = small && o.mode == NPUKIT_S8_OUT_INT8;
   // TFLite's ADD on the same arithmetic: its operands, (int8 - zero point)
   // << 20, stay below 2^28, and their sum below 2^29; its shifts are 0..-31.
-  o.add_small = small && o.mode == NPUKIT_S8_OUT_ADD && p[NPUKIT_S8_W_ADD_LEFT_SHIFT] == 20;
-  const int32_t add_shifts[3] = {p[NPUKIT_S8_W_ADD_CONV_SHIFT], p[NPUKIT_S8_W_ADD_RES_SHIFT],
-                                 p[NPUKIT_S8_W_ADD_OUT_SHIFT]};
+  const npukit_s8_add_t add = {
+      .conv_zp = p[NPUKIT_S8_W_ADD_CONV_ZP], .res_zp = p[NPUKIT_S8_W_ADD_RES_ZP],
+      .left_shift = p[NPUKIT_S8_W_ADD_LEFT_SHIFT],
+      .conv_mult = p[NPUKIT_S8_W_ADD_CONV_MULT], .conv_shift = p[NPUKIT_S8_W_ADD_CONV_SHIFT],
+      .res_mult = p[NPUKIT_S8_W_ADD_RES_MULT], .res_shift = p[NPUKIT_S8_W_ADD_RES_SHIFT],
+      .out_mult = p[NPUKIT_S8_W_ADD_OUT_MULT], .out_shift = p[NPUKIT_S8_W_ADD_OUT_SHIFT],
+      .out_zp = p[NPUKIT_S8_W_ADD_OUT_ZP], .act_min = p[NPUKIT_S8_W_ADD_ACT_MIN], .act_max = p[NPUKIT_S8_W_ADD_ACT_MAX],
+      .res_sc = p[NPUKIT_S8_W_RES_SC], .res_sh = p[NPUKIT_S8_W_RES_SH], .res_sw = p[NPUKIT_S8_W_RES_SW],
+  };
+  o.add = add;
+  o.add_small = small && o.mode == NPUKIT_S8_OUT_ADD && add.left_shift == 20;
+  const int32_t add_shifts[3] = {add.conv_shift, add.res_shift, add.out_shift};
   for (int32_t i = 0; i < 3; ++i) {
     if (add_shifts[i] > 0 || add_shifts[i] < -31) o.add_small = 0;
   }
@@ -111,9 +130,10 @@ static inline int32_t npukit_s8_rdhm_doubled(int32_t a2, int32_t b) {
 
 // TFLite's RoundingDivideByPOT(x, e) for 1 <= e <= 31 and |x| < 2^30: ties
 // away from zero is (x + 2^(e-1) - [x < 0]) >> e, and the sum cannot overflow.
-static inline int32_t npukit_s8_rdbpot_small(int32_t x, int32_t e) {
-  return (x + (1 << (e - 1)) + (x >> 31)) >> e;
-}
+// `half` is 2^(e-1), given where it is precomputed.
+static inline int32_t npukit_s8_rdbpot_half(int32_t x, int32_t e, int32_t half) { return (x + half + (x >> 31)) >> e; }
+
+static inline int32_t npukit_s8_rdbpot_small(int32_t x, int32_t e) { return npukit_s8_rdbpot_half(x, e, 1 << (e - 1)); }
 
 // The same for 0 <= e <= 31 (TFLite's ADD scales one operand by exactly 1/2: e = 0).
 static inline int32_t npukit_s8_rdbpot_small0(int32_t x, int32_t e) { return e ? npukit_s8_rdbpot_small(x, e) : x; }
@@ -122,8 +142,7 @@ static inline int32_t npukit_s8_rdbpot_small0(int32_t x, int32_t e) { return e ?
 // REQUANT table entry {multiplier, e, 2^(e - 1)}: requantized plus the zero
 // point, before the activation clamp.
 static inline int32_t npukit_s8_scale(int32_t acc2, int32_t multiplier, int32_t e, int32_t half, int32_t zp) {
-  const int32_t x = npukit_s8_rdhm_doubled(acc2, multiplier);
-  return ((x + half + (x >> 31)) >> e) + zp;
+  return npukit_s8_rdbpot_half(npukit_s8_rdhm_doubled(acc2, multiplier), e, half) + zp;
 }
 
 // v clamped to int8 (SSAT on DSP cores).
@@ -137,6 +156,34 @@ static inline int32_t npukit_s8_narrow(int32_t v) {
 
 static inline int32_t npukit_s8_clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+// The small path's int8 output of a doubled accumulator: requantized,
+// narrowed to int8, and clamped to [act_min, act_max] unless `full` says
+// that range is all of int8 (a constant where the callers specialise on it).
+static inline __attribute__((always_inline)) int32_t npukit_s8_output_small(int32_t acc2, int32_t multiplier,
+                                                                            int32_t e, int32_t half, int32_t zp,
+                                                                            int32_t act_min, int32_t act_max,
+                                                                            int32_t full) {
+  const int32_t v = npukit_s8_scale(acc2, multiplier, e, half, zp);
+  return full ? npukit_s8_narrow(v) : npukit_s8_clamp(v, act_min, act_max);
+}
+
+static inline int32_t npukit_s8_full_range(int32_t act_min, int32_t act_max) {
+  return act_min <= -128 && act_max >= 127;
+}
+
+static inline __attribute__((always_inline)) void npukit_s8_pairs_loop(const int32_t* acc, int32_t n,
+                                                                       const int32_t* requant, int32_t zp,
+                                                                       int32_t act_min, int32_t act_max,
+                                                                       uint8_t* at0, uint8_t* at1, int32_t sc,
+                                                                       int32_t full) {
+  const int32_t* end = acc + 2 * n;
+  for (int32_t at = 0; acc != end; acc += 2, requant += 3, at += sc) {
+    const int32_t m = requant[0], e = requant[1], half = requant[2], a0 = acc[0], a1 = acc[1];
+    at0[at] = (uint8_t)npukit_s8_output_small(a0 * 2, m, e, half, zp, act_min, act_max, full);
+    at1[at] = (uint8_t)npukit_s8_output_small(a1 * 2, m, e, half, zp, act_min, act_max, full);
+  }
+}
+
 // Output pairs of `n` consecutive channels on the small path: accumulators
 // `acc` as [n][2] (pixel 0, pixel 1), the channels' REQUANT table entries,
 // stored at `at0` and `at1` and then every `sc` bytes. A lone pixel is
@@ -145,20 +192,19 @@ static __attribute__((noinline, unused)) void npukit_s8_requantize_pairs(const i
                                                                         const int32_t* requant, int32_t zp,
                                                                         int32_t act_min, int32_t act_max,
                                                                         uint8_t* at0, uint8_t* at1, int32_t sc) {
-  const int32_t* end = acc + 2 * n;
-  int32_t at = 0;
-  if (act_min <= -128 && act_max >= 127) {
-    for (; acc != end; acc += 2, requant += 3, at += sc) {
-      const int32_t m = requant[0], e = requant[1], half = requant[2], a0 = acc[0], a1 = acc[1];
-      at0[at] = (uint8_t)npukit_s8_narrow(npukit_s8_scale(a0 * 2, m, e, half, zp));
-      at1[at] = (uint8_t)npukit_s8_narrow(npukit_s8_scale(a1 * 2, m, e, half, zp));
-    }
+  if (npukit_s8_full_range(act_min, act_max)) {
+    npukit_s8_pairs_loop(acc, n, requant, zp, act_min, act_max, at0, at1, sc, 1);
   } else {
-    for (; acc != end; acc += 2, requant += 3, at += sc) {
-      const int32_t m = requant[0], e = requant[1], half = requant[2], a0 = acc[0], a1 = acc[1];
-      at0[at] = (uint8_t)npukit_s8_clamp(npukit_s8_scale(a0 * 2, m, e, half, zp), act_min, act_max);
-      at1[at] = (uint8_t)npukit_s8_clamp(npukit_s8_scale(a1 * 2, m, e, half, zp), act_min, act_max);
-    }
+    npukit_s8_pairs_loop(acc, n, requant, zp, act_min, act_max, at0, at1, sc, 0);
+  }
+}
+
+static inline __attribute__((always_inline)) void npukit_s8_row_loop(const int32_t* acc, int32_t cols, int32_t add2,
+                                                                     int32_t m, int32_t e, int32_t half, int32_t zp,
+                                                                     int32_t act_min, int32_t act_max, uint8_t* to,
+                                                                     int32_t out_sw, int32_t full) {
+  for (const int32_t* end = acc + cols; acc != end; ++acc, to += out_sw) {
+    *to = (uint8_t)npukit_s8_output_small(*acc + add2, m, e, half, zp, act_min, act_max, full);
   }
 }
 
@@ -172,41 +218,36 @@ static __attribute__((noinline, unused)) void npukit_s8_requantize_rows(const in
                                                                        uint8_t* out, int32_t out_sh,
                                                                        int32_t out_sw) {
   const int32_t m = requant[0], e = requant[1], half = requant[2];
-  const int32_t full = act_min <= -128 && act_max >= 127;
+  const int32_t full = npukit_s8_full_range(act_min, act_max);
   for (int32_t y = 0; y < rows; ++y, acc += pitch, out += out_sh) {
-    uint8_t* to = out;
     if (full) {
-      for (const int32_t *a = acc, *end = acc + cols; a != end; ++a, to += out_sw) {
-        *to = (uint8_t)npukit_s8_narrow(npukit_s8_scale(*a + add2, m, e, half, zp));
-      }
+      npukit_s8_row_loop(acc, cols, add2, m, e, half, zp, act_min, act_max, out, out_sw, 1);
     } else {
-      for (const int32_t *a = acc, *end = acc + cols; a != end; ++a, to += out_sw) {
-        *to = (uint8_t)npukit_s8_clamp(npukit_s8_scale(*a + add2, m, e, half, zp), act_min, act_max);
-      }
+      npukit_s8_row_loop(acc, cols, add2, m, e, half, zp, act_min, act_max, out, out_sw, 0);
     }
   }
+}
+
+// The residual's int8 value at (c, y, x) (NPUKIT_S8_OUT_ADD).
+static inline int32_t npukit_s8_residual(const npukit_s8_output_t* o, int32_t c, int32_t y, int32_t x) {
+  return (int8_t)o->residual[c * o->add.res_sc + y * o->add.res_sh + x * o->add.res_sw];
 }
 
 // TFLite's ADD of this layer's int8 output `v` (already clamped) and the
 // residual's value at (c, y, x), on the add_small path.
 static inline int8_t npukit_s8_add_small(const npukit_s8_output_t* o, int32_t v, int32_t c, int32_t y, int32_t x) {
-  const int32_t* p = o->p;
-  const int32_t r =
-      (int8_t)o->residual[c * p[NPUKIT_S8_W_RES_SC] + y * p[NPUKIT_S8_W_RES_SH] + x * p[NPUKIT_S8_W_RES_SW]];
-  const int32_t e1 = -p[NPUKIT_S8_W_ADD_CONV_SHIFT], e2 = -p[NPUKIT_S8_W_ADD_RES_SHIFT];
-  const int32_t eo = -p[NPUKIT_S8_W_ADD_OUT_SHIFT];
-  const int32_t a = npukit_s8_rdbpot_small0(
-      npukit_s8_rdhm_doubled((v - p[NPUKIT_S8_W_ADD_CONV_ZP]) * (1 << 21), p[NPUKIT_S8_W_ADD_CONV_MULT]), e1);
-  const int32_t b = npukit_s8_rdbpot_small0(
-      npukit_s8_rdhm_doubled((r - p[NPUKIT_S8_W_ADD_RES_ZP]) * (1 << 21), p[NPUKIT_S8_W_ADD_RES_MULT]), e2);
-  const int32_t sum = npukit_s8_rdbpot_small0(npukit_s8_rdhm_doubled((a + b) * 2, p[NPUKIT_S8_W_ADD_OUT_MULT]), eo);
-  return (int8_t)npukit_s8_clamp(npukit_s8_narrow(sum + p[NPUKIT_S8_W_ADD_OUT_ZP]), p[NPUKIT_S8_W_ADD_ACT_MIN],
-                                 p[NPUKIT_S8_W_ADD_ACT_MAX]);
+  const npukit_s8_add_t* k = &o->add;
+  const int32_t r = npukit_s8_residual(o, c, y, x);
+  const int32_t a = npukit_s8_rdbpot_small0(npukit_s8_rdhm_doubled((v - k->conv_zp) * (1 << 21), k->conv_mult),
+                                            -k->conv_shift);
+  const int32_t b = npukit_s8_rdbpot_small0(npukit_s8_rdhm_doubled((r - k->res_zp) * (1 << 21), k->res_mult),
+                                            -k->res_shift);
+  const int32_t sum = npukit_s8_rdbpot_small0(npukit_s8_rdhm_doubled((a + b) * 2, k->out_mult), -k->out_shift);
+  return (int8_t)npukit_s8_clamp(npukit_s8_narrow(sum + k->out_zp), k->act_min, k->act_max);
 }
 
 static void npukit_s8_store_general(const npukit_s8_output_t* o, int32_t acc, int32_t c, int32_t at, int32_t y,
                                     int32_t x) {
-  const int32_t* p = o->p;
   if (o->mode == NPUKIT_S8_OUT_INT32) {
     ((int32_t*)o->out)[at] = acc;
     return;
@@ -215,16 +256,13 @@ static void npukit_s8_store_general(const npukit_s8_output_t* o, int32_t acc, in
                       : mynpu_requantize(acc, o->multiplier[c], o->shift[c]);
   v = mynpu_clamp(mynpu_sat32((int64_t)v + o->zp), o->act_min, o->act_max);
   if (o->mode == NPUKIT_S8_OUT_ADD) {
-    int32_t r = (int8_t)o->residual[c * p[NPUKIT_S8_W_RES_SC] + y * p[NPUKIT_S8_W_RES_SH] + x * p[NPUKIT_S8_W_RES_SW]];
-    int32_t shift = p[NPUKIT_S8_W_ADD_LEFT_SHIFT];
-    int32_t a = mynpu_requantize((v - p[NPUKIT_S8_W_ADD_CONV_ZP]) * (1 << shift), p[NPUKIT_S8_W_ADD_CONV_MULT],
-                                 p[NPUKIT_S8_W_ADD_CONV_SHIFT]);
-    int32_t b = mynpu_requantize((r - p[NPUKIT_S8_W_ADD_RES_ZP]) * (1 << shift), p[NPUKIT_S8_W_ADD_RES_MULT],
-                                 p[NPUKIT_S8_W_ADD_RES_SHIFT]);
-    int32_t sum = mynpu_sat32((int64_t)a + b);
-    v = mynpu_sat32((int64_t)mynpu_requantize(sum, p[NPUKIT_S8_W_ADD_OUT_MULT], p[NPUKIT_S8_W_ADD_OUT_SHIFT]) +
-                    p[NPUKIT_S8_W_ADD_OUT_ZP]);
-    v = mynpu_clamp(v, p[NPUKIT_S8_W_ADD_ACT_MIN], p[NPUKIT_S8_W_ADD_ACT_MAX]);
+    const npukit_s8_add_t* k = &o->add;
+    const int32_t r = npukit_s8_residual(o, c, y, x);
+    const int32_t a = mynpu_requantize((v - k->conv_zp) * (1 << k->left_shift), k->conv_mult, k->conv_shift);
+    const int32_t b = mynpu_requantize((r - k->res_zp) * (1 << k->left_shift), k->res_mult, k->res_shift);
+    const int32_t sum = mynpu_sat32((int64_t)a + b);
+    v = mynpu_sat32((int64_t)mynpu_requantize(sum, k->out_mult, k->out_shift) + k->out_zp);
+    v = mynpu_clamp(v, k->act_min, k->act_max);
   }
   o->out[at] = (uint8_t)(int8_t)v;
 }

@@ -33,6 +33,14 @@ typedef __m512i npk_v;
 typedef __m256i npk_v;
 #endif
 
+static inline npk_v npk_broadcast(int32_t x) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_set1_epi32(x);
+#else
+  return _mm256_set1_epi32(x);
+#endif
+}
+
 // Pixel vectors are handled up to NPK_VECTORS at a time (a panel).
 #define NPK_VECTORS 4
 #define NPK_PANEL_LANES (NPK_LANES * NPK_VECTORS)
@@ -104,9 +112,7 @@ typedef struct {
   const npukit_s8_output_t* o;
   int32_t vector;  // 0: every output goes through npukit_s8_store
   int32_t lo, hi;  // activation range minus the output zero point
-  int32_t res_sc, res_sh, res_sw;
-  int32_t add_conv_zp, add_res_zp, add_shift, add_conv_mult, add_conv_shift, add_res_mult, add_res_shift;
-  int32_t add_out_mult, add_out_shift, add_lo, add_hi, add_out_zp;
+  int32_t add_lo, add_hi;  // the ADD's activation range minus its output zero point
 } npk_out_t;
 
 static inline int32_t npk_fits(int64_t x) { return x >= INT32_MIN && x <= INT32_MAX; }
@@ -117,16 +123,10 @@ static inline int32_t npk_fits(int64_t x) { return x >= INT32_MIN && x <= INT32_
 // ranges are ordered, and whose ADD left shifts cannot overflow.
 static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
   const int32_t* p = o->p;
+  const npukit_s8_add_t* k = &o->add;
   npk_out_t v;
   v.o = o;
   v.lo = v.hi = 0;
-  v.res_sc = p[NPUKIT_S8_W_RES_SC], v.res_sh = p[NPUKIT_S8_W_RES_SH], v.res_sw = p[NPUKIT_S8_W_RES_SW];
-  v.add_conv_zp = p[NPUKIT_S8_W_ADD_CONV_ZP], v.add_res_zp = p[NPUKIT_S8_W_ADD_RES_ZP];
-  v.add_shift = p[NPUKIT_S8_W_ADD_LEFT_SHIFT];
-  v.add_conv_mult = p[NPUKIT_S8_W_ADD_CONV_MULT], v.add_conv_shift = p[NPUKIT_S8_W_ADD_CONV_SHIFT];
-  v.add_res_mult = p[NPUKIT_S8_W_ADD_RES_MULT], v.add_res_shift = p[NPUKIT_S8_W_ADD_RES_SHIFT];
-  v.add_out_mult = p[NPUKIT_S8_W_ADD_OUT_MULT], v.add_out_shift = p[NPUKIT_S8_W_ADD_OUT_SHIFT];
-  v.add_out_zp = p[NPUKIT_S8_W_ADD_OUT_ZP];
   v.add_lo = v.add_hi = 0;
   if (o->mode == NPUKIT_S8_OUT_INT32) {
     v.vector = 1;
@@ -139,17 +139,17 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
     if (o->multiplier[c] == INT32_MIN) v.vector = 0;
   }
   if (v.vector && o->mode == NPUKIT_S8_OUT_ADD) {
-    const int32_t lo = p[NPUKIT_S8_W_ADD_ACT_MIN], hi = p[NPUKIT_S8_W_ADD_ACT_MAX];
+    const int32_t lo = k->act_min, hi = k->act_max, shift = k->left_shift;
     // The int8 operands before the left shift: the conv's value is within its
     // activation range, the residual is any int8.
-    const int64_t conv_span = (int64_t)o->act_max - v.add_conv_zp, conv_span2 = (int64_t)o->act_min - v.add_conv_zp;
-    const int64_t res_span = 127 - (int64_t)v.add_res_zp, res_span2 = -128 - (int64_t)v.add_res_zp;
-    v.vector = v.add_shift >= 0 && v.add_shift < 31 && v.add_conv_mult != INT32_MIN && v.add_res_mult != INT32_MIN &&
-               v.add_out_mult != INT32_MIN && lo <= hi && npk_fits((int64_t)lo - v.add_out_zp) &&
-               npk_fits((int64_t)hi - v.add_out_zp) && npk_fits(conv_span * ((int64_t)1 << v.add_shift)) &&
-               npk_fits(conv_span2 * ((int64_t)1 << v.add_shift)) && npk_fits(res_span * ((int64_t)1 << v.add_shift)) &&
-               npk_fits(res_span2 * ((int64_t)1 << v.add_shift));
-    v.add_lo = (int32_t)((int64_t)lo - v.add_out_zp), v.add_hi = (int32_t)((int64_t)hi - v.add_out_zp);
+    const int64_t conv_span = (int64_t)o->act_max - k->conv_zp, conv_span2 = (int64_t)o->act_min - k->conv_zp;
+    const int64_t res_span = 127 - (int64_t)k->res_zp, res_span2 = -128 - (int64_t)k->res_zp;
+    v.vector = shift >= 0 && shift < 31 && k->conv_mult != INT32_MIN && k->res_mult != INT32_MIN &&
+               k->out_mult != INT32_MIN && lo <= hi && npk_fits((int64_t)lo - k->out_zp) &&
+               npk_fits((int64_t)hi - k->out_zp) && npk_fits(conv_span * ((int64_t)1 << shift)) &&
+               npk_fits(conv_span2 * ((int64_t)1 << shift)) && npk_fits(res_span * ((int64_t)1 << shift)) &&
+               npk_fits(res_span2 * ((int64_t)1 << shift));
+    v.add_lo = (int32_t)((int64_t)lo - k->out_zp), v.add_hi = (int32_t)((int64_t)hi - k->out_zp);
   }
   return v;
 }
@@ -157,6 +157,27 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
 // Per-channel accumulator start: bias - (zp + 128) * sum(w), wrapping.
 static inline int32_t npk_fold(int32_t bias, int32_t in_zp, int32_t weight_sum) {
   return (int32_t)((uint32_t)bias - ((uint32_t)in_zp + 128u) * (uint32_t)weight_sum);
+}
+
+// mynpu_requantize's constants for one multiplier and shift, set up once
+// (per channel, or per ADD operand) for npk_requantize.
+typedef struct {
+  npk_v multiplier, over, under, mask, half;
+  int32_t left, right;
+} npk_rq_t;
+
+static inline npk_rq_t npk_rq(int32_t multiplier, int32_t shift) {
+  npk_rq_t r;
+  shift = mynpu_clamp(shift, -31, 30);
+  r.left = shift > 0 ? shift : 0;
+  r.right = shift < 0 ? -shift : 0;
+  const int32_t mask = (int32_t)((1u << r.right) - 1u);
+  r.multiplier = npk_broadcast(multiplier);
+  r.over = npk_broadcast(INT32_MAX >> r.left);
+  r.under = npk_broadcast(INT32_MIN >> r.left);
+  r.mask = npk_broadcast(mask);
+  r.half = npk_broadcast(mask >> 1);
+  return r;
 }
 
 #if NPUKIT_S8_X86 == 512
@@ -169,25 +190,6 @@ static inline __m512i npk_dot(__m512i acc, __m512i u, __m512i w) { return _mm512
 // shift, rounding doubling high multiply ((a * m + 2^30) >> 31, which is
 // TFLite's nudged division for both signs), rounding right shift with ties
 // away from zero. Its constants are set up once per channel (npk_rq).
-typedef struct {
-  __m512i multiplier, over, under, mask, half;
-  int32_t left, right;
-} npk_rq_t;
-
-static inline npk_rq_t npk_rq(int32_t multiplier, int32_t shift) {
-  npk_rq_t r;
-  shift = mynpu_clamp(shift, -31, 30);
-  r.left = shift > 0 ? shift : 0;
-  r.right = shift < 0 ? -shift : 0;
-  const int32_t mask = (int32_t)((1u << r.right) - 1u);
-  r.multiplier = _mm512_set1_epi32(multiplier);
-  r.over = _mm512_set1_epi32(INT32_MAX >> r.left);
-  r.under = _mm512_set1_epi32(INT32_MIN >> r.left);
-  r.mask = _mm512_set1_epi32(mask);
-  r.half = _mm512_set1_epi32(mask >> 1);
-  return r;
-}
-
 static inline __attribute__((always_inline)) __m512i npk_requantize(const npk_rq_t* r, __m512i acc) {
   if (r->left > 0) {
     const __mmask16 over = _mm512_cmpgt_epi32_mask(acc, r->over);
@@ -217,7 +219,7 @@ static inline __m512i npk_add_sat(__m512i a, __m512i b) {
 }
 
 static inline __m512i npk_load_residual(const npk_out_t* vo, const npk_runs_t* res, int32_t vector, int32_t c) {
-  const int8_t* base = (const int8_t*)vo->o->residual + c * vo->res_sc;
+  const int8_t* base = (const int8_t*)vo->o->residual + c * vo->o->add.res_sc;
   __m128i r = _mm_setzero_si128();
   for (int32_t i = res->first[vector]; i < res->first[vector + 1]; ++i) {
     r = _mm_mask_loadu_epi8(r, (__mmask16)res->run[i].lanes, base + res->run[i].offset);
@@ -236,25 +238,6 @@ static inline __m256i npk_dot(__m256i acc, __m256i u, __m256i w) {
   const __m256i w_even = _mm256_srai_epi16(_mm256_slli_epi16(w, 8), 8), w_odd = _mm256_srai_epi16(w, 8);
   acc = _mm256_add_epi32(acc, _mm256_madd_epi16(u_even, w_even));
   return _mm256_add_epi32(acc, _mm256_madd_epi16(u_odd, w_odd));
-}
-
-typedef struct {
-  __m256i multiplier, over, under, mask, half;
-  int32_t left, right;
-} npk_rq_t;
-
-static inline npk_rq_t npk_rq(int32_t multiplier, int32_t shift) {
-  npk_rq_t r;
-  shift = mynpu_clamp(shift, -31, 30);
-  r.left = shift > 0 ? shift : 0;
-  r.right = shift < 0 ? -shift : 0;
-  const int32_t mask = (int32_t)((1u << r.right) - 1u);
-  r.multiplier = _mm256_set1_epi32(multiplier);
-  r.over = _mm256_set1_epi32(INT32_MAX >> r.left);
-  r.under = _mm256_set1_epi32(INT32_MIN >> r.left);
-  r.mask = _mm256_set1_epi32(mask);
-  r.half = _mm256_set1_epi32(mask >> 1);
-  return r;
 }
 
 static inline __attribute__((always_inline)) __m256i npk_requantize(const npk_rq_t* r, __m256i acc) {
@@ -284,7 +267,7 @@ static inline __m256i npk_add_sat(__m256i a, __m256i b) {
 }
 
 static inline __m256i npk_load_residual(const npk_out_t* vo, const npk_runs_t* res, int32_t vector, int32_t c) {
-  const int8_t* base = (const int8_t*)vo->o->residual + c * vo->res_sc;
+  const int8_t* base = (const int8_t*)vo->o->residual + c * vo->o->add.res_sc;
   int8_t bytes[16] __attribute__((aligned(16)));
   _mm_store_si128((__m128i*)bytes, _mm_setzero_si128());
   for (int32_t i = res->first[vector]; i < res->first[vector + 1]; ++i) {
@@ -310,14 +293,6 @@ typedef struct {
   __m128i shift;
 } npk_add_t;
 
-static inline npk_v npk_broadcast(int32_t x) {
-#if NPUKIT_S8_X86 == 512
-  return _mm512_set1_epi32(x);
-#else
-  return _mm256_set1_epi32(x);
-#endif
-}
-
 static inline npk_channel_t npk_channel(const npk_out_t* vo, int32_t c) {
   npk_channel_t k;
   const npukit_s8_output_t* o = vo->o;
@@ -328,13 +303,14 @@ static inline npk_channel_t npk_channel(const npk_out_t* vo, int32_t c) {
 }
 
 static inline npk_add_t npk_add(const npk_out_t* vo) {
+  const npukit_s8_add_t* k = &vo->o->add;
   npk_add_t a;
-  a.conv = npk_rq(vo->add_conv_mult, vo->add_conv_shift);
-  a.res = npk_rq(vo->add_res_mult, vo->add_res_shift);
-  a.out = npk_rq(vo->add_out_mult, vo->add_out_shift);
-  a.conv_zp = npk_broadcast(vo->add_conv_zp), a.res_zp = npk_broadcast(vo->add_res_zp);
-  a.lo = npk_broadcast(vo->add_lo), a.hi = npk_broadcast(vo->add_hi), a.zp = npk_broadcast(vo->add_out_zp);
-  a.shift = _mm_cvtsi32_si128(vo->add_shift);
+  a.conv = npk_rq(k->conv_mult, k->conv_shift);
+  a.res = npk_rq(k->res_mult, k->res_shift);
+  a.out = npk_rq(k->out_mult, k->out_shift);
+  a.conv_zp = npk_broadcast(k->conv_zp), a.res_zp = npk_broadcast(k->res_zp);
+  a.lo = npk_broadcast(vo->add_lo), a.hi = npk_broadcast(vo->add_hi), a.zp = npk_broadcast(k->out_zp);
+  a.shift = _mm_cvtsi32_si128(k->left_shift);
   return a;
 }
 
