@@ -20,13 +20,15 @@ from support.oracles import TFLiteReference
 # The layers each model's kernels take: kws_int8's first convolution, four
 # depthwise and four pointwise convolutions (the last one stores int32
 # accumulators for the pool) and the classifier; resnet8_int8's
-# nine 3x3 convolutions (one fused with its residual addition), the strided
-# 1x1 shortcut and the classifier.
+# seven 3x3 convolutions (one fused with its residual addition), the two
+# strided 1x1 shortcuts (the first one fused with the addition of the previous
+# convolution's int32 accumulators, requantized in the kernel) and the
+# classifier.
 _KERNEL_LAYERS = {
     "kws_int8": {"convolution + relu": 1, "depthwise convolution + relu": 4, "pointwise convolution + relu": 3,
                  "pointwise convolution": 1, "fully connected": 1},
     "resnet8_int8": {"convolution + relu": 4, "convolution + add": 1, "convolution": 2,
-                     "pointwise convolution": 1, "fully connected": 1},
+                     "pointwise convolution": 1, "pointwise convolution + add": 1, "fully connected": 1},
 }
 
 

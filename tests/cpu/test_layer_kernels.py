@@ -8,8 +8,9 @@ The shapes are the edges of the vector kernels: odd channel counts, pixel
 counts and reductions that are no multiple of the vector or of 4, windows
 of padded tensors, strided and dilated reads, channel-last tensors, every
 output mode (int8, int32 accumulators, TFLite's ADD, fully connected
-rounding once) and requantization with left shifts. Output bytes outside
-the layer's output must stay as they were."""
+rounding once, an ADD whose residual is another layer's int32 accumulators)
+and requantization with left shifts. Output bytes outside the layer's output
+must stay as they were."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import pytest
 from npukit.cpu.layer_kernels import kernel_library, layer_block
 from npukit.mynpu.dispatch_ir import SystemTensor
 from npukit.mynpu.requantization import ADD_LEFT_SHIFT
-from npukit.mynpu.supported_operators import ElementwiseAdd, LayerSpec, TensorLayout
+from npukit.mynpu.supported_operators import ElementwiseAdd, LayerSpec, ResidualAccumulators, TensorLayout
 from npukit.targets.cpu_presets import HOST
 from support.tflite_arithmetic import requantize, requantize_once
 
@@ -85,7 +86,7 @@ class Case:
     kernel: tuple[int, int] = (3, 3)
     stride: tuple[int, int] = (1, 1)
     dilation: tuple[int, int] = (1, 1)
-    mode: str = "int8"  # int8, int32, add
+    mode: str = "int8"  # int8, int32, add, add_accumulators (the residual: int32 accumulators of another layer)
     in_layout: str = "CHW"
     out_layout: str = "CHW"
     in_border: int = 0  # the input is a window of a tensor this much larger on each side
@@ -212,9 +213,18 @@ def run_case(build, case: Case, rng, adjust=None) -> None:
     if case.mode == "add":
         residual = _layout(2, 7, chw_out, "CHW", 1)
         residual_full = rng.integers(-128, 128, residual.tensor.shape, dtype=np.int8)
+    elif case.mode == "add_accumulators":  # in the output's layout, as IREE stores them
+        residual = _layout(2, 8, chw_out, case.out_layout, 0)
+        residual = TensorLayout(replace(residual.tensor, dtype="i32"), residual.roles)
+        residual_full = rng.integers(-(2**20), 2**20, residual.tensor.shape, dtype=np.int32)
+        res_bias = rng.integers(-(2**16), 2**16, case.out_c).astype(np.int32)
+        res_acc = _chw(residual_full, residual).astype(np.int64) + res_bias[:, None, None]
+        fused = ResidualAccumulators(res_bias, _multipliers(rng, res_acc, case), -3, 100)
+    if case.mode.startswith("add"):
         add = ElementwiseAdd(residual=residual, residual_zp=-3, conv_zp=out_zp,
                              input_multiplier=(1518500250, -1), residual_multiplier=(1288490189, 0),
-                             output_multiplier=(1431655765, -17), output_zp=-2, act_min=-128, act_max=127)
+                             output_multiplier=(1431655765, -17), output_zp=-2, act_min=-128, act_max=127,
+                             accumulators=fused if case.mode == "add_accumulators" else None)
     spec = LayerSpec(kind=case.kind, ifm=ifm, ofm=ofm, ifm_chw=chw_in, ofm_chw=chw_out, kernel=case.kernel,
                      stride=case.stride, dilation=case.dilation, weights=weights, bias=bias,
                      multipliers=multipliers, ifm_zp=case.in_zp, ofm_zp=out_zp, act_min=act[0], act_max=act[1],
@@ -224,7 +234,12 @@ def run_case(build, case: Case, rng, adjust=None) -> None:
         want = acc
     else:
         want = _requantized(case, acc, multipliers, out_zp, act)
-        if add is not None:
+        if add is not None and add.accumulators is not None:
+            fused = add.accumulators
+            residual_int8 = _requantized(replace(case, kind="conv"), res_acc, fused.multipliers, add.residual_zp,
+                                         (fused.act_min, fused.act_max))
+            want = _add(want, residual_int8, add)
+        elif add is not None:
             want = _add(want, _chw(residual_full, add.residual), add)
 
     out_dtype = np.int32 if case.mode == "int32" else np.int8
@@ -245,7 +260,8 @@ def run_case(build, case: Case, rng, adjust=None) -> None:
     start = -params.ctypes.data % 64
     params[start: start + len(block)] = np.frombuffer(block, np.uint8)
     in_bytes = np.frombuffer(bytes(3) + in_full.tobytes() + bytes(64), np.uint8).copy()
-    res_bytes = np.frombuffer(bytes(7) + residual_full.tobytes() + bytes(64), np.uint8).copy()
+    res_offset = add.residual.tensor.offset if add is not None else 0
+    res_bytes = np.frombuffer(bytes(res_offset) + residual_full.tobytes() + bytes(64), np.uint8).copy()
     out_array = np.frombuffer(out_bytes, np.uint8)
     layer(params.ctypes.data + start, in_bytes.ctypes.data, out_array.ctypes.data, res_bytes.ctypes.data)
 
@@ -266,6 +282,8 @@ CASES = {
     "10x4 1->64 stride 2 into a padded plane": Case(in_c=1, in_hw=(58, 12), out_c=64, kernel=(10, 4),
                                                    stride=(2, 2), out_border=1),
     "1x1 64->64 at 25x5 into a padded plane": Case(in_c=64, in_hw=(25, 5), out_c=64, kernel=(1, 1), out_border=1),
+    "1x1 16->32 stride 2 + add of int32 accumulators (resnet's shortcut)": Case(
+        in_c=16, in_hw=(32, 32), out_c=32, kernel=(1, 1), stride=(2, 2), mode="add_accumulators", relu=False),
     "1x1 64->64 int32": Case(in_c=64, in_hw=(1, 125), out_c=64, kernel=(1, 1), mode="int32", in_zp=0),
     "1x1 32->64 stride 2 int32": Case(in_c=32, in_hw=(16, 16), out_c=64, kernel=(1, 1), stride=(2, 2),
                                       mode="int32"),
@@ -286,6 +304,11 @@ CASES = {
     "dilation 2": Case(in_c=8, in_hw=(13, 21), out_c=6, dilation=(2, 2)),
     "dilation (3, 1), stride 2": Case(in_c=4, in_hw=(15, 19), out_c=5, dilation=(3, 1), stride=(2, 2)),
     "channel-last in and out": Case(in_c=12, in_hw=(7, 9), out_c=10, in_layout="HWC", out_layout="HWC"),
+    "channel-last, add of int32 accumulators": Case(in_c=8, in_hw=(6, 11), out_c=6, in_layout="HWC",
+                                                    out_layout="HWC", mode="add_accumulators", out_border=1),
+    "add of int32 accumulators, left shifts": Case(in_c=4, in_hw=(5, 9), out_c=7, kernel=(1, 1),
+                                                   mode="add_accumulators", left_shift_channels=True,
+                                                   shifts=(-31, 3)),
     "channel-last in, channel-first out with add": Case(in_c=8, in_hw=(6, 11), out_c=6, in_layout="HWC",
                                                         mode="add"),
     "left shifts, no relu": Case(in_c=2, in_hw=(4, 19), out_c=9, kernel=(1, 1), left_shift_channels=True,
@@ -314,6 +337,8 @@ CASES = {
     "depthwise stride 2": Case(kind="depthwise", in_c=6, in_hw=(13, 9), out_c=6, stride=(2, 2)),
     "depthwise one row": Case(kind="depthwise", in_c=3, in_hw=(3, 21), out_c=3),
     "depthwise + add": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7, mode="add", relu=False),
+    "depthwise + add of int32 accumulators": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7,
+                                                  mode="add_accumulators"),
     "depthwise channel-last": Case(kind="depthwise", in_c=8, in_hw=(6, 6), out_c=8, in_layout="HWC",
                                    out_layout="HWC"),
     "depthwise left shifts": Case(kind="depthwise", in_c=6, in_hw=(5, 9), out_c=6, left_shift_channels=True,

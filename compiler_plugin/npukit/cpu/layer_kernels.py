@@ -23,7 +23,8 @@ from npukit.targets.cpu_presets import CpuPreset
 
 KERNELS_DIR = Path(__file__).with_name("kernels")
 HEADER = KERNELS_DIR / "s8_layer.h"
-SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c", "s8_dot_dsp.S", "s8_conv_x86.c", "s8_depthwise_x86.c")
+SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c", "s8_residual.c", "s8_dot_dsp.S", "s8_conv_x86.c",
+           "s8_depthwise_x86.c")
 HEADERS = ("s8_layer.h", "s8_output.h", "s8_x86.h", "s8_x86_vector.h")
 ENTRY_POINT = "npukit_s8_layer"
 
@@ -131,14 +132,22 @@ def layer_block(spec: LayerSpec) -> bytes:
             ADD_OUT_MULT=a.output_multiplier[0], ADD_OUT_SHIFT=a.output_multiplier[1],
             ADD_OUT_ZP=a.output_zp, ADD_ACT_MIN=a.act_min, ADD_ACT_MAX=a.act_max)
     count = WORDS["COUNT"]
-    weights_at = (4 * (count + 7 * channels) + 7) // 8 * 8
-    put(BIAS_AT=count, MULTIPLIER_AT=count + channels, SHIFT_AT=count + 2 * channels,
-        REQUANT_AT=count + 3 * channels, WEIGHT_SUM_AT=count + 6 * channels, WEIGHTS_AT=weights_at)
     multipliers = spec.multipliers or [(0, 0)] * channels
     requant = [(m, -s, 1 << (-s - 1)) if -31 <= s <= -1 else (0, 0, 0) for m, s in multipliers]
-    tables = np.concatenate([words, np.asarray(spec.bias, np.int64),
-                             [m for m, _ in multipliers], [s for _, s in multipliers],
-                             np.asarray(requant, np.int64).reshape(-1), _weight_sums(spec)])
+    tables = [np.asarray(spec.bias, np.int64), [m for m, _ in multipliers], [s for _, s in multipliers],
+              np.asarray(requant, np.int64).reshape(-1), _weight_sums(spec)]
+    put(BIAS_AT=count, MULTIPLIER_AT=count + channels, SHIFT_AT=count + 2 * channels,
+        REQUANT_AT=count + 3 * channels, WEIGHT_SUM_AT=count + 6 * channels)
+    fused = spec.add.accumulators if spec.add is not None else None
+    if fused is not None:  # the residual layer's output stage
+        put(RES_BIAS_AT=count + 7 * channels, RES_MULTIPLIER_AT=count + 8 * channels,
+            RES_SHIFT_AT=count + 9 * channels, RES_ACT_MIN=fused.act_min, RES_ACT_MAX=fused.act_max)
+        tables += [np.asarray(fused.bias, np.int64), [m for m, _ in fused.multipliers],
+                   [s for _, s in fused.multipliers]]
+    size = count + sum(len(t) for t in tables)
+    weights_at = (4 * size + 7) // 8 * 8
+    put(WEIGHTS_AT=weights_at)
+    tables = np.concatenate([words, *tables])
     if (tables < -2**31).any() or (tables >= 2**31).any():
         raise KernelUnsupported("a parameter outside int32")
     head = tables.astype("<i4").tobytes()

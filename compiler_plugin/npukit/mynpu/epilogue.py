@@ -245,7 +245,10 @@ def match_requantized(node: Node) -> RequantizedContraction | None:
 
 @dataclass(frozen=True)
 class ResidualAdd:
-    """quantize(act(dequantize(requantized contraction) + dequantize(int8 input)))."""
+    """quantize(act(dequantize(requantized contraction) + dequantize(residual))).
+    The residual is an int8 input (``residual.source`` a block argument) or,
+    where IREE fused another layer's output stage into this dispatch, that
+    layer's requantized int32 accumulators (``residual_requantized``)."""
 
     contraction: RequantizedContraction
     contraction_scale: Node
@@ -253,9 +256,17 @@ class ResidualAdd:
     residual: Dequantize
     activation: Activation
     output: Quantize
+    residual_requantized: RequantizedContraction | None = None
 
 
-def match_residual_add(node: Node) -> ResidualAdd | None:
+def _accumulates(match: RequantizedContraction, arg: int) -> bool:
+    acc = match.accumulator.accumulator
+    return acc.op == "arg" and acc.value == arg
+
+
+def match_residual_add(node: Node, contraction_arg: int) -> ResidualAdd | None:
+    """The residual addition of the contraction's requantized result, the
+    contraction's accumulators being block argument ``contraction_arg``."""
     output = _activated_output(node)
     if output is None:
         return None
@@ -265,24 +276,15 @@ def match_residual_add(node: Node) -> ResidualAdd | None:
         if first is None or second is None:
             continue
         contraction = match_requantized(first.source)
-        if contraction is not None and second.source.op == "arg":
+        if contraction is None or not _accumulates(contraction, contraction_arg):
+            continue
+        if second.source.op == "arg":
             return ResidualAdd(contraction, first.scales[0], first.zero_point, second, activation, quantize)
+        computed = match_requantized(second.source)
+        if computed is not None and computed.accumulator.accumulator.op == "arg":
+            return ResidualAdd(contraction, first.scales[0], first.zero_point, second, activation, quantize,
+                               computed)
     return None
-
-
-def adds_computed_operand(node: Node) -> bool:
-    """Whether the epilogue is a residual addition whose other operand is
-    computed in the dispatch (another layer's int32 accumulator, requantized
-    here because IREE fused that layer's epilogue into this dispatch)."""
-    output = _activated_output(node)
-    if output is None:
-        return False
-    for a, b in commuted(output[1].inner, "arith.addf"):
-        first, second = match_dequantize_int8(a), match_dequantize_int8(b)
-        if first is not None and second is not None and match_requantized(first.source) is not None \
-                and second.source.op != "arg":
-            return True
-    return False
 
 
 def activation_range(act: Activation, out: Quantize) -> tuple[int, int]:

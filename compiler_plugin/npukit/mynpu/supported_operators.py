@@ -47,8 +47,24 @@ class TensorLayout:
 
 
 @dataclass
+class ResidualAccumulators:
+    """A residual that is another layer's int32 accumulators, given the
+    output stage of that layer here (IREE fused it into the dispatch): its
+    int8 value is TFLite's requantization of accumulator + ``bias`` (the
+    layer's integer bias minus its input zero-point correction) with the
+    per-channel ``multipliers``, + ``zero_point`` (the ADD's residual zero
+    point), clamped to [act_min, act_max]."""
+
+    bias: np.ndarray  # int32 [OC]
+    multipliers: list[tuple[int, int]]
+    act_min: int
+    act_max: int
+
+
+@dataclass
 class ElementwiseAdd:
-    """TFLite's int8 ADD of the contraction's int8 result and ``residual``."""
+    """TFLite's int8 ADD of the contraction's int8 result and ``residual``:
+    an int8 tensor, or int32 accumulators with ``accumulators`` set."""
 
     residual: TensorLayout
     residual_zp: int
@@ -59,6 +75,7 @@ class ElementwiseAdd:
     output_zp: int
     act_min: int
     act_max: int
+    accumulators: ResidualAccumulators | None = None
 
 
 @dataclass
@@ -305,26 +322,9 @@ def _factor(node: ep.Node, inputs: _Inputs, channels: int) -> np.ndarray:
     return np.broadcast_to(values, (channels,)).astype(np.float64)
 
 
-def _requantization(match: ep.RequantizedContraction, inputs: _Inputs, weights: np.ndarray, kind: str,
-                    channels: int) -> tuple[np.ndarray, list[tuple[int, int]], int]:
-    """(int32 biases, multipliers, input zero point) of a matched epilogue."""
-    acc = match.accumulator
-    if acc.accumulator.op != "arg" or acc.accumulator.value != inputs.contraction_arg:
-        raise NotSupported("the epilogue does not requantize the contraction's accumulator")
+def _scale_and_bias(acc: ep.Accumulator, inputs: _Inputs, channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """The accumulators' real scale per channel and the integer bias (int64)."""
     scale = np.ones(channels) * accumulator_scale(_factor(f, inputs, channels) for f in acc.scales)
-    sums = weights.reshape(channels, -1).astype(np.int64).sum(axis=1) if kind != "depthwise" else \
-        weights.reshape(-1, channels).astype(np.int64).sum(axis=0)
-    ifm_zp = 0
-    if acc.correction is not None:
-        correction = ep.per_channel(acc.correction, inputs.per_channel)
-        if correction is None:
-            raise NotSupported("a zero-point correction that is not a constant")
-        correction = np.broadcast_to(np.asarray(correction, np.int64), (channels,))
-        nonzero = np.flatnonzero(sums)
-        if nonzero.size:
-            ifm_zp = int(correction[nonzero[0]] // sums[nonzero[0]])
-        if not np.array_equal(correction, ifm_zp * sums) or not -128 <= ifm_zp <= 127:
-            raise NotSupported("the accumulator correction is not an input zero point times the weight sums")
     bias = np.zeros(channels, np.int64)
     if acc.bias is not None:
         values = ep.per_channel(acc.bias, inputs.per_channel)
@@ -334,28 +334,86 @@ def _requantization(match: ep.RequantizedContraction, inputs: _Inputs, weights: 
             bias = integer_bias(np.broadcast_to(np.asarray(values, np.float64), (channels,)), scale)
         except ValueError as e:
             raise NotSupported(str(e)) from None
-    out_scale = as_f32(match.output.scale)
-    multipliers = [quantize_multiplier(s / out_scale) for s in scale]
-    return bias.astype(np.int32), multipliers, ifm_zp
+    return scale, np.asarray(bias, np.int64)
 
 
-def _add_parameters(match: ep.ResidualAdd, inputs: _Inputs, ofm: TensorLayout) -> ElementwiseAdd:
-    residual_arg = match.residual.source.value
+def _correction(acc: ep.Accumulator, inputs: _Inputs, channels: int) -> np.ndarray | None:
+    """The constant subtracted from the accumulators (an input zero point
+    times the weight sums), int64 per channel, or None."""
+    if acc.correction is None:
+        return None
+    correction = ep.per_channel(acc.correction, inputs.per_channel)
+    if correction is None:
+        raise NotSupported("a zero-point correction that is not a constant")
+    return np.broadcast_to(np.asarray(correction, np.int64), (channels,))
+
+
+def _multipliers(scale: np.ndarray, output: ep.Quantize) -> list[tuple[int, int]]:
+    out_scale = as_f32(output.scale)
+    return [quantize_multiplier(s / out_scale) for s in scale]
+
+
+def _requantization(match: ep.RequantizedContraction, inputs: _Inputs, weights: np.ndarray, kind: str,
+                    channels: int) -> tuple[np.ndarray, list[tuple[int, int]], int]:
+    """(int32 biases, multipliers, input zero point) of a matched epilogue."""
+    acc = match.accumulator
+    if acc.accumulator.op != "arg" or acc.accumulator.value != inputs.contraction_arg:
+        raise NotSupported("the epilogue does not requantize the contraction's accumulator")
+    scale, bias = _scale_and_bias(acc, inputs, channels)
+    sums = weights.reshape(channels, -1).astype(np.int64).sum(axis=1) if kind != "depthwise" else \
+        weights.reshape(-1, channels).astype(np.int64).sum(axis=0)
+    ifm_zp = 0
+    correction = _correction(acc, inputs, channels)
+    if correction is not None:
+        nonzero = np.flatnonzero(sums)
+        if nonzero.size:
+            ifm_zp = int(correction[nonzero[0]] // sums[nonzero[0]])
+        if not np.array_equal(correction, ifm_zp * sums) or not -128 <= ifm_zp <= 127:
+            raise NotSupported("the accumulator correction is not an input zero point times the weight sums")
+    return bias.astype(np.int32), _multipliers(scale, match.output), ifm_zp
+
+
+def _residual_accumulators(match: ep.RequantizedContraction, inputs: _Inputs,
+                           channels: int) -> ResidualAccumulators:
+    """Another layer's output stage, fused into this dispatch: its bias with
+    its zero-point correction folded in (TFLite's accumulator is the
+    corrected sum plus the bias), multipliers and activation range."""
+    scale, bias = _scale_and_bias(match.accumulator, inputs, channels)
+    correction = _correction(match.accumulator, inputs, channels)
+    if correction is not None:
+        bias = bias - correction
+    if (np.abs(bias) >= 2**31).any():
+        raise NotSupported("the residual layer's bias and zero-point correction exceed int32")
+    low, high = ep.activation_range(match.activation, match.output)
+    return ResidualAccumulators(bias.astype(np.int32), _multipliers(scale, match.output), low, high)
+
+
+def _add_parameters(match: ep.ResidualAdd, inputs: _Inputs, ofm: TensorLayout, channels: int) -> ElementwiseAdd:
+    residual_arg = (match.residual_requantized.accumulator.accumulator.value if match.residual_requantized
+                    else match.residual.source.value)
     if residual_arg not in inputs.tensors:
         raise NotSupported("the residual operand is not a tensor in memory")
     residual = inputs.tensors[residual_arg]
-    if residual.dtype != "i8" or not residual.is_whole or residual.shape != ofm.tensor.sizes:
-        raise NotSupported("the residual operand is not a whole int8 tensor of the output's shape")
+    dtype = "i32" if match.residual_requantized else "i8"
+    if residual.dtype != dtype or not residual.is_whole or residual.shape != ofm.tensor.sizes:
+        raise NotSupported(f"the residual operand is not a whole {dtype} tensor of the output's shape")
     s1 = ep.scalar(match.contraction_scale)
     s2 = ep.scalar(match.residual.scales[0])
     if s1 is None or s2 is None or as_f32(s1) != as_f32(match.contraction.output.scale):
         raise NotSupported("the addition's scales are not constants of the layers it adds")
     if match.contraction_zero_point != match.contraction.output.zero_point:
         raise NotSupported("the addition dequantizes with another zero point than the layer's")
+    accumulators = None
+    if match.residual_requantized is not None:
+        fused = match.residual_requantized
+        if as_f32(s2) != as_f32(fused.output.scale) or match.residual.zero_point != fused.output.zero_point:
+            raise NotSupported("the addition dequantizes the residual layer's output with another scale or zero "
+                               "point than it was quantized with")
+        accumulators = _residual_accumulators(fused, inputs, channels)
     low, high = ep.activation_range(match.activation, match.output)
     return ElementwiseAdd(
         TensorLayout(residual, ofm.roles), match.residual.zero_point, match.contraction_zero_point,
-        *addition_multipliers(s1, s2, match.output.scale), match.output.zero_point, low, high)
+        *addition_multipliers(s1, s2, match.output.scale), match.output.zero_point, low, high, accumulators)
 
 
 def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
@@ -403,7 +461,7 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
         low, high = ep.activation_range(simple.activation, simple.output)
         return _spec(geometry, ofm, bias, multipliers, ifm_zp, simple.output.zero_point, low, high,
                      simple.activation.kind == "relu")
-    residual = ep.match_residual_add(expression)
+    residual = ep.match_residual_add(expression, inputs.contraction_arg)
     if residual is not None:
         if geometry.kind == "fully_connected":
             raise NotSupported("a fully connected layer with a residual addition")
@@ -412,11 +470,8 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
         low, high = ep.activation_range(inner.activation, inner.output)
         spec = _spec(geometry, ofm, bias, multipliers, ifm_zp, inner.output.zero_point, low, high,
                      inner.activation.kind == "relu")
-        spec.add = _add_parameters(residual, inputs, ofm)
+        spec.add = _add_parameters(residual, inputs, ofm, channels)
         return spec
-    if ep.adds_computed_operand(expression):
-        raise NotSupported("a residual addition of another layer's int32 accumulator, requantized in this "
-                           "dispatch (the NPU adds int8 tensors)")
     raise NotSupported("an epilogue that is not a requantization (with ReLU) or a residual addition")
 
 

@@ -102,6 +102,9 @@ class MynpuTarget:
         site = sites.get(name)
         try:
             spec = match_layer_at_site(body, site)
+            if spec.add is not None and spec.add.accumulators is not None:
+                raise NotSupported("a residual addition of another layer's int32 accumulator, requantized in this "
+                                   "dispatch (the NPU adds int8 tensors)")
             if spec.kind == "depthwise" and self.options.depthwise == "cpu":
                 raise NotSupported("the hardware configuration has no OP_DEPTH_CONV (--mynpu-depthwise=cpu)")
             constants = Constants(bytearray(self.constants.data))

@@ -139,6 +139,8 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
   int16_t columns[2 * NPUKIT_S8_MAX_K] __attribute__((aligned(8)));
   int8_t row[NPUKIT_S8_MAX_K] __attribute__((aligned(4)));  // read as words
   int32_t block[BLOCK + 1][2];
+  npukit_s8_add_table_t add_table;
+  if (o.add_small) npukit_s8_add_table(&o.add, &add_table);
   // The padding of K meets zero weights; it only has to hold numbers.
   for (int32_t k = g.k; k < g.k_padded; ++k) row[k] = 0;
   const int32_t pixels = oh * ow;
@@ -173,15 +175,14 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
         npukit_s8_word_t* out1 = (npukit_s8_word_t*)o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw;
         for (int32_t c = 0, at = 0; c < n; ++c, at += o.sc) out0[at] = block[c][0], out1[at] = block[c][1];
       } else if (o.add_small) {
-        const int32_t ys[2] = {y0, y1}, xs[2] = {x0, x1};
-        for (int32_t j = 0; j < count; ++j) {
-          const int32_t* rq = requant + 3 * c0;
-          for (int32_t c = c0; c < c0 + n; ++c, rq += 3) {
-            const int32_t v = npukit_s8_clamp(npukit_s8_narrow(npukit_s8_scale(block[c - c0][j] * 2, rq[0], rq[1], rq[2],
-                                                                               o.zp)),
-                                              o.act_min, o.act_max);
-            o.out[c * o.sc + ys[j] * o.sh + xs[j] * o.sw] = (uint8_t)npukit_s8_add_small(&o, v, c, ys[j], xs[j]);
-          }
+        const int32_t* table = add_table.conv + 128;
+        npukit_s8_add_channels(&o, table, &block[0][0], 2, n, requant + 3 * c0,
+                               o.residual + c0 * o.add.res_sc + y0 * o.add.res_sh + x0 * o.add.res_sw,
+                               o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw);
+        if (count == 2) {
+          npukit_s8_add_channels(&o, table, &block[0][1], 2, n, requant + 3 * c0,
+                                 o.residual + c0 * o.add.res_sc + y1 * o.add.res_sh + x1 * o.add.res_sw,
+                                 o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw);
         }
       } else {
         for (int32_t c = 0; c < n; ++c) {

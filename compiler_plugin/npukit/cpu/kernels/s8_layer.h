@@ -86,6 +86,16 @@ enum npukit_s8_word {
   // weight_sum[OUT_C]: the sum of each output channel's weights (the x86
   // kernels fold the input zero point into the bias with it).
   NPUKIT_S8_W_WEIGHT_SUM_AT,
+  // An ADD whose residual is another layer's int32 accumulators (RES_* then
+  // address them), given that layer's output stage: its tables bias[OUT_C]
+  // (the zero-point correction folded in), multiplier[OUT_C], shift[OUT_C],
+  // and its activation range; the int8 zero point is ADD_RES_ZP. RES_BIAS_AT
+  // is 0 when the residual is an int8 tensor.
+  NPUKIT_S8_W_RES_BIAS_AT,
+  NPUKIT_S8_W_RES_MULTIPLIER_AT,
+  NPUKIT_S8_W_RES_SHIFT_AT,
+  NPUKIT_S8_W_RES_ACT_MIN,
+  NPUKIT_S8_W_RES_ACT_MAX,
   NPUKIT_S8_W_COUNT
 };
 
@@ -94,7 +104,9 @@ enum npukit_s8_word {
 #define NPUKIT_S8_MAX_K 2048
 
 // One layer: `params` is the block above; the tensors are at the offsets it
-// gives from these binding base addresses (`residual` only for OUT_ADD).
+// gives from these binding base addresses (`residual` only for OUT_ADD). A
+// residual of int32 accumulators is first requantized into the output
+// tensor, which the ADD then reads element by element before overwriting it.
 // Addresses are passed as integers of the target's pointer width.
 void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual);
 

@@ -57,7 +57,8 @@ typedef struct {
   // accumulator provably below 2^30: the small-accumulator arithmetic below
   // applies (npukit_s8_scale, npukit_s8_requantize_pairs / _rows).
   int32_t small;
-  // The same for an int8 ADD (NPUKIT_S8_OUT_ADD): npukit_s8_add_small.
+  // The same for an int8 ADD (NPUKIT_S8_OUT_ADD) with TFLite's left shift of
+  // 20: npukit_s8_add_channels.
   int32_t add_small;
   int32_t once;
   npukit_s8_add_t add;
@@ -71,7 +72,11 @@ static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t outpu
   o.shift = p + p[NPUKIT_S8_W_SHIFT_AT];
   o.mode = p[NPUKIT_S8_W_OUTPUT];
   o.out = (uint8_t*)output + p[NPUKIT_S8_W_OUT_OFFSET];
-  o.residual = o.mode == NPUKIT_S8_OUT_ADD ? (const uint8_t*)residual + p[NPUKIT_S8_W_RES_OFFSET] : (const uint8_t*)0;
+  // A residual of int32 accumulators is in the output tensor by now, as int8 (npukit_s8_residual_int8).
+  const int32_t in_output = p[NPUKIT_S8_W_RES_BIAS_AT] != 0;
+  o.residual = o.mode != NPUKIT_S8_OUT_ADD ? (const uint8_t*)0
+               : in_output                 ? o.out
+                                           : (const uint8_t*)residual + p[NPUKIT_S8_W_RES_OFFSET];
   o.sc = p[NPUKIT_S8_W_OUT_SC], o.sh = p[NPUKIT_S8_W_OUT_SH], o.sw = p[NPUKIT_S8_W_OUT_SW];
   o.zp = p[NPUKIT_S8_W_OUT_ZP], o.act_min = p[NPUKIT_S8_W_ACT_MIN], o.act_max = p[NPUKIT_S8_W_ACT_MAX];
   o.once = p[NPUKIT_S8_W_KIND] == NPUKIT_S8_FULLY_CONNECTED;
@@ -102,7 +107,9 @@ static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t outpu
       .res_mult = p[NPUKIT_S8_W_ADD_RES_MULT], .res_shift = p[NPUKIT_S8_W_ADD_RES_SHIFT],
       .out_mult = p[NPUKIT_S8_W_ADD_OUT_MULT], .out_shift = p[NPUKIT_S8_W_ADD_OUT_SHIFT],
       .out_zp = p[NPUKIT_S8_W_ADD_OUT_ZP], .act_min = p[NPUKIT_S8_W_ADD_ACT_MIN], .act_max = p[NPUKIT_S8_W_ADD_ACT_MAX],
-      .res_sc = p[NPUKIT_S8_W_RES_SC], .res_sh = p[NPUKIT_S8_W_RES_SH], .res_sw = p[NPUKIT_S8_W_RES_SW],
+      .res_sc = in_output ? o.sc : p[NPUKIT_S8_W_RES_SC],
+      .res_sh = in_output ? o.sh : p[NPUKIT_S8_W_RES_SH],
+      .res_sw = in_output ? o.sw : p[NPUKIT_S8_W_RES_SW],
   };
   o.add = add;
   o.add_small = small && o.mode == NPUKIT_S8_OUT_ADD && add.left_shift == 20;
@@ -233,17 +240,56 @@ static inline int32_t npukit_s8_residual(const npukit_s8_output_t* o, int32_t c,
   return (int8_t)o->residual[c * o->add.res_sc + y * o->add.res_sh + x * o->add.res_sw];
 }
 
-// TFLite's ADD of this layer's int8 output `v` (already clamped) and the
-// residual's value at (c, y, x), on the add_small path.
-static inline int8_t npukit_s8_add_small(const npukit_s8_output_t* o, int32_t v, int32_t c, int32_t y, int32_t x) {
+// TFLite's ADD scales each int8 operand on its own before adding them, so
+// each operand's scaled value is a function of one int8: the layer's 2 x 256
+// of them are tabulated once per call (exact TFLite arithmetic).
+typedef struct {
+  int32_t conv[256], res[256];  // indexed by the int8 value + 128
+} npukit_s8_add_table_t;
+
+static inline void npukit_s8_add_table(const npukit_s8_add_t* k, npukit_s8_add_table_t* t) {
+  for (int32_t v = -128; v < 128; ++v) {
+    t->conv[v + 128] = mynpu_requantize((v - k->conv_zp) * (1 << k->left_shift), k->conv_mult, k->conv_shift);
+    t->res[v + 128] = mynpu_requantize((v - k->res_zp) * (1 << k->left_shift), k->res_mult, k->res_shift);
+  }
+}
+
+static inline __attribute__((always_inline)) void npukit_s8_add_loop(const npukit_s8_output_t* o,
+                                                                     const int32_t* table, const int32_t* acc,
+                                                                     int32_t stride, int32_t n,
+                                                                     const int32_t* requant, const uint8_t* res,
+                                                                     uint8_t* out, int32_t full) {
   const npukit_s8_add_t* k = &o->add;
-  const int32_t r = npukit_s8_residual(o, c, y, x);
-  const int32_t a = npukit_s8_rdbpot_small0(npukit_s8_rdhm_doubled((v - k->conv_zp) * (1 << 21), k->conv_mult),
-                                            -k->conv_shift);
-  const int32_t b = npukit_s8_rdbpot_small0(npukit_s8_rdhm_doubled((r - k->res_zp) * (1 << 21), k->res_mult),
-                                            -k->res_shift);
-  const int32_t sum = npukit_s8_rdbpot_small0(npukit_s8_rdhm_doubled((a + b) * 2, k->out_mult), -k->out_shift);
-  return (int8_t)npukit_s8_clamp(npukit_s8_narrow(sum + k->out_zp), k->act_min, k->act_max);
+  const int32_t zp = o->zp, act_min = o->act_min, act_max = o->act_max, res_sc = k->res_sc, out_sc = o->sc;
+  const int32_t out_mult = k->out_mult, out_e = -k->out_shift, out_half = out_e ? 1 << (out_e - 1) : 0;
+  const int32_t lo = k->act_min, hi = k->act_max, out_zp = k->out_zp;
+  for (const int32_t* end = acc + n * stride; acc != end; acc += stride, requant += 3, res += res_sc,
+                     out += out_sc) {
+    const int32_t v = npukit_s8_output_small(*acc * 2, requant[0], requant[1], requant[2], zp, act_min, act_max,
+                                             full);
+    const int32_t sum2 = (table[v] + table[256 + (int8_t)*res]) * 2;
+    // out_e = 0 gives out_half = 0 and a shift by 0: the rounding divide's identity.
+    const int32_t r = npukit_s8_rdbpot_half(npukit_s8_rdhm_doubled(sum2, out_mult), out_e, out_half);
+    *out = (uint8_t)npukit_s8_clamp(npukit_s8_narrow(r + out_zp), lo, hi);
+  }
+}
+
+// One output pixel's `n` consecutive channels on the add_small path:
+// accumulators acc[0], acc[stride], ..., the channels' REQUANT entries, the
+// residual from `res` every res_sc bytes, stored at `out` every sc bytes;
+// `table` is npukit_s8_add_table's conv then res, each + 128. The operands'
+// scaled sum is below 2^29 (add_small), so the output's scaling takes the
+// small form.
+static __attribute__((noinline, unused)) void npukit_s8_add_channels(const npukit_s8_output_t* o,
+                                                                    const int32_t* table, const int32_t* acc,
+                                                                    int32_t stride, int32_t n,
+                                                                    const int32_t* requant, const uint8_t* res,
+                                                                    uint8_t* out) {
+  if (npukit_s8_full_range(o->act_min, o->act_max)) {
+    npukit_s8_add_loop(o, table, acc, stride, n, requant, res, out, 1);
+  } else {
+    npukit_s8_add_loop(o, table, acc, stride, n, requant, res, out, 0);
+  }
 }
 
 static void npukit_s8_store_general(const npukit_s8_output_t* o, int32_t acc, int32_t c, int32_t at, int32_t y,
