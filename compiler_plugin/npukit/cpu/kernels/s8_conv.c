@@ -100,24 +100,37 @@ void npukit_s8_dot_pairs_dsp(const int16_t* columns, const int8_t* weights, int3
                              int32_t pairs, int32_t* out);
 #define dot_pairs npukit_s8_dot_pairs_dsp
 #else
-// For each of `pairs` channel pairs: out[2c + i][j] = bias[2c + i] + column
-// j . weights of channel 2c + i, over k_padded.
+// One channel pair or two (`quad`) against both columns: out[2c + i][j] =
+// bias[2c + i] + column j . weights of channel 2c + i, over k_padded. Two
+// pairs at a time load each column value once for four channels.
+static inline __attribute__((always_inline)) void dot_block(const int16_t* columns, const int8_t* weights,
+                                                            int32_t k_padded, const int32_t* bias, int32_t* out,
+                                                            int32_t quad) {
+  const int8_t* other = weights + 2 * k_padded;  // the second pair's weights
+  int32_t a00 = bias[0], a01 = bias[0], a10 = bias[1], a11 = bias[1];
+  int32_t b00 = quad ? bias[2] : 0, b01 = b00, b10 = quad ? bias[3] : 0, b11 = b10;
+  for (int32_t g = 0; g < k_padded; g += 4) {
+    const int16_t* c = columns + 2 * g;
+    const int8_t* w = weights + 2 * g;
+    const int8_t* v = other + 2 * g;
+    for (int32_t r = 0; r < 4; ++r) {
+      const int32_t c0 = c[r], c1 = c[4 + r];
+      a00 += c0 * w[r], a01 += c1 * w[r], a10 += c0 * w[4 + r], a11 += c1 * w[4 + r];
+      if (quad) b00 += c0 * v[r], b01 += c1 * v[r], b10 += c0 * v[4 + r], b11 += c1 * v[4 + r];
+    }
+  }
+  out[0] = a00, out[1] = a01, out[2] = a10, out[3] = a11;
+  if (quad) out[4] = b00, out[5] = b01, out[6] = b10, out[7] = b11;
+}
+
+// For each of `pairs` channel pairs, the 2x2 block of dot products.
 static void dot_pairs(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
                       int32_t pairs, int32_t* out) {
-  for (int32_t q = 0; q < pairs; ++q, weights += 2 * k_padded, bias += 2, out += 4) {
-    int32_t a00 = bias[0], a01 = bias[0], a10 = bias[1], a11 = bias[1];
-    for (int32_t g = 0; g < k_padded; g += 4) {
-      const int16_t* c = columns + 2 * g;
-      const int8_t* w = weights + 2 * g;
-      for (int32_t r = 0; r < 4; ++r) {
-        a00 += c[r] * w[r];
-        a01 += c[4 + r] * w[r];
-        a10 += c[r] * w[4 + r];
-        a11 += c[4 + r] * w[4 + r];
-      }
-    }
-    out[0] = a00, out[1] = a01, out[2] = a10, out[3] = a11;
+  int32_t q = 0;
+  for (; q + 2 <= pairs; q += 2, weights += 4 * k_padded, bias += 4, out += 8) {
+    dot_block(columns, weights, k_padded, bias, out, 1);
   }
+  if (q < pairs) dot_block(columns, weights, k_padded, bias, out, 0);
 }
 #endif
 
