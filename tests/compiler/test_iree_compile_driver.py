@@ -115,6 +115,31 @@ def test_mynpu_vmfb_runs_on_the_stock_runtime_with_the_cpu_result(tmp_path, kws_
     assert summary["npu_mac_share"] >= 0.95 and summary["total_cycles"] > 0
 
 
+def test_tuned_cpu_pipeline_flag(tmp_path, kws_mlir, shared_models):
+    """--npukit-cpu-pipeline=tuned: the int8 layers call npukit's kernels
+    (linked into the .vmfb's executables), which give TFLite's reference
+    kernels' results on the stock runtime; without a preset to build the
+    kernels for, the driver says what to add."""
+    import iree.runtime as ireert
+    import numpy as np
+    from support.oracles import TFLiteReference
+
+    out = tmp_path / "tuned.vmfb"
+    proc = _run([IREE_COMPILE, "--iree-hal-target-backends=llvm-cpu", "--npukit-cpu-pipeline=tuned", kws_mlir,
+                 "-o", out])
+    assert proc.returncode == 0, proc.stderr
+    assert b"npukit_s8_layer" in out.read_bytes()
+    module = ireert.load_vm_flatbuffer_file(str(out), driver="local-sync")
+    tflite = TFLiteReference(shared_models / "kws_int8.tflite", kernels="reference")
+    for seed in range(4):
+        x = np.random.default_rng(seed).integers(-128, 128, (1, 49, 10, 1), dtype=np.int8)
+        np.testing.assert_array_equal(np.asarray(module["tf2onnx"](x)), tflite(x))
+    proc = _run([IREE_COMPILE, "--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-triple=armv7m-none-eabi",
+                 "--npukit-cpu-pipeline=tuned", kws_mlir, "-o", tmp_path / "x.vmfb"])
+    assert proc.returncode == 1 and "add --npukit-target=PRESET" in proc.stderr
+    assert not (tmp_path / "x.vmfb").exists()
+
+
 def test_mynpu_flags_are_checked(tmp_path, kws_mlir):
     proc = _run([IREE_COMPILE, "--iree-hal-target-backends=mynpu", "--mynpu-pes=0", kws_mlir, "-o",
                  tmp_path / "x.vmfb"])

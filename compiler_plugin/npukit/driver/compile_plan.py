@@ -31,6 +31,8 @@ class CompilePlan:
 
     flags: list[str] = field(default_factory=list)
     environment: dict[str, str] = field(default_factory=dict)
+    # The CPU preset the flags target, where npukit chose or was told one.
+    preset: CpuPreset | None = None
 
 
 def flag_name(flag: str) -> str:
@@ -100,9 +102,9 @@ def plan_for_command_line(cl: CommandLine) -> CompilePlan:
     preset: CpuPreset | None = None
     if "npukit-target" in cl.npukit:
         preset = Target.parse(cl.npukit["npukit-target"]).cpu
-    elif cl.npu is not None and not given.intersection(_CPU_TARGET_FLAGS):
+    elif (cl.npu is not None or "npukit-cpu-pipeline" in cl.npukit) and not given.intersection(_CPU_TARGET_FLAGS):
         preset = get_preset("host")
-    plan = CompilePlan(flags=flags)
+    plan = CompilePlan(flags=flags, preset=preset)
     if preset is not None:
         plan.flags.extend(cpu_flags(preset, given))
         if uses_embedded_linker(preset) and _links_embedded(flags) and (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from npukit.driver.command_line import NPUKIT_FLAGS, CommandLine, parse_command_line
 from npukit.driver.stock_tools import stock_tool
@@ -52,6 +53,35 @@ def _print_help(argv: list[str]) -> int:
     return rc
 
 
+def _tuned_cpu(cl: CommandLine, plan):
+    """(the layer kernel calls, the static library to merge the kernels into
+    afterwards) for --npukit-cpu-pipeline=tuned; (None, None) for stock."""
+    from npukit.driver.compile_plan import flag_name
+    from npukit.targets.cpu_pipeline import DEFAULT_CPU_PIPELINE, CpuPipeline
+
+    pipeline = CpuPipeline.parse(cl.npukit.get("npukit-cpu-pipeline", DEFAULT_CPU_PIPELINE.value))
+    if pipeline is not CpuPipeline.TUNED:
+        return None, None
+    if plan.preset is None:
+        raise NpukitError("--npukit-cpu-pipeline=tuned builds npukit's kernels for a CPU preset, and the "
+                          "--iree-llvmcpu-target-* flags do not name one: add --npukit-target=PRESET")
+    from npukit.cpu.layer_kernels import kernel_link_objects
+    from npukit.passes.layer_kernel_calls import LayerKernelCalls
+
+    static = library = None
+    for f in plan.flags:
+        if flag_name(f) == "iree-llvmcpu-link-static":
+            static = "true" if "=" not in f else f.split("=", 1)[1]
+        if flag_name(f) == "iree-llvmcpu-static-library-output-path" and "=" in f:
+            library = f.split("=", 1)[1]
+    if static in ("true", "1"):
+        if library is None:
+            raise NpukitError("--iree-llvmcpu-link-static needs --iree-llvmcpu-static-library-output-path=FILE.o")
+        # IREE writes a static library as one object: the kernels are merged into it after the compile.
+        return LayerKernelCalls([]), library
+    return LayerKernelCalls(kernel_link_objects(plan.preset)), None
+
+
 def run_hosted(cl: CommandLine) -> int:
     from iree.compiler.api import Output, Session, Source
 
@@ -76,6 +106,7 @@ def run_hosted(cl: CommandLine) -> int:
         raise NpukitError(f"unknown --output-format={output_format}; use vm-bytecode, vm-c or vm-asm")
 
     plan = plan_for_command_line(cl)
+    kernels, static_library = _tuned_cpu(cl, plan)
     mynpu = None
     if cl.npu is not None:
         from npukit.mynpu.options import MynpuOptions
@@ -100,7 +131,7 @@ def run_hosted(cl: CommandLine) -> int:
 
     pipeline = PhasedPipeline(
         session,
-        hooks=passes_for(plan.flags, output_format, mynpu),
+        hooks=passes_for(plan.flags, output_format, mynpu, kernels),
         verify_ir=cl.tool.get("verify", "true") not in ("false", "0"),
         dump_phases_to=cl.tool.get("dump-compilation-phases-to"),
     )
@@ -131,6 +162,10 @@ def run_hosted(cl: CommandLine) -> int:
         return 1
     output.keep()
     output.close()
+    if static_library is not None and compile_to == "end":
+        from npukit.cpu.static_library_link import link_kernels_into
+
+        link_kernels_into(Path(static_library), plan.preset)
     if mynpu is not None and mynpu.report is not None:
         from npukit.compile_model import publish_mynpu_report
 
