@@ -175,11 +175,22 @@ def compile(
             environment=plan.environment,
             read_signatures=imported.entry_points is None,
             mynpu=mynpu.to_json() if mynpu is not None else None,
-            tuned_cpu=_tuned_cpu(pipeline, tgt, mode),
         )
         say(f"compiling {imported.name} for {tgt.name} ({mode.value}, {model_em.value})")
+        fallback = None
         try:
-            result = _run_worker(job, work, say)
+            if pipeline is CpuPipeline.TUNED:
+                try:
+                    job.tuned_cpu = _tuned_cpu(pipeline, tgt, mode)
+                    result = _run_worker(job, work, say)
+                except NpukitError as e:
+                    # The safer configuration: IREE's own CPU code for every dispatch.
+                    fallback = (f"the tuned CPU pipeline failed ({str(e).splitlines()[0]}); compiled with the "
+                                "stock pipeline instead")
+                    say(fallback)
+                    pipeline, job.tuned_cpu = CpuPipeline.STOCK, None
+            if pipeline is CpuPipeline.STOCK:
+                result = _run_worker(job, work, say)
         except CompileError as e:
             raise _explain_failure(e, imported) from None
 
@@ -214,7 +225,7 @@ def compile(
         work.rmdir()
 
         entry_points = imported.entry_points or [EntryPoint.from_json(e) for e in result.entry_points]
-        notes = list(imported.notes)
+        notes = list(imported.notes) + ([fallback] if fallback else [])
         if mode.is_vm_c and entry_points:
             from npukit.codegen.model_wrapper import write_model_wrapper
 

@@ -81,3 +81,33 @@ def test_parameter_block_layout_is_read_from_the_header():
 def test_unknown_pipeline_is_refused():
     with pytest.raises(TargetError, match="unknown CPU pipeline 'fast'; choose one of: stock, tuned"):
         CpuPipeline.parse("fast")
+
+
+@pytest.mark.parametrize("where", ["kernel archive", "compile"])
+def test_a_failing_tuned_compile_falls_back_to_stock(where, shared_models, tmp_path, monkeypatch):
+    """When the kernels cannot be built or the tuned compile fails, the model
+    is compiled with the stock pipeline, and the manifest says so and why."""
+    import npukit.compile_model as compile_model
+    import npukit.cpu.layer_kernels as layer_kernels
+    from npukit.errors import CompileError, ToolchainError
+
+    if where == "kernel archive":
+        def broken(preset):
+            raise ToolchainError("gcc: not found")
+        monkeypatch.setattr(layer_kernels, "kernel_link_objects", broken)
+    else:
+        real = compile_model._run_worker
+
+        def run(job, work, say):
+            if job.tuned_cpu is not None:
+                raise CompileError("a pass failed")
+            return real(job, work, say)
+        monkeypatch.setattr(compile_model, "_run_worker", run)
+    messages = []
+    result = npukit.compile(shared_models / "kws_int8.onnx", out_dir=tmp_path / "out", cpu_pipeline="tuned",
+                            progress=messages.append)
+    assert result.manifest["cpu_pipeline"] == "stock" and result.manifest["cpu_kernels"] is None
+    reason = "gcc: not found" if where == "kernel archive" else "a pass failed"
+    note = f"the tuned CPU pipeline failed ({reason}); compiled with the stock pipeline instead"
+    assert note in result.manifest["warnings"] and note in messages
+    assert not list((tmp_path / "out").glob(".work*"))
