@@ -76,12 +76,21 @@ def embedded_linker(preset: CpuPreset) -> CompilePlan:
     )
 
 
-def _links_embedded(flags: list[str]) -> bool:
+def links_static(flags: list[str]) -> bool:
+    """Whether the flags ask for a static library (--iree-llvmcpu-link-static)."""
     static = _flag_value(flags, "iree-llvmcpu-link-static")
-    embedded = _flag_value(flags, "iree-llvmcpu-link-embedded")
     if any(flag_name(f) == "iree-llvmcpu-link-static" and "=" not in f for f in flags):
         static = "true"
-    return static not in ("true", "1") and embedded not in ("false", "0")
+    return static in ("true", "1")
+
+
+def static_library_path(flags: list[str]) -> str | None:
+    return _flag_value(flags, "iree-llvmcpu-static-library-output-path")
+
+
+def _links_embedded(flags: list[str]) -> bool:
+    embedded = _flag_value(flags, "iree-llvmcpu-link-embedded")
+    return not links_static(flags) and embedded not in ("false", "0")
 
 
 def plan_for_command_line(cl: CommandLine) -> CompilePlan:

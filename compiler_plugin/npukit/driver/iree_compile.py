@@ -56,7 +56,7 @@ def _print_help(argv: list[str]) -> int:
 def _tuned_cpu(cl: CommandLine, plan):
     """(the layer kernel calls, the static library to merge the kernels into
     afterwards) for --npukit-cpu-pipeline=tuned; (None, None) for stock."""
-    from npukit.driver.compile_plan import flag_name
+    from npukit.driver.compile_plan import links_static, static_library_path
     from npukit.targets.cpu_pipeline import DEFAULT_CPU_PIPELINE, CpuPipeline
 
     pipeline = CpuPipeline.parse(cl.npukit.get("npukit-cpu-pipeline", DEFAULT_CPU_PIPELINE.value))
@@ -68,13 +68,8 @@ def _tuned_cpu(cl: CommandLine, plan):
     from npukit.cpu.layer_kernels import kernel_link_objects
     from npukit.passes.layer_kernel_calls import LayerKernelCalls
 
-    static = library = None
-    for f in plan.flags:
-        if flag_name(f) == "iree-llvmcpu-link-static":
-            static = "true" if "=" not in f else f.split("=", 1)[1]
-        if flag_name(f) == "iree-llvmcpu-static-library-output-path" and "=" in f:
-            library = f.split("=", 1)[1]
-    if static in ("true", "1"):
+    if links_static(plan.flags):
+        library = static_library_path(plan.flags)
         if library is None:
             raise NpukitError("--iree-llvmcpu-link-static needs --iree-llvmcpu-static-library-output-path=FILE.o")
         # IREE writes a static library as one object: the kernels are merged into it after the compile.
