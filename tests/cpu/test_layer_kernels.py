@@ -95,6 +95,8 @@ class Case:
     left_shift_channels: bool = False  # some channels with multipliers above 1 (left shifts)
     in_zp: int = -5
     relu: bool = True
+    # The ADD's multipliers of the layer's output, the residual and the sum (mode add*).
+    add_multipliers: tuple = ((1518500250, -1), (1288490189, 0), (1431655765, -17))
 
     @property
     def out_hw(self) -> tuple[int, int]:
@@ -222,8 +224,8 @@ def run_case(build, case: Case, rng, adjust=None) -> None:
         fused = ResidualAccumulators(res_bias, _multipliers(rng, res_acc, case), -3, 100)
     if case.mode.startswith("add"):
         add = ElementwiseAdd(residual=residual, residual_zp=-3, conv_zp=out_zp,
-                             input_multiplier=(1518500250, -1), residual_multiplier=(1288490189, 0),
-                             output_multiplier=(1431655765, -17), output_zp=-2, act_min=-128, act_max=127,
+                             input_multiplier=case.add_multipliers[0], residual_multiplier=case.add_multipliers[1],
+                             output_multiplier=case.add_multipliers[2], output_zp=-2, act_min=-128, act_max=127,
                              accumulators=fused if case.mode == "add_accumulators" else None)
     spec = LayerSpec(kind=case.kind, ifm=ifm, ofm=ofm, ifm_chw=chw_in, ofm_chw=chw_out, kernel=case.kernel,
                      stride=case.stride, dilation=case.dilation, weights=weights, bias=bias,
@@ -336,6 +338,9 @@ CASES = {
     "depthwise stride (2, 1)": Case(kind="depthwise", in_c=6, in_hw=(13, 9), out_c=6, stride=(2, 1)),
     "depthwise stride 2": Case(kind="depthwise", in_c=6, in_hw=(13, 9), out_c=6, stride=(2, 2)),
     "depthwise one row": Case(kind="depthwise", in_c=3, in_hw=(3, 21), out_c=3),
+    "add whose sum is scaled with a shift of 0": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False,
+                                                      add_multipliers=((1518500250, -25), (1288490189, -25),
+                                                                       (1431655765, 0))),
     "depthwise + add": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7, mode="add", relu=False),
     "depthwise + add of int32 accumulators": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7,
                                                   mode="add_accumulators"),

@@ -140,10 +140,11 @@ static inline int32_t npukit_s8_rdhm_doubled(int32_t a2, int32_t b) {
 // `half` is 2^(e-1), given where it is precomputed.
 static inline int32_t npukit_s8_rdbpot_half(int32_t x, int32_t e, int32_t half) { return (x + half + (x >> 31)) >> e; }
 
-static inline int32_t npukit_s8_rdbpot_small(int32_t x, int32_t e) { return npukit_s8_rdbpot_half(x, e, 1 << (e - 1)); }
-
-// The same for 0 <= e <= 31 (TFLite's ADD scales one operand by exactly 1/2: e = 0).
-static inline int32_t npukit_s8_rdbpot_small0(int32_t x, int32_t e) { return e ? npukit_s8_rdbpot_small(x, e) : x; }
+// The same for 0 <= e <= 31: e = 0 divides by 1 (the form above would not:
+// it subtracts one from negative x).
+static inline int32_t npukit_s8_rdbpot_half0(int32_t x, int32_t e, int32_t half) {
+  return e ? npukit_s8_rdbpot_half(x, e, half) : x;
+}
 
 // The small path's arithmetic on a doubled accumulator, for a channel's
 // REQUANT table entry {multiplier, e, 2^(e - 1)}: requantized plus the zero
@@ -268,8 +269,7 @@ static inline __attribute__((always_inline)) void npukit_s8_add_loop(const npuki
     const int32_t v = npukit_s8_output_small(*acc * 2, requant[0], requant[1], requant[2], zp, act_min, act_max,
                                              full);
     const int32_t sum2 = (table[v] + table[256 + (int8_t)*res]) * 2;
-    // out_e = 0 gives out_half = 0 and a shift by 0: the rounding divide's identity.
-    const int32_t r = npukit_s8_rdbpot_half(npukit_s8_rdhm_doubled(sum2, out_mult), out_e, out_half);
+    const int32_t r = npukit_s8_rdbpot_half0(npukit_s8_rdhm_doubled(sum2, out_mult), out_e, out_half);
     *out = (uint8_t)npukit_s8_clamp(npukit_s8_narrow(r + out_zp), lo, hi);
   }
 }
