@@ -131,27 +131,27 @@ def layer_block(spec: LayerSpec) -> bytes:
             ADD_RES_MULT=a.residual_multiplier[0], ADD_RES_SHIFT=a.residual_multiplier[1],
             ADD_OUT_MULT=a.output_multiplier[0], ADD_OUT_SHIFT=a.output_multiplier[1],
             ADD_OUT_ZP=a.output_zp, ADD_ACT_MIN=a.act_min, ADD_ACT_MAX=a.act_max)
-    count = WORDS["COUNT"]
     multipliers = spec.multipliers or [(0, 0)] * channels
     requant = [(m, -s, 1 << (-s - 1)) if -31 <= s <= -1 else (0, 0, 0) for m, s in multipliers]
-    tables = [np.asarray(spec.bias, np.int64), [m for m, _ in multipliers], [s for _, s in multipliers],
-              np.asarray(requant, np.int64).reshape(-1), _weight_sums(spec)]
-    put(BIAS_AT=count, MULTIPLIER_AT=count + channels, SHIFT_AT=count + 2 * channels,
-        REQUANT_AT=count + 3 * channels, WEIGHT_SUM_AT=count + 6 * channels)
+    tables = {"BIAS_AT": np.asarray(spec.bias, np.int64), "MULTIPLIER_AT": [m for m, _ in multipliers],
+              "SHIFT_AT": [s for _, s in multipliers], "REQUANT_AT": np.asarray(requant, np.int64).reshape(-1),
+              "WEIGHT_SUM_AT": _weight_sums(spec)}
     fused = spec.add.accumulators if spec.add is not None else None
     if fused is not None:  # the residual layer's output stage
-        put(RES_BIAS_AT=count + 7 * channels, RES_MULTIPLIER_AT=count + 8 * channels,
-            RES_SHIFT_AT=count + 9 * channels, RES_ACT_MIN=fused.act_min, RES_ACT_MAX=fused.act_max)
-        tables += [np.asarray(fused.bias, np.int64), [m for m, _ in fused.multipliers],
-                   [s for _, s in fused.multipliers]]
-    size = count + sum(len(t) for t in tables)
-    weights_at = (4 * size + 7) // 8 * 8
-    put(WEIGHTS_AT=weights_at)
-    tables = np.concatenate([words, *tables])
-    if (tables < -2**31).any() or (tables >= 2**31).any():
+        put(RES_ACT_MIN=fused.act_min, RES_ACT_MAX=fused.act_max)
+        tables.update(RES_BIAS_AT=np.asarray(fused.bias, np.int64),
+                      RES_MULTIPLIER_AT=[m for m, _ in fused.multipliers],
+                      RES_SHIFT_AT=[s for _, s in fused.multipliers])
+    at = WORDS["COUNT"]  # the tables follow the words, one after another
+    for name, table in tables.items():
+        put(**{name: at})
+        at += len(table)
+    put(WEIGHTS_AT=(4 * at + 7) // 8 * 8)
+    head_words = np.concatenate([words, *tables.values()])
+    if (head_words < -2**31).any() or (head_words >= 2**31).any():
         raise KernelUnsupported("a parameter outside int32")
-    head = tables.astype("<i4").tobytes()
-    return head + bytes(weights_at - len(head)) + _packed_weights(spec).tobytes()
+    head = head_words.astype("<i4").tobytes()
+    return head + bytes(int(words[WORDS["WEIGHTS_AT"]]) - len(head)) + _packed_weights(spec).tobytes()
 
 
 # The flags that make code linkable into an embedded ELF (no libc, no TLS, no

@@ -259,7 +259,8 @@ class ResidualAdd:
     residual_requantized: RequantizedContraction | None = None
 
 
-def _accumulates(match: RequantizedContraction, arg: int) -> bool:
+def accumulates(match: RequantizedContraction, arg: int) -> bool:
+    """Whether ``match`` requantizes block argument ``arg``'s accumulators."""
     acc = match.accumulator.accumulator
     return acc.op == "arg" and acc.value == arg
 
@@ -276,7 +277,7 @@ def match_residual_add(node: Node, contraction_arg: int) -> ResidualAdd | None:
         if first is None or second is None:
             continue
         contraction = match_requantized(first.source)
-        if contraction is None or not _accumulates(contraction, contraction_arg):
+        if contraction is None or not accumulates(contraction, contraction_arg):
             continue
         if second.source.op == "arg":
             return ResidualAdd(contraction, first.scales[0], first.zero_point, second, activation, quantize)

@@ -52,8 +52,8 @@ class ResidualAccumulators:
     output stage of that layer here (IREE fused it into the dispatch): its
     int8 value is TFLite's requantization of accumulator + ``bias`` (the
     layer's integer bias minus its input zero-point correction) with the
-    per-channel ``multipliers``, + ``zero_point`` (the ADD's residual zero
-    point), clamped to [act_min, act_max]."""
+    per-channel ``multipliers``, plus the ADD's residual zero point, clamped
+    to [act_min, act_max]."""
 
     bias: np.ndarray  # int32 [OC]
     multipliers: list[tuple[int, int]]
@@ -357,7 +357,7 @@ def _requantization(match: ep.RequantizedContraction, inputs: _Inputs, weights: 
                     channels: int) -> tuple[np.ndarray, list[tuple[int, int]], int]:
     """(int32 biases, multipliers, input zero point) of a matched epilogue."""
     acc = match.accumulator
-    if acc.accumulator.op != "arg" or acc.accumulator.value != inputs.contraction_arg:
+    if not ep.accumulates(match, inputs.contraction_arg):
         raise NotSupported("the epilogue does not requantize the contraction's accumulator")
     scale, bias = _scale_and_bias(acc, inputs, channels)
     sums = weights.reshape(channels, -1).astype(np.int64).sum(axis=1) if kind != "depthwise" else \
