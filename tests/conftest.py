@@ -14,6 +14,10 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from support.models import MLPERF_MODELS, models_dir  # noqa: E402
 
+# Tuned compiles read the tuning database: the tests see none unless they
+# write one (a user's own results must not change what the tests compile).
+os.environ["NPUKIT_TUNING_DB"] = str(Path(os.environ.get("TMPDIR", "/tmp")) / f"npukit-tests-no-tuning-{os.getpid()}.json")
+
 
 @pytest.fixture(scope="session")
 def shared_models() -> Path:

@@ -20,6 +20,7 @@ from npukit.targets.output_modes import ExecutionModel, OutputMode
 from npukit.targets.target_spec import Target
 
 if TYPE_CHECKING:
+    from npukit.cpu.kernel_choice import KernelChoice
     from npukit.mynpu.options import MynpuOptions
 
 Progress = Callable[[str], None]
@@ -88,12 +89,15 @@ def _explain_failure(error: CompileError, imported: ImportedModel) -> CompileErr
     return CompileError(message, error.diagnostics)
 
 
-def _tuned_cpu(pipeline: CpuPipeline, target: Target, mode: OutputMode) -> dict | None:
-    if pipeline is not CpuPipeline.TUNED:
-        return None
+def _tuned_cpu(target: Target, mode: OutputMode, tuning_db, kernel_choices) -> dict:
+    from npukit.cpu.kernel_choice import tuned_cpu_job
     from npukit.cpu.layer_kernels import kernel_link_objects
+    from npukit.cpu.tuning_database import TuningDatabase
 
-    return {"objects": [] if mode is OutputMode.STATIC else [str(p) for p in kernel_link_objects(target.cpu)]}
+    chosen = TuningDatabase(tuning_db).choices(target.cpu)
+    chosen.update(kernel_choices or {})
+    objects = [] if mode is OutputMode.STATIC else kernel_link_objects(target.cpu)
+    return tuned_cpu_job(target.cpu, objects, chosen)
 
 
 def compile(
@@ -108,6 +112,8 @@ def compile(
     progress: Progress | None = None,
     mynpu: "MynpuOptions | None" = None,
     cpu_pipeline: "str | CpuPipeline" = DEFAULT_CPU_PIPELINE,
+    tuning_db: "str | os.PathLike[str] | None" = None,
+    kernel_choices: "dict[str, KernelChoice] | None" = None,
 ) -> CompileResult:
     """Compiles ``model`` (.onnx, .tflite, .mlir, .mlirbc) for ``target``.
 
@@ -124,7 +130,11 @@ def compile(
     ``cpu_pipeline`` is ``tuned`` (quantized layers call npukit's int8
     kernels, TFLite's integer arithmetic throughout) or ``stock`` (IREE's own
     CPU code); the manifest's ``cpu_kernels`` says which dispatches the
-    kernels run and why the others do not.
+    kernels run, how, and why the others do not. How each layer runs comes
+    from the tuning database (``tuning_db``, default
+    npukit.cpu.tuning_database.default_path(); written by ``npukit tune``),
+    then ``kernel_choices`` (layer key -> npukit.cpu.kernel_choice.KernelChoice),
+    then the preset's default.
     """
     from npukit.driver.compile_job import CompileJob
     from npukit.driver.compile_plan import OutputPaths, plan_for_target
@@ -181,7 +191,7 @@ def compile(
         try:
             if pipeline is CpuPipeline.TUNED:
                 try:
-                    job.tuned_cpu = _tuned_cpu(pipeline, tgt, mode)
+                    job.tuned_cpu = _tuned_cpu(tgt, mode, tuning_db, kernel_choices)
                     result = _run_worker(job, work, say)
                 except NpukitError as e:
                     # The safer configuration: IREE's own CPU code for every dispatch.

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from npukit.cpu.kernel_choice import KernelChoice
 from npukit.cpu.layer_kernels import kernel_library, layer_block
 from npukit.mynpu.dispatch_ir import SystemTensor
 from npukit.mynpu.requantization import ADD_LEFT_SHIFT
@@ -178,9 +179,9 @@ def _multipliers(rng, acc: np.ndarray, case: Case) -> list[tuple[int, int]]:
     return result
 
 
-def run_case(build, case: Case, rng, adjust=None) -> None:
-    """Runs one layer and checks every byte of its output binding; `adjust`
-    may replace the drawn multipliers."""
+def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelChoice()) -> None:
+    """Runs one layer (the way `choice` says) and checks every byte of its
+    output binding; `adjust` may replace the drawn multipliers."""
     _, _, layer = build
     if case.kind == "fully_connected":
         case = replace(case, kernel=(1, 1))
@@ -257,7 +258,7 @@ def run_case(build, case: Case, rng, adjust=None) -> None:
     else:
         view.transpose(order)[:] = want
 
-    block = layer_block(spec)
+    block = layer_block(spec, choice)
     params = np.zeros(len(block) + 64, np.uint8)
     start = -params.ctypes.data % 64
     params[start: start + len(block)] = np.frombuffer(block, np.uint8)
@@ -354,6 +355,15 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_layer_equals_tflite_arithmetic(build, name, rng):
     run_case(build, CASES[name], rng)
+
+
+@pytest.mark.parametrize("conv_form", ["packed", "direct"])
+@pytest.mark.parametrize("name", ["3x3 16->16 + add", "3x3 16->32 stride 2", "3x3 64->64 int32 at 8x8",
+                                  "interleaved input, stride 2, dilation (1, 2)"])
+def test_conv_forms_equal_tflite_arithmetic(build, name, conv_form, rng):
+    """The x86 convolution's packed and direct forms, as tuning forces them
+    (the kernel keeps packed where direct cannot run)."""
+    run_case(build, CASES[name], rng, choice=KernelChoice(conv_form=conv_form))
 
 
 def test_extreme_multipliers_fall_back_exactly(build, rng):

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from npukit.cpu.archive_build import c_archive
+from npukit.cpu.kernel_choice import KernelChoice
 from npukit.mynpu.requantization import ADD_LEFT_SHIFT
 from npukit.mynpu.supported_operators import LayerSpec, TensorLayout
 from npukit.runtime.sources import runtime_source_root
@@ -72,7 +73,7 @@ def reduction_length(spec: LayerSpec) -> int:
     return (k + 3) // 4 * 4
 
 
-def _packed_weights(spec: LayerSpec) -> np.ndarray:
+def _packed_weights(spec: LayerSpec, choice: KernelChoice) -> np.ndarray:
     w = np.asarray(spec.weights, np.int8)
     if spec.kind == "depthwise":  # [KH][KW][C] -> [C][KH * KW]
         return np.ascontiguousarray(w.reshape(-1, w.shape[-1]).T)
@@ -82,7 +83,10 @@ def _packed_weights(spec: LayerSpec) -> np.ndarray:
     full = np.zeros(((oc + 1) // 2 * 2, kp), np.int8)
     full[:oc, :k] = w.reshape(oc, k)
     # [OC/2][2][K/4][4] -> [OC/2][K/4][2][4]: a channel pair's weights side by side per group of four.
-    return np.ascontiguousarray(full.reshape(-1, 2, kp // 4, 4).transpose(0, 2, 1, 3))
+    pairs = full.reshape(-1, 2, kp // 4, 4).transpose(0, 2, 1, 3)
+    if choice.weights == "int16":  # each group of four in the order (0, 2, 1, 3), little-endian halves
+        return np.ascontiguousarray(pairs[..., [0, 2, 1, 3]].astype("<i2"))
+    return np.ascontiguousarray(pairs)
 
 
 def _weight_sums(spec: LayerSpec) -> np.ndarray:
@@ -102,9 +106,12 @@ def check_supported(spec: LayerSpec) -> None:
         raise KernelUnsupported(f"a reduction of {reduction_length(spec)} values (the kernel takes {MAX_K})")
 
 
-def layer_block(spec: LayerSpec) -> bytes:
-    """The parameter block, tables and packed weights of one layer."""
+def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes:
+    """The parameter block, tables and packed weights of one layer, run the
+    way ``choice`` says (the caller has checked that its preset offers it)."""
     check_supported(spec)
+    if choice.weights == "int16" and spec.kind == "depthwise":
+        raise KernelUnsupported("int16 weights for a depthwise layer")
     channels = spec.ofm_chw[0]
     words = np.zeros(WORDS["COUNT"], np.int64)
 
@@ -124,6 +131,8 @@ def layer_block(spec: LayerSpec) -> bytes:
         put(**{f"{prefix}_OFFSET": a.offset, f"{prefix}_SC": a.sc, f"{prefix}_SH": a.sh, f"{prefix}_SW": a.sw})
     put(IN_ZP=spec.ifm_zp, OUT_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max,
         K_PADDED=reduction_length(spec))
+    put(WEIGHT_FORM=DEFINES[f"NPUKIT_S8_WEIGHTS_{choice.weights.upper()}"],
+        CONV_FORM=DEFINES[f"NPUKIT_S8_CONV_{choice.conv_form.upper()}"])
     if spec.add is not None:
         a = spec.add
         put(ADD_CONV_ZP=a.conv_zp, ADD_RES_ZP=a.residual_zp, ADD_LEFT_SHIFT=ADD_LEFT_SHIFT,
@@ -151,7 +160,7 @@ def layer_block(spec: LayerSpec) -> bytes:
     if (head_words < -2**31).any() or (head_words >= 2**31).any():
         raise KernelUnsupported("a parameter outside int32")
     head = head_words.astype("<i4").tobytes()
-    return head + bytes(int(words[WORDS["WEIGHTS_AT"]]) - len(head)) + _packed_weights(spec).tobytes()
+    return head + bytes(int(words[WORDS["WEIGHTS_AT"]]) - len(head)) + _packed_weights(spec, choice).tobytes()
 
 
 # The flags that make code linkable into an embedded ELF (no libc, no TLS, no

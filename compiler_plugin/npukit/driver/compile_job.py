@@ -34,8 +34,9 @@ class CompileJob:
     # MynpuOptions.to_json() when compiling for the mynpu NPU.
     mynpu: dict | None = None
     # The tuned CPU pipeline: {"objects": what executables link for the
-    # kernels, none when a static library is merged with them afterwards};
-    # None for stock.
+    # kernels, none when a static library is merged with them afterwards;
+    # "preset": the CPU preset's name; "choices": layer key -> KernelChoice
+    # JSON, from the tuning database or given}; None for stock.
     tuned_cpu: dict | None = None
 
     def to_json(self) -> dict:
@@ -56,7 +57,7 @@ class JobResult:
     entry_points: list[dict] = field(default_factory=list)
     dispatches: list[dict] = field(default_factory=list)
     mynpu_report: dict | None = None
-    # Tuned CPU pipeline: export -> {"operation": ...} or {"reason": ...}.
+    # Tuned CPU pipeline: export -> LayerKernelCalls.summary()'s entry.
     cpu_kernels: dict | None = None
 
     def to_json(self) -> dict:
@@ -105,9 +106,10 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         mynpu = MynpuTarget(MynpuOptions.from_json(job.mynpu), inline=is_inline_execution(job.flags))
     kernels = None
     if job.tuned_cpu is not None:
+        from npukit.cpu.kernel_choice import layer_choices
         from npukit.passes.layer_kernel_calls import LayerKernelCalls
 
-        kernels = LayerKernelCalls([Path(p) for p in job.tuned_cpu["objects"]])
+        kernels = LayerKernelCalls([Path(p) for p in job.tuned_cpu["objects"]], layer_choices(job.tuned_cpu))
     hooks = passes_for(job.flags, job.output_format, mynpu, kernels)
     hooks["start"].append(NameModule(job.module_name))
     hooks.setdefault("stream", []).insert(0, inventory)

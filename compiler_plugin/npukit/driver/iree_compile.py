@@ -65,16 +65,19 @@ def _tuned_cpu(cl: CommandLine, plan):
     if plan.preset is None:
         raise NpukitError("--npukit-cpu-pipeline=tuned builds npukit's kernels for a CPU preset, and the "
                           "--iree-llvmcpu-target-* flags do not name one: add --npukit-target=PRESET")
+    from npukit.cpu.kernel_choice import LayerChoices
     from npukit.cpu.layer_kernels import kernel_link_objects
+    from npukit.cpu.tuning_database import TuningDatabase
     from npukit.passes.layer_kernel_calls import LayerKernelCalls
 
+    choices = LayerChoices(plan.preset, TuningDatabase().choices(plan.preset))
     if links_static(plan.flags):
         library = static_library_path(plan.flags)
         if library is None:
             raise NpukitError("--iree-llvmcpu-link-static needs --iree-llvmcpu-static-library-output-path=FILE.o")
         # IREE writes a static library as one object: the kernels are merged into it after the compile.
-        return LayerKernelCalls([]), library
-    return LayerKernelCalls(kernel_link_objects(plan.preset)), None
+        return LayerKernelCalls([], choices), library
+    return LayerKernelCalls(kernel_link_objects(plan.preset), choices), None
 
 
 def run_hosted(cl: CommandLine) -> int:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from iree.compiler import ir
 
+from npukit.cpu.kernel_choice import KernelChoice, LayerChoices, candidates, layer_key
 from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, layer_block
 from npukit.mynpu.constant_pool import binding_sites
 from npukit.mynpu.dispatch_ir import UnreadableDispatch, read_dispatch
@@ -30,23 +31,36 @@ from npukit.passes.device_targets import cpu_executable_targets
 
 @dataclass
 class KernelDispatch:
-    """What became of one dispatch: the layer the kernel runs, or why not."""
+    """What became of one dispatch: the layer the kernel runs and how
+    (npukit.cpu.kernel_choice), or why not."""
 
     operation: str = ""
     reason: str = ""
+    layer: str = ""
+    choice: KernelChoice | None = None
+    tuned: bool = False
+    candidates: list[KernelChoice] = field(default_factory=list)
 
     @property
     def replaced(self) -> bool:
         return not self.reason
+
+    def to_json(self) -> dict:
+        if not self.replaced:
+            return {"reason": self.reason}
+        return {"operation": self.operation, "layer": self.layer, "choice": self.choice.to_json(),
+                "tuned": self.tuned, "candidates": [c.to_json() for c in self.candidates]}
 
 
 @dataclass
 class LayerKernelCalls:
     """The 'stream' hook. ``objects``: what each executable links for the
     kernels (npukit.cpu.layer_kernels.kernel_link_objects), or none when a
-    static library is merged with them later."""
+    static library is merged with them later; ``choices``: how each layer
+    runs on the preset."""
 
     objects: list[Path]
+    choices: LayerChoices
     dispatches: dict[str, KernelDispatch] = field(default_factory=dict)
 
     def __call__(self, module: ir.Operation) -> None:
@@ -62,10 +76,10 @@ class LayerKernelCalls:
             if op.name == "stream.executable":
                 self._one(op, sites, objects)
 
-    def summary(self) -> dict[str, dict[str, str]]:
-        """Export name -> {"operation": the layer the kernel runs} or {"reason": why IREE's code stays}."""
-        return {name: {"operation": d.operation} if d.replaced else {"reason": d.reason}
-                for name, d in self.dispatches.items()}
+    def summary(self) -> dict[str, dict]:
+        """Export name -> {"operation": the layer the kernel runs, "layer":
+        its key, "choice", "tuned", "candidates"} or {"reason": why IREE's code stays}."""
+        return {name: d.to_json() for name, d in self.dispatches.items()}
 
     def _one(self, executable: ir.Operation, sites, objects: str) -> None:
         try:
@@ -78,7 +92,8 @@ class LayerKernelCalls:
             if _workload_count(executable):
                 raise NotSupported("a workload known only at run time")
             spec = match_layer_at_site(body, site)
-            block = layer_block(spec)
+            choice, tuned = self.choices.for_layer(spec)
+            block = layer_block(spec, choice)
         except (NotSupported, KernelUnsupported) as e:
             self.dispatches[body.name] = KernelDispatch(reason=str(e))
             return
@@ -87,7 +102,8 @@ class LayerKernelCalls:
         replacement = parsed.body.operations[0].operation
         replacement.move_before(executable)
         executable.erase()
-        self.dispatches[body.name] = KernelDispatch(operation=spec.operation)
+        self.dispatches[body.name] = KernelDispatch(operation=spec.operation, layer=layer_key(spec), choice=choice,
+                                                    tuned=tuned, candidates=candidates(spec, self.choices.preset))
 
 
 def _workload_count(executable: ir.Operation) -> int:

@@ -8,7 +8,9 @@
 // SXTB16, which yields bytes (0, 2) and (1, 3); the columns are therefore
 // written in that order within each group of four, and the weights stay in
 // their natural order. Weights come in channel pairs, [OUT_C / 2][K_PADDED / 4]
-// [2][4] (an odd last channel is paired with zero weights).
+// [2][4] (an odd last channel is paired with zero weights); on DSP cores a
+// layer may have them widened to int16 in the columns' order
+// (NPUKIT_S8_WEIGHTS_INT16), which takes the SXTB16s out of the dot product.
 #include "s8_output.h"
 
 #if defined(__ARM_FEATURE_DSP)
@@ -98,7 +100,17 @@ static void im2col_neighbours(const gather_t* gp, int32_t offset, int16_t* restr
 // s8_dot_dsp.S
 void npukit_s8_dot_pairs_dsp(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
                              int32_t pairs, int32_t* out);
-#define dot_pairs npukit_s8_dot_pairs_dsp
+void npukit_s8_dot_pairs_dsp16(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
+                               int32_t pairs, int32_t* out);
+
+static inline void dot_pairs(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
+                             int32_t pairs, int32_t* out, int32_t wide) {
+  if (wide) {
+    npukit_s8_dot_pairs_dsp16(columns, weights, k_padded, bias, pairs, out);
+  } else {
+    npukit_s8_dot_pairs_dsp(columns, weights, k_padded, bias, pairs, out);
+  }
+}
 #else
 // One channel pair or two (`quad`) against both columns: out[2c + i][j] =
 // bias[2c + i] + column j . weights of channel 2c + i, over k_padded. Two
@@ -125,7 +137,8 @@ static inline __attribute__((always_inline)) void dot_block(const int16_t* colum
 
 // For each of `pairs` channel pairs, the 2x2 block of dot products.
 static void dot_pairs(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
-                      int32_t pairs, int32_t* out) {
+                      int32_t pairs, int32_t* out, int32_t wide) {
+  (void)wide;  // int16 weights are made for DSP cores only
   int32_t q = 0;
   for (; q + 2 <= pairs; q += 2, weights += 4 * k_padded, bias += 4, out += 8) {
     dot_block(columns, weights, k_padded, bias, out, 1);
@@ -147,6 +160,8 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
       .zp_pair = (int32_t)((uint32_t)(uint16_t)p[NPUKIT_S8_W_IN_ZP] * 0x10001u),
   };
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
+  const int32_t wide = p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT16;
+  const int32_t channel_bytes = wide ? 2 * g.k_padded : g.k_padded;
   const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   const int32_t* requant = p + p[NPUKIT_S8_W_REQUANT_AT];
   int16_t columns[2 * NPUKIT_S8_MAX_K] __attribute__((aligned(8)));
@@ -178,7 +193,7 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
     // channel's pair partner has zero weights and is not stored).
     for (int32_t c0 = 0; c0 < oc; c0 += BLOCK) {
       const int32_t n = oc - c0 < BLOCK ? oc - c0 : BLOCK;
-      dot_pairs(columns, weights + c0 * g.k_padded, g.k_padded, o.bias + c0, (n + 1) / 2, &block[0][0]);
+      dot_pairs(columns, weights + c0 * channel_bytes, g.k_padded, o.bias + c0, (n + 1) / 2, &block[0][0], wide);
       if (o.small) {
         npukit_s8_requantize_pairs(&block[0][0], n, requant + 3 * c0, o.zp, o.act_min, o.act_max,
                                    o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw,

@@ -341,9 +341,13 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   // no), and where every vector is one run of the interleaved input (whole
   // vectors per output row, or rows that follow each other): a vector of
   // several runs takes as many masked loads per K group.
+  // That rule is the default; a tuned layer says which form it measured faster (NPUKIT_S8_W_CONV_FORM).
   const int32_t one_run = ow % NPK_LANES == 0 || stride_h * d.pitch == ow;
-  const int32_t direct = ic % 4 == 0 && sw == 1 && (stride_w == 1 || stride_w == 2) && ic * kh * kw == k_padded &&
-                         oc <= 4 * MR && one_run && (int64_t)(ic / 4) * d.phases * d.plane + 64 <= PANEL_BYTES;
+  const int32_t form = p[NPUKIT_S8_W_CONV_FORM];
+  const int32_t direct_fits = ic % 4 == 0 && sw == 1 && (stride_w == 1 || stride_w == 2) && ic * kh * kw == k_padded &&
+                              (int64_t)(ic / 4) * d.phases * d.plane + 64 <= PANEL_BYTES;
+  const int32_t direct = direct_fits && (form == NPUKIT_S8_CONV_AUTO ? oc <= 4 * MR && one_run
+                                                                      : form == NPUKIT_S8_CONV_DIRECT);
   if (direct) {
     interleave_input(p, pk.in, &d, panel);
     for (int32_t i = 0, g = 0; i < kh; ++i) {

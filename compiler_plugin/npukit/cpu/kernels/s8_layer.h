@@ -25,6 +25,16 @@
 #define NPUKIT_S8_OUT_INT32 1  // the accumulators themselves
 #define NPUKIT_S8_OUT_ADD 2    // int8 as above, then TFLite's int8 ADD with a residual tensor
 
+// NPUKIT_S8_WEIGHT_FORM (convolution and fully connected layers)
+#define NPUKIT_S8_WEIGHTS_INT8 0   // int8, [OUT_C / 2][K_PADDED / 4][2][4]
+#define NPUKIT_S8_WEIGHTS_INT16 1  // DSP cores only: the same, widened to int16 with each group of four in the
+                                   // order (0, 2, 1, 3) SMLAD pairs them in: twice the bytes, no SXTB16
+
+// NPUKIT_S8_CONV_FORM (x86 vector convolution)
+#define NPUKIT_S8_CONV_AUTO 0    // the kernel's own rule
+#define NPUKIT_S8_CONV_PACKED 1  // im2col panels
+#define NPUKIT_S8_CONV_DIRECT 2  // the interleaved input read in place, where the layer allows it
+
 // Words of the parameter block.
 enum npukit_s8_word {
   NPUKIT_S8_W_MAGIC,
@@ -60,6 +70,10 @@ enum npukit_s8_word {
   NPUKIT_S8_W_ACT_MAX,
   // Reduction length of one output channel rounded up to 4 (zero weights pad it).
   NPUKIT_S8_W_K_PADDED,
+  // How the kernel runs this layer, chosen at compile time (by tuning):
+  // NPUKIT_S8_WEIGHTS_*, NPUKIT_S8_CONV_*.
+  NPUKIT_S8_W_WEIGHT_FORM,
+  NPUKIT_S8_W_CONV_FORM,
   // TFLite ADD (NPUKIT_S8_OUT_ADD only).
   NPUKIT_S8_W_ADD_CONV_ZP,
   NPUKIT_S8_W_ADD_RES_ZP,
@@ -74,8 +88,8 @@ enum npukit_s8_word {
   NPUKIT_S8_W_ADD_ACT_MIN,
   NPUKIT_S8_W_ADD_ACT_MAX,
   // Where the tables are, in words from the block's start, and the weights in bytes:
-  // bias[OUT_C], multiplier[OUT_C], shift[OUT_C]; weights int8, conv [OUT_C][K_PADDED]
-  // with K ordered (kernel y, kernel x, input channel), depthwise [OUT_C][KERNEL_H * KERNEL_W].
+  // bias[OUT_C], multiplier[OUT_C], shift[OUT_C]; weights: conv as WEIGHT_FORM says, with K
+  // ordered (kernel y, kernel x, input channel); depthwise int8 [OUT_C][KERNEL_H * KERNEL_W].
   NPUKIT_S8_W_BIAS_AT,
   NPUKIT_S8_W_MULTIPLIER_AT,
   NPUKIT_S8_W_SHIFT_AT,

@@ -1,0 +1,125 @@
+"""How the layer kernels run one layer: the choices a layer's parameter block
+carries, which of them a CPU preset offers, and the default when no tuning
+result says otherwise.
+
+- ``weights``: "int8" as the model has them, or "int16", widened at compile
+  time so the Cortex-M DSP dot product needs no sign extension (fewer
+  instructions per MAC for twice the weight bytes). DSP cores only.
+- ``conv_form``: the x86 vector convolution's "packed" (im2col panels) or
+  "direct" (the input read in place) form, or "auto" for the kernel's own
+  rule. Host only; the kernel falls back to packed where direct cannot run.
+
+A layer is known by its key (``layer_key``): its shape, strides and
+layouts, not its weights, so a tuning result applies to every layer of the
+same geometry in any model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from npukit.mynpu.supported_operators import LayerSpec
+from npukit.targets.cpu_presets import CpuPreset
+
+WEIGHT_FORMS = ("int8", "int16")
+CONV_FORMS = ("auto", "packed", "direct")
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    weights: str = "int8"
+    conv_form: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.weights not in WEIGHT_FORMS:
+            raise ValueError(f"weights {self.weights!r}: expected one of {', '.join(WEIGHT_FORMS)}")
+        if self.conv_form not in CONV_FORMS:
+            raise ValueError(f"conv_form {self.conv_form!r}: expected one of {', '.join(CONV_FORMS)}")
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(d: dict) -> "KernelChoice":
+        return KernelChoice(**{k: d[k] for k in ("weights", "conv_form") if k in d})
+
+    def describe(self) -> str:
+        return f"{self.weights} weights" + (f", {self.conv_form} conv" if self.conv_form != "auto" else "")
+
+
+def has_dsp(preset: CpuPreset) -> bool:
+    return "+dsp" in preset.features.split(",")
+
+
+def _is_x86_host(preset: CpuPreset) -> bool:
+    import platform
+
+    return preset.is_host and platform.machine() in ("x86_64", "AMD64")
+
+
+def default_choice(spec: LayerSpec, preset: CpuPreset) -> KernelChoice:
+    """Without a tuning result: int16 weights on DSP cores (the measured
+    faster form), the x86 kernel's own rule on the host."""
+    if spec.kind != "depthwise" and has_dsp(preset):
+        return KernelChoice(weights="int16")
+    return KernelChoice()
+
+
+def candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelChoice]:
+    """The choices worth measuring for this layer on this preset; the
+    default first. One candidate means there is nothing to tune."""
+    if spec.kind == "depthwise":
+        return [KernelChoice()]
+    if has_dsp(preset):
+        return [KernelChoice(weights="int16"), KernelChoice(weights="int8")]
+    if _is_x86_host(preset):
+        return [KernelChoice(), KernelChoice(conv_form="packed"), KernelChoice(conv_form="direct")]
+    return [KernelChoice()]
+
+
+def layer_key(spec: LayerSpec) -> str:
+    """The layer's geometry as text: equal keys, equal kernel work."""
+    from npukit.cpu.layer_kernels import addressing
+
+    def chw(v) -> str:
+        return "x".join(str(int(d)) for d in v)
+
+    def strides(layout) -> str:
+        a = addressing(layout)
+        return f"{a.sc},{a.sh},{a.sw}"
+
+    parts = [spec.kind, f"in {chw(spec.ifm_chw)} [{strides(spec.ifm)}]", f"out {chw(spec.ofm_chw)} [{strides(spec.ofm)}]",
+             f"kernel {chw(spec.kernel)}", f"stride {chw(spec.stride)}", f"dilation {chw(spec.dilation)}",
+             "int32 out" if spec.multipliers is None else "add" if spec.add is not None else "int8 out"]
+    return " ".join(parts)
+
+
+@dataclass
+class LayerChoices:
+    """The choices a tuned compile makes: ``chosen`` (layer key -> choice,
+    from the tuning database or given) where the preset offers it, the
+    preset's default everywhere else."""
+
+    preset: CpuPreset
+    chosen: dict[str, KernelChoice] = field(default_factory=dict)
+
+    def for_layer(self, spec: LayerSpec) -> tuple[KernelChoice, bool]:
+        """(the choice, whether it came from ``chosen``)."""
+        choice = self.chosen.get(layer_key(spec))
+        if choice is not None and choice in candidates(spec, self.preset):
+            return choice, True
+        return default_choice(spec, self.preset), False
+
+
+def tuned_cpu_job(preset: CpuPreset, objects: list, chosen: dict[str, KernelChoice]) -> dict:
+    """The compile job's ``tuned_cpu`` entry (npukit.driver.compile_job)."""
+    return {"objects": [str(o) for o in objects], "preset": preset.name,
+            "choices": {key: c.to_json() for key, c in chosen.items()}}
+
+
+def layer_choices(tuned_cpu: dict) -> LayerChoices:
+    """The LayerChoices a compile job's ``tuned_cpu`` entry describes."""
+    from npukit.targets.cpu_presets import get_preset
+
+    return LayerChoices(get_preset(tuned_cpu["preset"]),
+                        {key: KernelChoice.from_json(c) for key, c in tuned_cpu.get("choices", {}).items()})
