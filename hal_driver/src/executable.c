@@ -14,6 +14,7 @@ void npukit_hal_executable_initialize(const npukit_hal_executable_vtable_t* vtab
   out_executable->host_allocator = host_allocator;
   out_executable->dispatch_count = 0;
   out_executable->shared_dispatch_counter = NULL;
+  out_executable->dispatch_hook = NULL;
 }
 
 void npukit_hal_executable_retain(npukit_hal_executable_t* executable) {
@@ -41,7 +42,13 @@ iree_status_t npukit_hal_executable_dispatch(npukit_hal_executable_t* executable
   }
   executable->dispatch_count++;
   if (executable->shared_dispatch_counter) ++*executable->shared_dispatch_counter;
-  return executable->vtable->dispatch(executable, ordinal, params);
+  const npukit_hal_dispatch_hook_t* hook = executable->dispatch_hook;
+  if (!hook || !hook->fn) return executable->vtable->dispatch(executable, ordinal, params);
+  const iree_string_view_t name = executable->vtable->export_name(executable, ordinal);
+  hook->fn(hook->user_data, name, 0);
+  iree_status_t status = executable->vtable->dispatch(executable, ordinal, params);
+  hook->fn(hook->user_data, name, 1);
+  return status;
 }
 
 //===----------------------------------------------------------------------===//
@@ -168,8 +175,14 @@ static iree_status_t library_dispatch(npukit_hal_executable_t* base, uint32_t or
   return iree_ok_status();
 }
 
+static iree_string_view_t library_export_name(npukit_hal_executable_t* base, uint32_t ordinal) {
+  const iree_hal_executable_library_v0_t* library = ((library_executable_t*)base)->library;
+  return ordinal < library->exports.count ? iree_make_cstring_view(library->exports.names[ordinal])
+                                          : iree_make_cstring_view("?");
+}
+
 static const npukit_hal_executable_vtable_t library_vtable = {library_destroy, library_lookup_function,
-                                                              library_dispatch};
+                                                              library_dispatch, library_export_name};
 
 iree_status_t npukit_hal_library_executable_create(const iree_hal_executable_library_v0_t* library,
                                                    const uint32_t* constants, iree_host_size_t constant_count,

@@ -18,6 +18,7 @@ iree_status_t npukit_hal_loader_set_load(const npukit_hal_loader_set_t* set, ire
     IREE_RETURN_IF_ERROR(
         loader->vtable->load(loader, format, data, constants, constant_count, allocator, out_executable));
     (*out_executable)->shared_dispatch_counter = set->dispatch_counter;
+    (*out_executable)->dispatch_hook = set->dispatch_hook;
     return iree_ok_status();
   }
   return iree_make_status(IREE_STATUS_NOT_FOUND,

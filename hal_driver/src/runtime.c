@@ -24,6 +24,7 @@ struct npukit_runtime_t {
   iree_vm_ref_t outputs[NPUKIT_RUNTIME_MAX_IO];
   uint64_t invocation_count;
   uint64_t dispatch_count;
+  npukit_hal_dispatch_hook_t dispatch_hook;
 };
 
 iree_status_t npukit_runtime_create(const npukit_runtime_options_t* options, npukit_runtime_t** out_runtime) {
@@ -53,6 +54,8 @@ iree_status_t npukit_runtime_create(const npukit_runtime_options_t* options, npu
   runtime->on_heap = options->arena == NULL;
   runtime->full_hal = options->full_hal;
   runtime->loaders.dispatch_counter = &runtime->dispatch_count;
+  runtime->dispatch_hook = options->dispatch_hook;
+  runtime->loaders.dispatch_hook = options->dispatch_hook.fn ? &runtime->dispatch_hook : NULL;
   iree_status_t status = npukit_hal_static_library_loader_initialize(NULL, 0, &runtime->static_loader);
   runtime->loaders.loaders[runtime->loaders.count++] = &runtime->static_loader.base;
   if (iree_status_is_ok(status)) status = iree_vm_instance_create(runtime->allocator, &runtime->instance);

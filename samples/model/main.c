@@ -28,6 +28,45 @@ static void print_value(const char* key, uint64_t value) {
   board_print("\n");
 }
 
+#if defined(MODEL_PROFILE_DISPATCHES)
+// Instructions per export over the dispatches while `recording`, printed as
+// "npukit: dispatch_instructions <export> <count>". The hook's own
+// instructions (a few dozen per dispatch) are counted in the run's total.
+#define PROFILE_MAX_EXPORTS 128
+static struct {
+  int recording;
+  uint64_t started;
+  uint32_t count;
+  iree_string_view_t names[PROFILE_MAX_EXPORTS];
+  uint64_t instructions[PROFILE_MAX_EXPORTS];
+} profile;
+
+static void profile_dispatch(void* user_data, iree_string_view_t name, int done) {
+  (void)user_data;
+  const uint64_t now = board_instructions();
+  if (!profile.recording) return;
+  if (!done) {
+    profile.started = now;
+    return;
+  }
+  uint32_t i = 0;
+  while (i < profile.count && !iree_string_view_equal(profile.names[i], name)) ++i;
+  if (i == PROFILE_MAX_EXPORTS) return;
+  if (i == profile.count) profile.names[profile.count++] = name;
+  profile.instructions[i] += now - profile.started;
+}
+
+static void profile_print(void) {
+  for (uint32_t i = 0; i < profile.count; ++i) {
+    board_print("npukit: dispatch_instructions ");
+    board_write(profile.names[i].data, profile.names[i].size);
+    board_print(" ");
+    board_print_u64(profile.instructions[i]);
+    board_print("\n");
+  }
+}
+#endif
+
 static int fail(const char* stage, iree_status_t status) {
   char message[384];
   iree_status_format(status, message, sizeof(message));
@@ -141,6 +180,9 @@ int main(void) {
 #if defined(NPUKIT_MODEL_FULL_HAL)
   options.full_hal = &npukit_full_hal;
 #endif
+#if defined(MODEL_PROFILE_DISPATCHES)
+  options.dispatch_hook.fn = profile_dispatch;
+#endif
   npukit_runtime_t* runtime = NULL;
   iree_status_t status = npukit_runtime_create(&options, &runtime);
   if (!iree_status_is_ok(status)) return fail("creating the runtime", status);
@@ -162,6 +204,9 @@ int main(void) {
 #if defined(MODEL_MYNPU_SRAM_BYTES)
     npu_snapshot_t npu_before = npu_snapshot();
 #endif
+#if defined(MODEL_PROFILE_DISPATCHES)
+    profile.recording = run == 1;
+#endif
     before = board_instructions();
     status = npukit_model_run(runtime, model_inputs[0], model_output_buffers);
     uint64_t instructions = board_instructions() - before;
@@ -179,6 +224,10 @@ int main(void) {
 #endif
   }
   print_value("instruction_step", board_instruction_step());
+#if defined(MODEL_PROFILE_DISPATCHES)
+  profile.recording = 0;
+  profile_print();
+#endif
 
   // Every sample's outputs: the first's are in the buffers, the others run now.
   int all_match = 1;

@@ -16,7 +16,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,7 @@ from npukit.errors import NpukitError, RunError, TargetError
 from npukit.runtime.sources import runtime_source_root
 
 if TYPE_CHECKING:
+    from npukit.cpu.kernel_choice import KernelChoice
     from npukit.mynpu.options import MynpuOptions
 
 Progress = Callable[[str], None]
@@ -111,6 +112,8 @@ class DeployResult:
     project_dir: Path | None  # the kept firmware project, if any
     console: str
     npu: "NpuUse | None" = None  # with --npu: what the NPU did in that inference
+    # With profile_dispatches: export -> its instructions in that inference.
+    dispatch_instructions: dict[str, int] = field(default_factory=dict)
 
     @property
     def cpu_instructions(self) -> int:
@@ -277,6 +280,14 @@ def _npu_use(run: qemu_runner.FirmwareRun, artifact: CompileResult) -> NpuUse:
     )
 
 
+def _dispatch_instructions(run: qemu_runner.FirmwareRun) -> dict[str, int]:
+    found = {}
+    for value in run.all_values("dispatch_instructions"):
+        name, _, count = value.rpartition(" ")
+        found[name] = int(count)
+    return found
+
+
 def deploy(
     model: str | Path,
     board: str | Board,
@@ -294,6 +305,9 @@ def deploy(
     arena_limit: int | None = None,
     progress: Progress | None = None,
     cpu_pipeline: str = DEFAULT_CPU_PIPELINE.value,
+    profile_dispatches: bool = False,
+    tuning_db: str | Path | None = None,
+    kernel_choices: "dict[str, KernelChoice] | None" = None,
 ) -> DeployResult:
     """Compiles |model| for |board|, builds the firmware, runs it under QEMU and measures it.
 
@@ -315,7 +329,10 @@ def deploy(
     caps the runtime's arena (bytes), to see whether the model fits a part
     with less RAM than the QEMU board. ``cpu_pipeline`` (tuned or stock)
     applies to the board's compile and to the host's that gives the expected
-    outputs.
+    outputs; ``tuning_db`` and ``kernel_choices`` to the board's tuned
+    compile (see npukit.compile). ``profile_dispatches`` has the firmware
+    count each dispatch's instructions (``dispatch_instructions``; the
+    counting adds a few dozen instructions per dispatch to the total).
     """
     say = progress or (lambda _m: None)
     board = board if isinstance(board, Board) else get_board(board)
@@ -342,6 +359,7 @@ def deploy(
         artifact = npukit.compile(
             model, target=target, output=mode, out_dir=work / "model",
             execution_model=execution_model, iree_flags=iree_flags, mynpu=mynpu, cpu_pipeline=cpu_pipeline,
+            tuning_db=tuning_db, kernel_choices=kernel_choices,
         )
         sample_inputs = [load_inputs(inputs, artifact, seed + k) for k in range(samples)]
         if npu:
@@ -363,7 +381,8 @@ def deploy(
             [runtime_source_root() / "samples" / "model" / "main.c"],
             {"model_data.h": model_data.render(
                 artifact.name, sample_inputs, host_outputs, arena_limit,
-                mynpu_sram_bytes=artifact.manifest["mynpu"]["hardware"]["sram_bytes"] if npu else None)},
+                mynpu_sram_bytes=artifact.manifest["mynpu"]["hardware"]["sram_bytes"] if npu else None,
+                profile_dispatches=profile_dispatches)},
             name=artifact.name, stack_size=stack_size,
         )
         say("building the firmware")
@@ -395,6 +414,7 @@ def deploy(
             project_dir=None,
             console=run.console,
             npu=_npu_use(run, artifact) if npu else None,
+            dispatch_instructions=_dispatch_instructions(run),
         )
         if (run.exit_status == EXIT_MATCH) != result.outputs_match_host:
             raise RunError(f"the firmware and the host disagree on whether the outputs match; {run.report()}")

@@ -38,10 +38,12 @@ def _tensor(array: np.ndarray) -> dict:
 
 
 def render(model_name: str, inputs: list[list[np.ndarray]], expected_outputs: list[list[np.ndarray]],
-           arena_limit: int | None = None, mynpu_sram_bytes: int | None = None) -> str:
+           arena_limit: int | None = None, mynpu_sram_bytes: int | None = None,
+           profile_dispatches: bool = False) -> str:
     """model_data.h: per sample the inputs and the expected outputs, buffers
     for the outputs, if given a cap on the runtime's arena in bytes and, for a
-    model compiled for mynpu, the simulated NPU's SRAM size."""
+    model compiled for mynpu, the simulated NPU's SRAM size; with
+    ``profile_dispatches`` the firmware prints each dispatch's instructions."""
     if not inputs or len(inputs) != len(expected_outputs):
         raise RunError(f"{len(inputs)} input sets and {len(expected_outputs)} output sets for {model_name}")
     for a in expected_outputs[0]:
@@ -53,6 +55,7 @@ def render(model_name: str, inputs: list[list[np.ndarray]], expected_outputs: li
                  for i, o in zip(inputs, expected_outputs)],
         arena_limit=arena_limit,
         mynpu_sram_bytes=mynpu_sram_bytes,
+        profile_dispatches=profile_dispatches,
     )
 
 

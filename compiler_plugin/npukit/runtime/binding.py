@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import time
 from ctypes import POINTER, c_char_p, c_size_t, c_uint64, c_void_p
 
 import numpy as np
@@ -16,7 +17,15 @@ _ALIGNMENT = 64
 
 
 class _Options(ctypes.Structure):
-    _fields_ = [("arena", c_void_p), ("arena_size", c_size_t), ("full_hal", c_void_p)]
+    _fields_ = [("arena", c_void_p), ("arena_size", c_size_t), ("full_hal", c_void_p), ("dispatch_hook", c_void_p),
+                ("dispatch_hook_user_data", c_void_p)]
+
+
+class _StringView(ctypes.Structure):
+    _fields_ = [("data", ctypes.POINTER(ctypes.c_char)), ("size", c_size_t)]
+
+
+_DispatchHook = ctypes.CFUNCTYPE(None, c_void_p, _StringView, ctypes.c_int)
 
 
 class _Stats(ctypes.Structure):
@@ -52,9 +61,14 @@ def _declare(lib: ctypes.CDLL) -> None:
 
 
 class NpukitRuntimeModel:
-    """A static or embedded artifact running on npukit's runtime in this process."""
+    """A static or embedded artifact running on npukit's runtime in this process.
 
-    def __init__(self, result: CompileResult, arena_bytes: int = DEFAULT_ARENA_BYTES):
+    With ``profile_dispatches``, ``dispatch_seconds`` sums each export's wall
+    time over the runs (the runtime's dispatch hook; it adds a call into
+    Python around every dispatch, so totals are not the model's latency)."""
+
+    def __init__(self, result: CompileResult, arena_bytes: int = DEFAULT_ARENA_BYTES,
+                 profile_dispatches: bool = False):
         from npukit.runtime.host_build import model_library
 
         self.result = result
@@ -66,10 +80,23 @@ class NpukitRuntimeModel:
         aligned = (base + _ALIGNMENT - 1) & ~(_ALIGNMENT - 1)
         full_hal = ctypes.addressof(ctypes.c_char.in_dll(self._lib, "npukit_full_hal"))
         options = _Options(aligned, arena_bytes, full_hal)
+        self.dispatch_seconds: dict[str, float] = {}
+        if profile_dispatches:
+            self._hook = _DispatchHook(self._on_dispatch)  # kept alive as long as the runtime
+            self._started = 0
+            options.dispatch_hook = ctypes.cast(self._hook, c_void_p)
         runtime = c_void_p()
         self._check(self._lib.npukit_runtime_create(ctypes.byref(options), ctypes.byref(runtime)), "creating")
         self._runtime = runtime
         self._check(self._lib.npukit_model_load(self._runtime), "loading the module")
+
+    def _on_dispatch(self, _user: int, name: _StringView, done: int) -> None:
+        now = time.perf_counter_ns()
+        if not done:
+            self._started = now
+            return
+        export = ctypes.string_at(name.data, name.size).decode()
+        self.dispatch_seconds[export] = self.dispatch_seconds.get(export, 0.0) + (now - self._started) * 1e-9
 
     def _check(self, status: int | None, what: str) -> None:
         if not status:

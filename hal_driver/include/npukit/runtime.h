@@ -23,6 +23,7 @@
 
 #include "iree/hal/local/executable_library.h"
 #include "iree/vm/api.h"
+#include "npukit/hal/executable.h"
 #include "npukit/mynpu/backend.h"
 
 #ifdef __cplusplus
@@ -45,10 +46,13 @@ typedef struct npukit_runtime_options_t {
   // &npukit_full_hal (npukit/hal/modules.h) to run modules compiled with the
   // async execution model; NULL keeps that code out of a firmware.
   const struct npukit_full_hal_t* full_hal;
+  // Optional, for profiling: told of every dispatch with its export's name
+  // (npukit/hal/executable.h).
+  npukit_hal_dispatch_hook_t dispatch_hook;
 } npukit_runtime_options_t;
 
 static inline npukit_runtime_options_t npukit_runtime_default_options(void* arena, iree_host_size_t arena_size) {
-  npukit_runtime_options_t options = {arena, arena_size, NULL};
+  npukit_runtime_options_t options = {arena, arena_size, NULL, {NULL, NULL}};
   return options;
 }
 

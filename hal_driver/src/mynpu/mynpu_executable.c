@@ -83,10 +83,22 @@ static iree_status_t mynpu_executable_dispatch(npukit_hal_executable_t* base, ui
   return iree_ok_status();
 }
 
+static iree_string_view_t mynpu_executable_export_name(npukit_hal_executable_t* base, uint32_t ordinal) {
+  mynpu_executable_t* executable = (mynpu_executable_t*)base;
+  if (ordinal < executable->info.export_count) {
+    npukit_mynpu_export_t ex;
+    npukit_mynpu_executable_export(&executable->info, ordinal, &ex);
+    return ex.name;
+  }
+  npukit_hal_executable_t* host = executable->host;
+  return host ? host->vtable->export_name(host, ordinal - executable->info.export_count) : iree_make_cstring_view("?");
+}
+
 static const npukit_hal_executable_vtable_t mynpu_executable_vtable = {
     mynpu_executable_destroy,
     mynpu_executable_lookup_function,
     mynpu_executable_dispatch,
+    mynpu_executable_export_name,
 };
 
 // Loads the executable's CPU code with the first of the host loaders that

@@ -26,6 +26,13 @@ typedef struct npukit_hal_dispatch_params_t {
   uint32_t binding_count;
 } npukit_hal_dispatch_params_t;
 
+// Optional, for profiling: called before (|done| 0) and after (|done| 1)
+// every dispatch with the export's name.
+typedef struct npukit_hal_dispatch_hook_t {
+  void (*fn)(void* user_data, iree_string_view_t export_name, int done);
+  void* user_data;
+} npukit_hal_dispatch_hook_t;
+
 typedef struct npukit_hal_executable_vtable_t {
   void (*destroy)(npukit_hal_executable_t* executable);
   // The ordinal of the export named |name|.
@@ -33,6 +40,8 @@ typedef struct npukit_hal_executable_vtable_t {
   // Runs every workgroup of export |ordinal| before returning.
   iree_status_t (*dispatch)(npukit_hal_executable_t* executable, uint32_t ordinal,
                             const npukit_hal_dispatch_params_t* params);
+  // The name of export |ordinal| (for the dispatch hook).
+  iree_string_view_t (*export_name)(npukit_hal_executable_t* executable, uint32_t ordinal);
 } npukit_hal_executable_vtable_t;
 
 struct npukit_hal_executable_t {
@@ -41,6 +50,7 @@ struct npukit_hal_executable_t {
   iree_allocator_t host_allocator;
   uint64_t dispatch_count;
   uint64_t* shared_dispatch_counter;  // optional, also incremented per dispatch
+  const npukit_hal_dispatch_hook_t* dispatch_hook;  // optional
 };
 
 IREE_VM_DECLARE_TYPE_ADAPTERS(npukit_hal_executable, npukit_hal_executable_t);

@@ -37,6 +37,8 @@ typedef struct npukit_hal_loader_set_t {
   const npukit_hal_executable_loader_t* loaders[NPUKIT_HAL_MAX_LOADERS];
   // Optional: counts the dispatches of every executable loaded through the set.
   uint64_t* dispatch_counter;
+  // Optional: given to every executable loaded through the set.
+  const npukit_hal_dispatch_hook_t* dispatch_hook;
 } npukit_hal_loader_set_t;
 
 IREE_API_EXPORT bool npukit_hal_loader_set_supports(const npukit_hal_loader_set_t* set, iree_string_view_t format);
