@@ -1,0 +1,236 @@
+"""``npukit tune``: for every layer the kernels run, measure each kernel
+choice the target offers (npukit.cpu.kernel_choice.candidates) and keep the
+best in the tuning database.
+
+The search runs in rounds: round r compiles the model with every layer on
+its r-th candidate (round 0: every layer on its default) and measures each
+dispatch of that build on its own, so a model is built once per round, not
+once per layer and candidate. Layers are independent (each dispatch reads
+its own parameter block), so a layer's best choice is its best round.
+
+- A board (``--target BOARD``): the firmware counts each dispatch's
+  instructions under QEMU ``-icount`` (npukit's runtime dispatch hook).
+  Deterministic: the smaller count wins, a tie keeps the default.
+- The host: npukit's runtime times each dispatch over repeated runs; the
+  median per dispatch over the runs counts, and a candidate must be at least
+  ``HOST_MARGIN`` faster than the default to replace it.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from npukit.cpu.kernel_choice import KernelChoice
+from npukit.cpu.tuning_database import TunedLayer, TuningDatabase
+from npukit.errors import NpukitError
+
+HOST_MARGIN = 0.03
+HOST_RUNS = 200
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class LayerResult:
+    key: str
+    dispatches: list[str]
+    candidates: list[KernelChoice]
+    measured: list[float | None]  # per candidate, None where not measured
+    best: int = 0
+
+    @property
+    def choice(self) -> KernelChoice:
+        return self.candidates[self.best]
+
+
+@dataclass
+class TuneResult:
+    target: str
+    unit: str  # "instructions" or "seconds"
+    layers: list[LayerResult]
+    seconds: float
+    database: Path
+    # A board: the instructions per inference with the defaults and with the winners (measured).
+    default_total: float = 0.0
+    tuned_total: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "target": self.target, "unit": self.unit, "seconds": round(self.seconds, 1),
+            "database": str(self.database), "default_total": self.default_total, "tuned_total": self.tuned_total,
+            "layers": [{"layer": r.key, "dispatches": r.dispatches, "choice": r.choice.to_json(),
+                        "measured": {c.describe(): m for c, m in zip(r.candidates, r.measured)}} for r in self.layers],
+            "notes": self.notes,
+        }
+
+
+def _layers(manifest: dict) -> dict[str, tuple[list[str], list[KernelChoice]]]:
+    """Layer key -> (its dispatches, its candidates) from a tuned compile's manifest."""
+    found: dict[str, tuple[list[str], list[KernelChoice]]] = {}
+    for export, entry in (manifest.get("cpu_kernels") or {}).items():
+        if "layer" not in entry:
+            continue
+        dispatches, _ = found.setdefault(entry["layer"], ([], [KernelChoice.from_json(c) for c in entry["candidates"]]))
+        dispatches.append(export)
+    return found
+
+
+def _round_choices(layers, r: int) -> dict[str, KernelChoice]:
+    return {key: cands[r] for key, (_, cands) in layers.items() if r < len(cands)}
+
+
+class _BoardMeasure:
+    unit = "instructions"
+
+    def __init__(self, model: Path, board: str, mode: str | None, empty_db: Path):
+        self.model, self.board, self.mode, self.empty_db = model, board, mode, empty_db
+
+    def __call__(self, choices: dict[str, KernelChoice] | None, profile: bool = True):
+        from npukit.deploy.deploy_model import deploy
+
+        result = deploy(self.model, self.board, mode=self.mode, cpu_pipeline="tuned", tuning_db=self.empty_db,
+                        kernel_choices=choices, profile_dispatches=profile)
+        if not result.outputs_match_host:
+            raise NpukitError(f"{self.model.name} on {self.board}: the outputs differ from the host's with the "
+                              f"choices {choices}; nothing was recorded")
+        return result.artifact.manifest, {k: float(v) for k, v in result.dispatch_instructions.items()}, \
+            float(result.instructions)
+
+
+class _HostMeasure:
+    """Compiles each round for the host; ``timings`` then runs all rounds'
+    builds interleaved (one run of each in turn, so drift in the machine's
+    speed falls on every candidate alike) and gives each dispatch's median."""
+
+    unit = "seconds"
+
+    def __init__(self, model: Path, runs: int, empty_db: Path, work: Path):
+        self.model, self.runs, self.empty_db, self.work = model, runs, empty_db, work
+        self.artifacts = []
+
+    def __call__(self, choices: dict[str, KernelChoice] | None):
+        import npukit
+
+        artifact = npukit.compile(self.model, target="host", output="embedded",
+                                  out_dir=self.work / f"round{len(self.artifacts)}", cpu_pipeline="tuned",
+                                  tuning_db=self.empty_db, kernel_choices=choices)
+        self.artifacts.append(artifact)
+        return artifact.manifest
+
+    def timings(self) -> list[dict[str, float]]:
+        from npukit.runtime.binding import NpukitRuntimeModel
+
+        models = [NpukitRuntimeModel(a, profile_dispatches=True) for a in self.artifacts]
+        rng = np.random.default_rng(0)
+        inputs = [rng.integers(-128, 128, size=[int(d) for d in t.shape]).astype(np.dtype(t.dtype))
+                  if np.dtype(t.dtype).kind == "i" else rng.standard_normal([int(d) for d in t.shape]).astype(t.dtype)
+                  for t in models[0].entry.inputs]
+        samples: list[dict[str, list[float]]] = [{} for _ in models]
+        for run in range(self.runs + 5):  # the first five warm the caches
+            for model, found in zip(models, samples):
+                model.dispatch_seconds.clear()
+                model(*inputs)
+                for k, v in model.dispatch_seconds.items():
+                    if run >= 5:
+                        found.setdefault(k, []).append(v)
+        for model in models:
+            model.close()
+        return [{k: statistics.median(v) for k, v in found.items()} for found in samples]
+
+
+def tune(model: "str | Path", target: str, *, database: "str | Path | None" = None, mode: str | None = None,
+         runs: int = HOST_RUNS, progress: Progress | None = None,
+         step: Callable[[int, int], None] | None = None) -> TuneResult:
+    """Tunes ``model``'s layers for ``target`` (a board name, or ``host``)
+    and records the winners in ``database`` (default: the tuning database
+    compiles read). ``step(done, total)`` is called after each build (for a
+    progress bar; the total is an estimate until the first build is done)."""
+    from npukit.deploy.boards import get_board, list_boards
+    from npukit.targets.cpu_presets import HOST
+
+    say = progress or (lambda _m: None)
+    builds = {"done": 0, "total": 0}
+
+    def tick() -> None:
+        builds["done"] += 1
+        if step:
+            step(builds["done"], builds["total"])
+    model = Path(model)
+    if not model.is_file():
+        raise NpukitError(f"{model}: no such model file")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="npukit-tune-") as tmp:
+        empty_db = Path(tmp) / "no-tuning.json"  # the rounds choose for themselves
+        if target == "host":
+            preset, measure = HOST, _HostMeasure(model, runs, empty_db, Path(tmp))
+        else:
+            names = [b.name for b in list_boards()]
+            if target not in names:
+                raise NpukitError(f"unknown tuning target '{target}': give 'host' or a board ({', '.join(names)})")
+            preset, measure = get_board(target).cpu, _BoardMeasure(model, target, mode, empty_db)
+        db = TuningDatabase(database)
+        builds["total"] = _expected_builds(preset, target)
+        say("round 0: every layer on its default choice")
+        if target == "host":
+            manifest = measure(None)
+        else:
+            manifest, per_dispatch, _ = measure(None)
+        tick()
+        layers = _layers(manifest)
+        if not layers:
+            raise NpukitError(f"{model.name}: no layer runs on npukit's kernels for {target}, so there is nothing to "
+                              "tune (see the manifest's cpu_kernels for why)")
+        rounds = max(len(c) for _, c in layers.values())
+        builds["total"] = rounds + (0 if target == "host" else 2)
+        round_choices = [None] + [_round_choices(layers, r) for r in range(1, rounds)]
+        per_round = [] if target == "host" else [per_dispatch]
+        for r in range(1, rounds):
+            say(f"round {r} of {rounds - 1}: {len(round_choices[r])} layers on their candidate {r}")
+            if target == "host":
+                measure(round_choices[r])
+            else:
+                per_round.append(measure(round_choices[r])[1])
+            tick()
+        if target == "host":
+            say(f"timing the {rounds} builds, {runs} runs each, interleaved")
+            per_round = measure.timings()
+        results = []
+        for key, (ds, cands) in layers.items():
+            m = [sum(per_round[r].get(d, 0.0) for d in ds) if r < len(cands) else None for r in range(rounds)][:len(cands)]
+            best = min(range(len(cands)), key=lambda i: (m[i], i))
+            if target == "host" and m[best] > (1 - HOST_MARGIN) * m[0]:
+                best = 0  # within the timing noise of the default
+            results.append(LayerResult(key, ds, cands, m, best))
+        result = TuneResult(target, measure.unit, results, 0.0, db.path)
+        if target != "host":
+            say("checking the tuned choices on the board")
+            winners = {r.key: r.choice for r in results}
+            result.tuned_total = measure(winners, profile=False)[2]
+            tick()
+            result.default_total = measure(None, profile=False)[2]
+            tick()
+        for r in results:
+            db.record(preset, r.key, TunedLayer(r.choice, {c.describe(): v for c, v in zip(r.candidates, r.measured)
+                                                           if v is not None}, measure.unit,
+                                                f"{model.name}: {', '.join(r.dispatches)}"))
+        db.save()
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _expected_builds(preset, target: str) -> int:
+    """Builds a tune makes, before the model's layers are known: one per
+    round, plus two checking builds on a board."""
+    from npukit.cpu.kernel_choice import CONV_FORMS, WEIGHT_FORMS, has_dsp
+
+    if target == "host":
+        return len(CONV_FORMS)
+    return (len(WEIGHT_FORMS) if has_dsp(preset) else 1) + 2
