@@ -58,6 +58,7 @@ def _table(result) -> str:
     if result.default_total and result.tuned_total:
         lines.append(f"instructions per inference: {result.default_total:,.0f} with the defaults, "
                      f"{result.tuned_total:,.0f} tuned")
+    lines += result.notes
     lines.append(f"database: {result.database}")
     return "\n".join(lines)
 

@@ -189,7 +189,7 @@ def tune(model: "str | Path", target: str, *, database: "str | Path | None" = No
             raise NpukitError(f"{model.name}: no layer runs on npukit's kernels for {target}, so there is nothing to "
                               "tune (see the manifest's cpu_kernels for why)")
         rounds = max(len(c) for _, c in layers.values())
-        builds["total"] = rounds + (0 if target == "host" else 2)
+        builds["total"] = rounds + (0 if target == "host" or rounds == 1 else 2)
         round_choices = [None] + [_round_choices(layers, r) for r in range(1, rounds)]
         per_round = [] if target == "host" else [per_dispatch]
         for r in range(1, rounds):
@@ -210,7 +210,9 @@ def tune(model: "str | Path", target: str, *, database: "str | Path | None" = No
                 best = 0  # within the timing noise of the default
             results.append(LayerResult(key, ds, cands, m, best))
         result = TuneResult(target, measure.unit, results, 0.0, db.path)
-        if target != "host":
+        if rounds == 1:
+            result.notes.append(f"every layer has one choice on {target}: the defaults are recorded")
+        elif target != "host":
             say("checking the tuned choices on the board")
             winners = {r.key: r.choice for r in results}
             result.tuned_total = measure(winners, profile=False)[2]
