@@ -53,7 +53,7 @@ def _table(result) -> str:
              f"(figures: {unit} per inference of each layer's dispatches)"]
     for r in result.layers:
         figures = ", ".join(f"{c.describe()}: {m * scale:,.{0 if scale == 1.0 else 1}f}" for c, m in
-                            zip(r.candidates, r.measured) if m is not None)
+                            zip(r.candidates, r.measured))
         lines.append(f"  {r.choice.describe():<26} {r.key}\n      {figures}")
     if result.default_total and result.tuned_total:
         lines.append(f"instructions per inference: {result.default_total:,.0f} with the defaults, "

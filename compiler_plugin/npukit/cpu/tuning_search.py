@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 
 from npukit.cpu.kernel_choice import KernelChoice
 from npukit.cpu.tuning_database import TunedLayer, TuningDatabase
@@ -42,7 +41,7 @@ class LayerResult:
     key: str
     dispatches: list[str]
     candidates: list[KernelChoice]
-    measured: list[float | None]  # per candidate, None where not measured
+    measured: list[float]  # per candidate
     best: int = 0
 
     @property
@@ -84,16 +83,21 @@ def _layers(manifest: dict) -> dict[str, tuple[list[str], list[KernelChoice]]]:
 
 
 def _round_choices(layers, r: int) -> dict[str, KernelChoice]:
+    """Round r's choices: each layer that has an r-th candidate on it."""
     return {key: cands[r] for key, (_, cands) in layers.items() if r < len(cands)}
 
 
 class _BoardMeasure:
+    """Each build is a deploy whose firmware counts every dispatch's
+    instructions; ``total`` builds once more without the counting."""
+
     unit = "instructions"
 
     def __init__(self, model: Path, board: str, mode: str | None, empty_db: Path):
         self.model, self.board, self.mode, self.empty_db = model, board, mode, empty_db
+        self.rounds: list[dict[str, float]] = []
 
-    def __call__(self, choices: dict[str, KernelChoice] | None, profile: bool = True):
+    def _deploy(self, choices: dict[str, KernelChoice] | None, profile: bool):
         from npukit.deploy.deploy_model import deploy
 
         result = deploy(self.model, self.board, mode=self.mode, cpu_pipeline="tuned", tuning_db=self.empty_db,
@@ -101,14 +105,25 @@ class _BoardMeasure:
         if not result.outputs_match_host:
             raise NpukitError(f"{self.model.name} on {self.board}: the outputs differ from the host's with the "
                               f"choices {choices}; nothing was recorded")
-        return result.artifact.manifest, {k: float(v) for k, v in result.dispatch_instructions.items()}, \
-            float(result.instructions)
+        return result
+
+    def build(self, choices: dict[str, KernelChoice] | None) -> dict:
+        result = self._deploy(choices, profile=True)
+        self.rounds.append({k: float(v) for k, v in result.dispatch_instructions.items()})
+        return result.artifact.manifest
+
+    def per_dispatch(self, _say: Progress) -> list[dict[str, float]]:
+        return self.rounds
+
+    def total(self, choices: dict[str, KernelChoice] | None) -> float:
+        return float(self._deploy(choices, profile=False).instructions)
 
 
 class _HostMeasure:
-    """Compiles each round for the host; ``timings`` then runs all rounds'
-    builds interleaved (one run of each in turn, so drift in the machine's
-    speed falls on every candidate alike) and gives each dispatch's median."""
+    """Compiles each round for the host; ``per_dispatch`` then runs all
+    rounds' builds interleaved (one run of each in turn, so drift in the
+    machine's speed falls on every candidate alike) and gives each
+    dispatch's median."""
 
     unit = "seconds"
 
@@ -116,7 +131,7 @@ class _HostMeasure:
         self.model, self.runs, self.empty_db, self.work = model, runs, empty_db, work
         self.artifacts = []
 
-    def __call__(self, choices: dict[str, KernelChoice] | None):
+    def build(self, choices: dict[str, KernelChoice] | None) -> dict:
         import npukit
 
         artifact = npukit.compile(self.model, target="host", output="embedded",
@@ -125,14 +140,13 @@ class _HostMeasure:
         self.artifacts.append(artifact)
         return artifact.manifest
 
-    def timings(self) -> list[dict[str, float]]:
+    def per_dispatch(self, say: Progress) -> list[dict[str, float]]:
+        from npukit.deploy.model_data import random_inputs
         from npukit.runtime.binding import NpukitRuntimeModel
 
+        say(f"timing the {len(self.artifacts)} builds, {self.runs} runs each, interleaved")
         models = [NpukitRuntimeModel(a, profile_dispatches=True) for a in self.artifacts]
-        rng = np.random.default_rng(0)
-        inputs = [rng.integers(-128, 128, size=[int(d) for d in t.shape]).astype(np.dtype(t.dtype))
-                  if np.dtype(t.dtype).kind == "i" else rng.standard_normal([int(d) for d in t.shape]).astype(t.dtype)
-                  for t in models[0].entry.inputs]
+        inputs = random_inputs(models[0].entry.inputs, 0)
         samples: list[dict[str, list[float]]] = [{} for _ in models]
         for run in range(self.runs + 5):  # the first five warm the caches
             for model, found in zip(models, samples):
@@ -163,6 +177,7 @@ def tune(model: "str | Path", target: str, *, database: "str | Path | None" = No
         builds["done"] += 1
         if step:
             step(builds["done"], builds["total"])
+
     model = Path(model)
     if not model.is_file():
         raise NpukitError(f"{model}: no such model file")
@@ -179,32 +194,23 @@ def tune(model: "str | Path", target: str, *, database: "str | Path | None" = No
         db = TuningDatabase(database)
         builds["total"] = _expected_builds(preset, target)
         say("round 0: every layer on its default choice")
-        if target == "host":
-            manifest = measure(None)
-        else:
-            manifest, per_dispatch, _ = measure(None)
+        layers = _layers(measure.build(None))
         tick()
-        layers = _layers(manifest)
         if not layers:
             raise NpukitError(f"{model.name}: no layer runs on npukit's kernels for {target}, so there is nothing to "
                               "tune (see the manifest's cpu_kernels for why)")
         rounds = max(len(c) for _, c in layers.values())
-        builds["total"] = rounds + (0 if target == "host" or rounds == 1 else 2)
-        round_choices = [None] + [_round_choices(layers, r) for r in range(1, rounds)]
-        per_round = [] if target == "host" else [per_dispatch]
+        checks = target != "host" and rounds > 1  # a board builds the winners and the defaults once more
+        builds["total"] = rounds + (2 if checks else 0)
         for r in range(1, rounds):
-            say(f"round {r} of {rounds - 1}: {len(round_choices[r])} layers on their candidate {r}")
-            if target == "host":
-                measure(round_choices[r])
-            else:
-                per_round.append(measure(round_choices[r])[1])
+            choices = _round_choices(layers, r)
+            say(f"round {r} of {rounds - 1}: {len(choices)} layers on their candidate {r}")
+            measure.build(choices)
             tick()
-        if target == "host":
-            say(f"timing the {rounds} builds, {runs} runs each, interleaved")
-            per_round = measure.timings()
+        per_round = measure.per_dispatch(say)
         results = []
         for key, (ds, cands) in layers.items():
-            m = [sum(per_round[r].get(d, 0.0) for d in ds) if r < len(cands) else None for r in range(rounds)][:len(cands)]
+            m = [sum(per_round[r].get(d, 0.0) for d in ds) for r in range(len(cands))]
             best = min(range(len(cands)), key=lambda i: (m[i], i))
             if target == "host" and m[best] > (1 - HOST_MARGIN) * m[0]:
                 best = 0  # within the timing noise of the default
@@ -212,17 +218,15 @@ def tune(model: "str | Path", target: str, *, database: "str | Path | None" = No
         result = TuneResult(target, measure.unit, results, 0.0, db.path)
         if rounds == 1:
             result.notes.append(f"every layer has one choice on {target}: the defaults are recorded")
-        elif target != "host":
+        if checks:
             say("checking the tuned choices on the board")
-            winners = {r.key: r.choice for r in results}
-            result.tuned_total = measure(winners, profile=False)[2]
+            result.tuned_total = measure.total({r.key: r.choice for r in results})
             tick()
-            result.default_total = measure(None, profile=False)[2]
+            result.default_total = measure.total(None)
             tick()
         for r in results:
-            db.record(preset, r.key, TunedLayer(r.choice, {c.describe(): v for c, v in zip(r.candidates, r.measured)
-                                                           if v is not None}, measure.unit,
-                                                f"{model.name}: {', '.join(r.dispatches)}"))
+            db.record(preset, r.key, TunedLayer(r.choice, {c.describe(): v for c, v in zip(r.candidates, r.measured)},
+                                                measure.unit, f"{model.name}: {', '.join(r.dispatches)}"))
         db.save()
     result.seconds = time.monotonic() - started
     return result

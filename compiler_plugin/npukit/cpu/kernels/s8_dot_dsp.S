@@ -25,6 +25,51 @@
     .thumb
     .text
 
+    // What both functions share. DOT_ENTRY: the entry, with a frame of
+    // \frame bytes whose [sp] holds the columns, [sp, #8] the end of out,
+    // [sp, #12] the next bias and [sp, #16] the next out (r2, k_padded, is
+    // left to the function). PAIR_START: a channel pair's accumulators from
+    // its bias, the columns from their start. PAIR_END: the pair's four
+    // sums stored, then on to the pair at \loop or the return.
+    .macro DOT_ENTRY name, frame
+    .align 2
+    .global \name
+    .hidden \name
+    .type \name, %function
+    .thumb_func
+\name:
+    push {r4-r11, lr}
+    ldr r4, [sp, #36]          // pairs
+    ldr r5, [sp, #40]          // out
+    sub sp, sp, #\frame
+    str r0, [sp]
+    add r4, r5, r4, lsl #4
+    str r4, [sp, #8]
+    str r3, [sp, #12]
+    str r5, [sp, #16]
+    .endm
+
+    .macro PAIR_START
+    ldr lr, [sp, #12]
+    ldrd r3, r5, [lr], #8
+    str lr, [sp, #12]
+    mov r4, r3
+    mov r6, r5
+    ldr r0, [sp]
+    .endm
+
+    .macro PAIR_END name, frame, loop
+    ldr lr, [sp, #16]
+    stmia lr!, {r3, r4, r5, r6}
+    str lr, [sp, #16]
+    ldr r0, [sp, #8]
+    cmp lr, r0
+    bne \loop
+    add sp, sp, #\frame
+    pop {r4-r11, pc}
+    .size \name, . - \name
+    .endm
+
     // r0 columns, r1 weights, r3..r6 accumulators a00 a01 a10 a11,
     // r7..r10 column words of pixel 0 (r7, r8) and pixel 1 (r9, r10),
     // r11 r12 the weight words of the pair, lr one sign-extended half.
@@ -45,32 +90,12 @@
     smlad r6, r10, r12, r6
     .endm
 
-    .align 2
-    .global npukit_s8_dot_pairs_dsp
-    .hidden npukit_s8_dot_pairs_dsp
-    .type npukit_s8_dot_pairs_dsp, %function
-    .thumb_func
-npukit_s8_dot_pairs_dsp:
-    push {r4-r11, lr}
-    ldr r4, [sp, #36]          // pairs
-    ldr r5, [sp, #40]          // out
-    sub sp, sp, #24
-    // Frame: [sp] columns, [sp, #4] weight bytes per pair, [sp, #8] end of
-    // out, [sp, #12] bias, [sp, #16] out.
-    str r0, [sp]
+    DOT_ENTRY npukit_s8_dot_pairs_dsp, 24
+    // Frame: [sp, #4] weight bytes per pair.
     lsls r2, r2, #1
     str r2, [sp, #4]
-    add r4, r5, r4, lsl #4
-    str r4, [sp, #8]
-    str r3, [sp, #12]
-    str r5, [sp, #16]
 1:  // one channel pair
-    ldr lr, [sp, #12]
-    ldrd r3, r5, [lr], #8
-    str lr, [sp, #12]
-    mov r4, r3
-    mov r6, r5
-    ldr r0, [sp]
+    PAIR_START
     ldr lr, [sp, #4]
     add r2, r1, lr
     tst lr, #8                 // an odd number of groups: one first
@@ -82,15 +107,7 @@ npukit_s8_dot_pairs_dsp:
     GROUP
     cmp r1, r2
     bne 3b
-4:  ldr lr, [sp, #16]
-    stmia lr!, {r3, r4, r5, r6}
-    str lr, [sp, #16]
-    ldr r0, [sp, #8]
-    cmp lr, r0
-    bne 1b
-    add sp, sp, #24
-    pop {r4-r11, pc}
-    .size npukit_s8_dot_pairs_dsp, . - npukit_s8_dot_pairs_dsp
+4:  PAIR_END npukit_s8_dot_pairs_dsp, 24, 1b
 
     // r0 columns, r1 weights, r3..r6 accumulators a00 a01 a10 a11, r7..r10
     // column words of pixel 0 (r7, r8) and pixel 1 (r9, r10), r2 r11 the
@@ -108,36 +125,16 @@ npukit_s8_dot_pairs_dsp:
     smlad r6, r10, lr, r6
     .endm
 
-    .align 2
-    .global npukit_s8_dot_pairs_dsp16
-    .hidden npukit_s8_dot_pairs_dsp16
-    .type npukit_s8_dot_pairs_dsp16, %function
-    .thumb_func
-npukit_s8_dot_pairs_dsp16:
-    push {r4-r11, lr}
-    ldr r4, [sp, #36]          // pairs
-    ldr r5, [sp, #40]          // out
-    sub sp, sp, #32
-    // Frame: [sp] columns, [sp, #4] groups, [sp, #8] end of out, [sp, #12]
-    // bias, [sp, #16] out, [sp, #20] weight bytes of the groups taken four
-    // at a time, [sp, #24] where this pair's four-at-a-time groups end.
-    str r0, [sp]
+    DOT_ENTRY npukit_s8_dot_pairs_dsp16, 32
+    // Frame: [sp, #4] groups, [sp, #20] weight bytes of the groups taken
+    // four at a time, [sp, #24] where this pair's four-at-a-time groups end.
     lsrs r2, r2, #2
     str r2, [sp, #4]
     bic r2, r2, #3
     lsls r2, r2, #4
     str r2, [sp, #20]
-    add r4, r5, r4, lsl #4
-    str r4, [sp, #8]
-    str r3, [sp, #12]
-    str r5, [sp, #16]
 1:  // one channel pair
-    ldr lr, [sp, #12]
-    ldrd r3, r5, [lr], #8
-    str lr, [sp, #12]
-    mov r4, r3
-    mov r6, r5
-    ldr r0, [sp]
+    PAIR_START
     ldr r2, [sp, #4]
     lsls r2, r2, #31           // N: an odd group, C: two more (GROUP16 keeps the flags)
     bpl 2f
@@ -157,15 +154,7 @@ npukit_s8_dot_pairs_dsp16:
     ldr r2, [sp, #24]
     cmp r1, r2
     bne 4b
-5:  ldr lr, [sp, #16]
-    stmia lr!, {r3, r4, r5, r6}
-    str lr, [sp, #16]
-    ldr r0, [sp, #8]
-    cmp lr, r0
-    bne 1b
-    add sp, sp, #32
-    pop {r4-r11, pc}
-    .size npukit_s8_dot_pairs_dsp16, . - npukit_s8_dot_pairs_dsp16
+5:  PAIR_END npukit_s8_dot_pairs_dsp16, 32, 1b
 #endif
 
     .section .note.GNU-stack, "", %progbits
