@@ -1,5 +1,6 @@
 """The tuned CPU pipeline (``cpu_pipeline="tuned"``): int8 convolutions,
-depthwise and fully connected layers call npukit's kernels, the rest of the
+depthwise and fully connected layers and average pools of int32
+accumulators call npukit's kernels, the rest of the
 quantized arithmetic is TFLite's integer arithmetic, so whole models give
 exactly the outputs of TFLite's reference kernels."""
 
@@ -19,16 +20,18 @@ from support.oracles import TFLiteReference
 
 # The layers each model's kernels take: kws_int8's first convolution, four
 # depthwise and four pointwise convolutions (the last one stores int32
-# accumulators for the pool) and the classifier; resnet8_int8's
-# seven 3x3 convolutions (one fused with its residual addition), the two
-# strided 1x1 shortcuts (the first one fused with the addition of the previous
-# convolution's int32 accumulators, requantized in the kernel) and the
-# classifier.
+# accumulators), the average pool that requantizes them, and the classifier;
+# resnet8_int8's seven 3x3 convolutions (one fused with its residual
+# addition), the two strided 1x1 shortcuts (the first one fused with the
+# addition of the previous convolution's int32 accumulators, requantized in
+# the kernel), the average pool of the last addition (the two layers'
+# accumulators requantized and added in the kernel) and the classifier.
 _KERNEL_LAYERS = {
     "kws_int8": {"convolution + relu": 1, "depthwise convolution + relu": 4, "pointwise convolution + relu": 3,
-                 "pointwise convolution": 1, "fully connected": 1},
+                 "pointwise convolution": 1, "requantization + relu + average pool": 1, "fully connected": 1},
     "resnet8_int8": {"convolution + relu": 4, "convolution + add": 1, "convolution": 2,
-                     "pointwise convolution": 1, "pointwise convolution + add": 1, "fully connected": 1},
+                     "pointwise convolution": 1, "pointwise convolution + add": 1,
+                     "requantization + add + average pool": 1, "fully connected": 1},
 }
 
 

@@ -9,7 +9,9 @@ counts and reductions that are no multiple of the vector or of 4, windows
 of padded tensors, strided and dilated reads, channel-last tensors, every
 output mode (int8, int32 accumulators, TFLite's ADD, fully connected
 rounding once, an ADD whose residual is another layer's int32 accumulators)
-and requantization with left shifts. Output bytes outside the layer's output
+and requantization with left shifts; and the average pool of another layer's
+requantized int32 accumulators (with an ADD of a third layer's), over
+accumulators up to the int32 limits. Output bytes outside the layer's output
 must stay as they were."""
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from npukit.cpu.kernel_choice import KernelChoice
 from npukit.cpu.layer_kernels import kernel_library, layer_block
 from npukit.mynpu.dispatch_ir import SystemTensor
 from npukit.mynpu.requantization import ADD_LEFT_SHIFT
-from npukit.mynpu.supported_operators import ElementwiseAdd, LayerSpec, ResidualAccumulators, TensorLayout
+from npukit.mynpu.supported_operators import AverageOutput, ElementwiseAdd, LayerSpec, ResidualAccumulators, \
+    TensorLayout
 from npukit.targets.cpu_presets import HOST
-from support.tflite_arithmetic import requantize, requantize_once
+from support.tflite_arithmetic import requantize, requantize_once, rounding_divide
 
 # Instruction sets the archive is built for, with the CPU flags (of
 # /proc/cpuinfo) needed to run it.
@@ -419,3 +422,99 @@ def test_stack_use_stays_under_64_kib(build, tmp_path):
         frames[source] = sum(int(row.split("\t")[1]) for row in rows)
     entry = frames.pop("s8_layer.c")
     assert entry + max(frames.values()) <= 64 * 1024, frames
+
+
+# Averages of requantized accumulators ----------------------------------------------
+
+
+@dataclass
+class AverageCase:
+    channels: int = 64
+    pixels: int = 125
+    layout: str = "CHW"  # the accumulators as [C][N] (IREE's channel-first pool) or [N][C]
+    add: bool = False  # an ADD of a second layer's accumulators before the average
+    zp: int = -128  # the requantized values' zero point and activation range
+    act: tuple[int, int] = (-128, 127)
+    shifts: tuple[int, int] = (-12, -8)
+    magnitude: int = 2**20  # accumulators drawn in +-magnitude
+    add_multipliers: tuple = ((1518500250, -1), (1288490189, 0), (1431655765, -17))
+    average_act: tuple[int, int] = (-128, 127)
+
+
+def _accumulator_layout(binding: int, offset: int, case: AverageCase) -> TensorLayout:
+    c, n = case.channels, case.pixels
+    shape, roles = ((c, n), ("C", "W")) if case.layout == "CHW" else ((n, c), ("W", "C"))
+    return TensorLayout(SystemTensor(binding, offset, shape, "i32", (0, 0), shape), roles)
+
+
+def _stage(rng, case: AverageCase, acc: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]], np.ndarray]:
+    """(bias, multipliers, int8 values [C][N]) of a drawn output stage."""
+    bias = rng.integers(-(2**16), 2**16, case.channels).astype(np.int32)
+    multipliers = [(int(rng.integers(2**30, 2**31)), int(rng.integers(case.shifts[0], case.shifts[1] + 1)))
+                   for _ in range(case.channels)]
+    values = np.array([[min(max(requantize(int(a) + int(bias[c]), *multipliers[c]) + case.zp, case.act[0]),
+                            case.act[1]) for a in acc[c]] for c in range(case.channels)], np.int64)
+    return bias, multipliers, values
+
+
+def run_average_case(build, case: AverageCase, rng) -> None:
+    _, _, layer = build
+    c, n = case.channels, case.pixels
+    ifm = _accumulator_layout(0, 4, case)
+    ofm = TensorLayout(SystemTensor(1, 3, (1, c), "i8", (0, 0), (1, c)), (None, "C"))
+    limit = 2**31 - 2**17  # the bias stays inside int32 added to any of them
+    acc = np.clip(rng.integers(-case.magnitude, case.magnitude + 1, (c, n)), -limit, limit)
+    bias, multipliers, want = _stage(rng, case, acc)
+    add, res_full = None, np.zeros(1, np.int32)
+    if case.add:
+        residual = _accumulator_layout(2, 8, case)
+        res_acc = np.clip(rng.integers(-case.magnitude, case.magnitude + 1, (c, n)), -limit, limit)
+        res_bias, res_multipliers, res_values = _stage(rng, replace(case, zp=-3), res_acc)
+        add = ElementwiseAdd(residual=residual, residual_zp=-3, conv_zp=case.zp,
+                             input_multiplier=case.add_multipliers[0], residual_multiplier=case.add_multipliers[1],
+                             output_multiplier=case.add_multipliers[2], output_zp=-128, act_min=-128, act_max=127,
+                             accumulators=ResidualAccumulators(res_bias, res_multipliers, *case.act))
+        want = _add(want, res_values, add)
+        res_full = res_acc.astype(np.int32) if case.layout == "CHW" else res_acc.T.astype(np.int32)
+    average = AverageOutput(n, *case.average_act)
+    expected = np.array([min(max(rounding_divide(int(s), n), average.act_min), average.act_max)
+                         for s in want.sum(axis=1)], np.int8)
+    spec = LayerSpec(kind="average", ifm=ifm, ofm=ofm, ifm_chw=(c, 1, n), ofm_chw=(c, 1, 1), kernel=(1, n),
+                     stride=(1, 1), dilation=(1, 1), weights=np.zeros(0, np.int8), bias=bias,
+                     multipliers=multipliers, ifm_zp=0, ofm_zp=case.zp, act_min=case.act[0], act_max=case.act[1],
+                     relu=case.act[0] > -128, add=add, average=average)
+    block = layer_block(spec)
+    params = np.zeros(len(block) + 64, np.uint8)
+    start = -params.ctypes.data % 64
+    params[start: start + len(block)] = np.frombuffer(block, np.uint8)
+    full = acc.astype(np.int32) if case.layout == "CHW" else acc.T.astype(np.int32)
+    in_bytes = np.frombuffer(bytes(4) + full.tobytes() + bytes(64), np.uint8).copy()
+    res_bytes = np.frombuffer(bytes(8) + res_full.tobytes() + bytes(64), np.uint8).copy()
+    out = rng.integers(0, 256, 3 + c + 64, dtype=np.uint8)
+    before = out.copy()
+    layer(params.ctypes.data + start, in_bytes.ctypes.data, out.ctypes.data, res_bytes.ctypes.data)
+    np.testing.assert_array_equal(out[3: 3 + c].view(np.int8), expected)
+    np.testing.assert_array_equal(out[:3], before[:3])
+    np.testing.assert_array_equal(out[3 + c:], before[3 + c:])
+
+
+AVERAGE_CASES = {
+    "kws: 64 channels of 125, ReLU at zero point -128": AverageCase(),
+    "resnet8: 64 channels of 64 + add": AverageCase(pixels=64, add=True, zp=38),
+    "channel-last, ReLU at zero point 3, odd count": AverageCase(channels=5, pixels=7, layout="HWC", zp=3,
+                                                                act=(3, 127)),
+    "accumulators near the int32 limits (saturated doubling)": AverageCase(channels=6, pixels=40,
+                                                                          magnitude=2**31, shifts=(-20, -1)),
+    "right shifts beyond 20 and left shifts (general arithmetic)": AverageCase(channels=6, pixels=9,
+                                                                              magnitude=2**31, shifts=(-31, 2)),
+    "add over more pixels than a pass, clamped average": AverageCase(channels=3, pixels=150, add=True, zp=-5,
+                                                                     act=(-5, 100), average_act=(-50, 60)),
+    "add on the general arithmetic (output shift 0), huge accumulators": AverageCase(
+        channels=4, pixels=33, add=True, magnitude=2**31, shifts=(-24, 1),
+        add_multipliers=((1518500250, -25), (1288490189, -25), (1431655765, 0))),
+}
+
+
+@pytest.mark.parametrize("name", list(AVERAGE_CASES))
+def test_average_of_accumulators_equals_tflite_arithmetic(build, name, rng):
+    run_average_case(build, AVERAGE_CASES[name], rng)

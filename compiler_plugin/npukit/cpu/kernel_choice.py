@@ -57,10 +57,16 @@ def _is_x86_host(preset: CpuPreset) -> bool:
     return preset.is_host and platform.machine() in ("x86_64", "AMD64")
 
 
+def _is_convolution(spec: LayerSpec) -> bool:
+    """Whether the layer runs on the convolution kernel (packed weights, the
+    choices above); depthwise layers and averages have one way to run."""
+    return spec.kind in ("conv", "fully_connected")
+
+
 def default_choice(spec: LayerSpec, preset: CpuPreset) -> KernelChoice:
     """Without a tuning result: int16 weights on DSP cores (the measured
     faster form), the x86 kernel's own rule on the host."""
-    if spec.kind != "depthwise" and has_dsp(preset):
+    if _is_convolution(spec) and has_dsp(preset):
         return KernelChoice(weights="int16")
     return KernelChoice()
 
@@ -68,7 +74,7 @@ def default_choice(spec: LayerSpec, preset: CpuPreset) -> KernelChoice:
 def candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelChoice]:
     """The choices worth measuring for this layer on this preset; the
     default first. One candidate means there is nothing to tune."""
-    if spec.kind == "depthwise":
+    if not _is_convolution(spec):
         return [KernelChoice()]
     if has_dsp(preset):
         return [KernelChoice(weights="int16"), KernelChoice(weights="int8")]

@@ -3,7 +3,8 @@ and the library they are compiled into for a CPU preset.
 
 The kernels are C (``kernels/``): a convolution (also 1x1 and fully
 connected) and a depthwise convolution, each followed by TFLite's
-fixed-point output stage. The block's word layout is read from the C header
+fixed-point output stage, and an average pool of another layer's
+requantized accumulators. The block's word layout is read from the C header
 ``kernels/s8_layer.h`` so the two cannot drift apart.
 """
 
@@ -24,8 +25,8 @@ from npukit.targets.cpu_presets import CpuPreset
 
 KERNELS_DIR = Path(__file__).with_name("kernels")
 HEADER = KERNELS_DIR / "s8_layer.h"
-SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c", "s8_residual.c", "s8_dot_dsp.S", "s8_conv_x86.c",
-           "s8_depthwise_x86.c")
+SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c", "s8_residual.c", "s8_average.c", "s8_dot_dsp.S",
+           "s8_conv_x86.c", "s8_depthwise_x86.c")
 HEADERS = ("s8_layer.h", "s8_output.h", "s8_x86.h", "s8_x86_vector.h")
 ENTRY_POINT = "npukit_s8_layer"
 
@@ -75,6 +76,8 @@ def reduction_length(spec: LayerSpec) -> int:
 
 def _packed_weights(spec: LayerSpec, choice: KernelChoice) -> np.ndarray:
     w = np.asarray(spec.weights, np.int8)
+    if spec.kind == "average":  # no weights
+        return w
     if spec.kind == "depthwise":  # [KH][KW][C] -> [C][KH * KW]
         return np.ascontiguousarray(w.reshape(-1, w.shape[-1]).T)
     oc = w.shape[0]
@@ -92,17 +95,20 @@ def _packed_weights(spec: LayerSpec, choice: KernelChoice) -> np.ndarray:
 def _weight_sums(spec: LayerSpec) -> np.ndarray:
     """Per output channel, the sum of its weights."""
     w = np.asarray(spec.weights, np.int64)
+    if spec.kind == "average":
+        return np.zeros(spec.ofm_chw[0], np.int64)
     if spec.kind == "depthwise":  # [KH][KW][C]
         return w.reshape(-1, w.shape[-1]).sum(axis=0)
     return w.reshape(w.shape[0], -1).sum(axis=1)
 
 
 def check_supported(spec: LayerSpec) -> None:
-    if spec.ifm.tensor.dtype != "i8":
+    input_dtype = "i32" if spec.kind == "average" else "i8"  # an average pools int32 accumulators
+    if spec.ifm.tensor.dtype != input_dtype:
         raise KernelUnsupported(f"an {spec.ifm.tensor.dtype} input")
     if spec.ofm.tensor.dtype not in ("i8", "i32"):
         raise KernelUnsupported(f"an {spec.ofm.tensor.dtype} output")
-    if spec.kind != "depthwise" and reduction_length(spec) > MAX_K:
+    if spec.kind in ("conv", "fully_connected") and reduction_length(spec) > MAX_K:
         raise KernelUnsupported(f"a reduction of {reduction_length(spec)} values (the kernel takes {MAX_K})")
 
 
@@ -119,7 +125,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
         for name, value in values.items():
             words[WORDS[name]] = int(value)
 
-    kind = {"conv": "CONV", "depthwise": "DEPTHWISE", "fully_connected": "FULLY_CONNECTED"}[spec.kind]
+    kind = {"conv": "CONV", "depthwise": "DEPTHWISE", "fully_connected": "FULLY_CONNECTED",
+            "average": "AVERAGE"}[spec.kind]
     output = "OUT_INT32" if spec.multipliers is None else "OUT_ADD" if spec.add is not None else "OUT_INT8"
     put(MAGIC=DEFINES["NPUKIT_S8_MAGIC"], KIND=DEFINES[f"NPUKIT_S8_{kind}"], OUTPUT=DEFINES[f"NPUKIT_S8_{output}"])
     put(IN_C=spec.ifm_chw[0], IN_H=spec.ifm_chw[1], IN_W=spec.ifm_chw[2])
@@ -130,7 +137,10 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
         a = addressing(layout)
         put(**{f"{prefix}_OFFSET": a.offset, f"{prefix}_SC": a.sc, f"{prefix}_SH": a.sh, f"{prefix}_SW": a.sw})
     put(IN_ZP=spec.ifm_zp, OUT_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max,
-        K_PADDED=reduction_length(spec))
+        K_PADDED=0 if spec.kind == "average" else reduction_length(spec))
+    if spec.average is not None:
+        put(AVERAGE_COUNT=spec.average.count, AVERAGE_ACT_MIN=spec.average.act_min,
+            AVERAGE_ACT_MAX=spec.average.act_max)
     put(WEIGHT_FORM=DEFINES[f"NPUKIT_S8_WEIGHTS_{choice.weights.upper()}"],
         CONV_FORM=DEFINES[f"NPUKIT_S8_CONV_{choice.conv_form.upper()}"])
     if spec.add is not None:

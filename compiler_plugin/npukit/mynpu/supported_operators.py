@@ -79,8 +79,25 @@ class ElementwiseAdd:
 
 
 @dataclass
+class AverageOutput:
+    """TFLite's int8 AVERAGE_POOL_2D over a whole plane: the sum of the int8
+    values divided by ``count`` with ties away from zero, clamped to
+    [act_min, act_max]."""
+
+    count: int
+    act_min: int
+    act_max: int
+
+
+@dataclass
 class LayerSpec:
-    kind: str  # "conv", "depthwise", "fully_connected"
+    """One layer in integer terms. ``kind`` "average" (CPU kernels only,
+    npukit.cpu.accumulator_average) is a global average pool whose input is
+    another layer's int32 accumulators, given that layer's output stage
+    (bias, multipliers, zero point, range; ``add``: and an ADD with a third
+    layer's accumulators) and ``average``; it has no weights."""
+
+    kind: str  # "conv", "depthwise", "fully_connected", "average"
     ifm: TensorLayout
     ofm: TensorLayout
     ifm_chw: tuple[int, int, int]
@@ -98,9 +115,12 @@ class LayerSpec:
     relu: bool
     add: ElementwiseAdd | None = None
     notes: list[str] = field(default_factory=list)
+    average: AverageOutput | None = None
 
     @property
     def macs(self) -> int:
+        if self.kind == "average":
+            return 0
         c, h, w = self.ofm_chw
         taps = self.kernel[0] * self.kernel[1] * (1 if self.kind == "depthwise" else self.ifm_chw[0])
         return c * h * w * taps
@@ -108,13 +128,15 @@ class LayerSpec:
     @property
     def operation(self) -> str:
         name = {"conv": "convolution", "depthwise": "depthwise convolution",
-                "fully_connected": "fully connected"}[self.kind]
+                "fully_connected": "fully connected", "average": "requantization"}[self.kind]
         if self.kind == "conv" and self.kernel == (1, 1):
             name = "pointwise convolution"
         if self.add is not None:
             name += " + add"
         if self.relu or (self.add is not None and self.add.act_min > -128):
             name += " + relu"
+        if self.kind == "average":
+            name += " + average pool"
         return name
 
 
@@ -288,10 +310,12 @@ def _geometry(op: ir.Operation, body: DispatchBody, constant_of) -> _Geometry:
 
 # Epilogues -------------------------------------------------------------------
 
-class _Inputs:
-    """The epilogue generic's inputs, by block-argument index."""
+class EpilogueInputs:
+    """The epilogue generic's inputs, by block-argument index: the
+    contraction's result (if it is one), per-channel constants and whole
+    tensors loaded from memory."""
 
-    def __init__(self, generic: ir.Operation, contraction: ir.Operation, body: DispatchBody, constant_of,
+    def __init__(self, generic: ir.Operation, contraction: ir.Operation | None, body: DispatchBody, constant_of,
                  channel_position: int, rank: int) -> None:
         self.contraction_arg = None
         self.per_channel: dict[int, np.ndarray] = {}
@@ -299,7 +323,7 @@ class _Inputs:
         maps = [_map_results(m) for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
         inputs = list(generic.operands)[:-1]
         for i, (value, m) in enumerate(zip(inputs, maps)):
-            if value == contraction.results[0]:
+            if contraction is not None and value == contraction.results[0]:
                 self.contraction_arg = i
                 continue
             dims = [r[0][0] for r in m]
@@ -314,7 +338,7 @@ class _Inputs:
                 raise NotSupported("an epilogue operand the NPU cannot place")
 
 
-def _factor(node: ep.Node, inputs: _Inputs, channels: int) -> np.ndarray:
+def _factor(node: ep.Node, inputs: EpilogueInputs, channels: int) -> np.ndarray:
     values = ep.per_channel(node, inputs.per_channel)
     if values is None:
         raise NotSupported("a requantization scale that is not a constant")
@@ -322,7 +346,7 @@ def _factor(node: ep.Node, inputs: _Inputs, channels: int) -> np.ndarray:
     return np.broadcast_to(values, (channels,)).astype(np.float64)
 
 
-def _scale_and_bias(acc: ep.Accumulator, inputs: _Inputs, channels: int) -> tuple[np.ndarray, np.ndarray]:
+def _scale_and_bias(acc: ep.Accumulator, inputs: EpilogueInputs, channels: int) -> tuple[np.ndarray, np.ndarray]:
     """The accumulators' real scale per channel and the integer bias (int64)."""
     scale = np.ones(channels) * accumulator_scale(_factor(f, inputs, channels) for f in acc.scales)
     bias = np.zeros(channels, np.int64)
@@ -337,7 +361,7 @@ def _scale_and_bias(acc: ep.Accumulator, inputs: _Inputs, channels: int) -> tupl
     return scale, np.asarray(bias, np.int64)
 
 
-def _correction(acc: ep.Accumulator, inputs: _Inputs, channels: int) -> np.ndarray | None:
+def _correction(acc: ep.Accumulator, inputs: EpilogueInputs, channels: int) -> np.ndarray | None:
     """The constant subtracted from the accumulators (an input zero point
     times the weight sums), int64 per channel, or None."""
     if acc.correction is None:
@@ -353,7 +377,7 @@ def _multipliers(scale: np.ndarray, output: ep.Quantize) -> list[tuple[int, int]
     return [quantize_multiplier(s / out_scale) for s in scale]
 
 
-def _requantization(match: ep.RequantizedContraction, inputs: _Inputs, weights: np.ndarray, kind: str,
+def _requantization(match: ep.RequantizedContraction, inputs: EpilogueInputs, weights: np.ndarray, kind: str,
                     channels: int) -> tuple[np.ndarray, list[tuple[int, int]], int]:
     """(int32 biases, multipliers, input zero point) of a matched epilogue."""
     acc = match.accumulator
@@ -373,7 +397,7 @@ def _requantization(match: ep.RequantizedContraction, inputs: _Inputs, weights: 
     return bias.astype(np.int32), _multipliers(scale, match.output), ifm_zp
 
 
-def _residual_accumulators(match: ep.RequantizedContraction, inputs: _Inputs,
+def residual_accumulators(match: ep.RequantizedContraction, inputs: EpilogueInputs,
                            channels: int) -> ResidualAccumulators:
     """Another layer's output stage, fused into this dispatch: its bias with
     its zero-point correction folded in (TFLite's accumulator is the
@@ -388,14 +412,18 @@ def _residual_accumulators(match: ep.RequantizedContraction, inputs: _Inputs,
     return ResidualAccumulators(bias.astype(np.int32), _multipliers(scale, match.output), low, high)
 
 
-def _add_parameters(match: ep.ResidualAdd, inputs: _Inputs, ofm: TensorLayout, channels: int) -> ElementwiseAdd:
+def add_parameters(match: ep.ResidualAdd, inputs: EpilogueInputs, like: TensorLayout,
+                   channels: int) -> ElementwiseAdd:
+    """TFLite's ADD of a matched residual addition; the residual must be a
+    whole tensor laid out as ``like`` (the output, or the tensor it is
+    added to)."""
     residual_arg = (match.residual_requantized.accumulator.accumulator.value if match.residual_requantized
                     else match.residual.source.value)
     if residual_arg not in inputs.tensors:
         raise NotSupported("the residual operand is not a tensor in memory")
     residual = inputs.tensors[residual_arg]
     dtype = "i32" if match.residual_requantized else "i8"
-    if residual.dtype != dtype or not residual.is_whole or residual.shape != ofm.tensor.sizes:
+    if residual.dtype != dtype or not residual.is_whole or residual.shape != like.tensor.sizes:
         raise NotSupported(f"the residual operand is not a whole {dtype} tensor of the output's shape")
     s1 = ep.scalar(match.contraction_scale)
     s2 = ep.scalar(match.residual.scales[0])
@@ -409,11 +437,21 @@ def _add_parameters(match: ep.ResidualAdd, inputs: _Inputs, ofm: TensorLayout, c
         if as_f32(s2) != as_f32(fused.output.scale) or match.residual.zero_point != fused.output.zero_point:
             raise NotSupported("the addition dequantizes the residual layer's output with another scale or zero "
                                "point than it was quantized with")
-        accumulators = _residual_accumulators(fused, inputs, channels)
+        accumulators = residual_accumulators(fused, inputs, channels)
     low, high = ep.activation_range(match.activation, match.output)
     return ElementwiseAdd(
-        TensorLayout(residual, ofm.roles), match.residual.zero_point, match.contraction_zero_point,
+        TensorLayout(residual, like.roles), match.residual.zero_point, match.contraction_zero_point,
         *addition_multipliers(s1, s2, match.output.scale), match.output.zero_point, low, high, accumulators)
+
+
+def reduces_accumulators(body: DispatchBody) -> bool:
+    """Whether a dispatch without an int8 contraction reduces int32
+    accumulators loaded from memory (a pool over another layer's result,
+    with that layer's requantization fused in)."""
+    generics = [op for op in body.linalg if op.name == "linalg.generic"]
+    return not any(_is_int8_contraction(op) for op in generics) and any(
+        t.dtype == "i32" for t in body.loads.values()) and any(
+        "reduction" in str(op.attributes["iterator_types"]) for op in generics)
 
 
 def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
@@ -421,9 +459,7 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
     ``constant_of(value)`` gives a value's compile-time contents or None."""
     contractions = [op for op in body.linalg if op.name == "linalg.generic" and _is_int8_contraction(op)]
     if not contractions:
-        if any(t.dtype == "i32" for t in body.loads.values()) and any(
-                "reduction" in str(op.attributes["iterator_types"]) for op in body.linalg
-                if op.name == "linalg.generic"):
+        if reduces_accumulators(body):
             raise NotSupported("a pooling reduction over int32 accumulators, requantized in this dispatch (IREE "
                                "fused the previous layer's requantization into it; the NPU pools int8 tensors)")
         kinds = sorted({op.name.removeprefix("linalg.") for op in body.linalg if op.name != "linalg.fill"})
@@ -453,7 +489,7 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
     if len(stored) != 1 or len(body.stores) != 1 or stored[0].dtype != "i8":
         raise NotSupported("the result is not stored once as int8")
     ofm = TensorLayout(stored[0], geometry.ofm_roles)
-    inputs = _Inputs(generic, contraction, body, constant_of, geometry.channel_position, rank)
+    inputs = EpilogueInputs(generic, contraction, body, constant_of, geometry.channel_position, rank)
     expression = ep.expression_of(generic)
     simple = ep.match_requantized(expression)
     if simple is not None:
@@ -470,7 +506,7 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
         low, high = ep.activation_range(inner.activation, inner.output)
         spec = _spec(geometry, ofm, bias, multipliers, ifm_zp, inner.output.zero_point, low, high,
                      inner.activation.kind == "relu")
-        spec.add = _add_parameters(residual, inputs, ofm, channels)
+        spec.add = add_parameters(residual, inputs, ofm, channels)
         return spec
     raise NotSupported("an epilogue that is not a requantization (with ReLU) or a residual addition")
 

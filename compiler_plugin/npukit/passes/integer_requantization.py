@@ -52,7 +52,7 @@ class _Factor:
     dim: int | None = None
 
 
-def _map_dims(attr: ir.Attribute) -> list[int | None]:
+def map_dims(attr: ir.Attribute) -> list[int | None]:
     """The loop dimension of each result of an indexing map (None: not a plain dimension)."""
     results = [str(r) for r in ir.AffineMapAttr(attr).value.results]
     return [int(r[1:]) if r.startswith("d") and r[1:].isdigit() else None for r in results]
@@ -65,6 +65,10 @@ def _int_width(type_: ir.Type) -> int | None:
         return None
 
 
+def _inputs_count(generic: ir.Operation) -> int:
+    return int(list(ir.DenseI32ArrayAttr(generic.attributes["operandSegmentSizes"]))[0])
+
+
 class _GenericBody:
     """One ``linalg.generic``: its block arguments, what is known of its
     inputs at compile time, and integer code emitted before its yield."""
@@ -73,9 +77,9 @@ class _GenericBody:
         self.generic = generic
         self.block = generic.regions[0].blocks[0]
         self.args = list(self.block.arguments)
-        self.inputs_count = int(list(ir.DenseI32ArrayAttr(generic.attributes["operandSegmentSizes"]))[0])
+        self.inputs_count = _inputs_count(generic)
         self.inputs = list(generic.operands)[:self.inputs_count]
-        self.maps = [_map_dims(m) for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+        self.maps = [map_dims(m) for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
         self.constant_of = constant_of
         self.terminator = list(self.block.operations)[-1]
         self._indices: dict[int, ir.Value] = {}
@@ -210,7 +214,7 @@ def _is_fully_connected(body: _GenericBody, arg: int) -> bool:
     producer = defining_op(body.inputs[arg])
     if not isinstance(producer, ir.Operation) or producer.name != "linalg.generic" or not _is_reduction(producer):
         return False
-    return len(_map_dims(list(ir.ArrayAttr(producer.attributes["indexing_maps"]))[-1])) <= 2
+    return len(map_dims(list(ir.ArrayAttr(producer.attributes["indexing_maps"]))[-1])) <= 2
 
 
 def _emit_accumulator(body: _GenericBody, acc: ep.Accumulator, quantize: ep.Quantize) -> ir.Value:
@@ -286,49 +290,65 @@ def _rewrite_elementwise(body: _GenericBody) -> bool:
     return True
 
 
-def _average_parts(reduction: _GenericBody, consumer: _GenericBody):
-    """(summed int8 node, count, consumer's argument of the sum, output
-    quantization, activation) of a sum of dequantized int8 values divided by
-    a count, in and out at one scale and zero point; else _KeepFloat."""
+class NotAnAverage(_KeepFloat):
+    """The reduction and its consumer are not an average of int8 values."""
+
+
+@dataclass
+class Average:
+    """A reduction summing ``dequantize(summand)`` and its consumer dividing
+    the sum (its argument ``sum_arg``) by ``count`` and quantizing it with
+    the summand's own scale and zero point, after ``activation``."""
+
+    summand: ep.Node  # an int8-valued node of the reduction's body
+    count: int
+    sum_arg: int
+    quantize: ep.Quantize
+    activation: ep.Activation
+
+
+def match_average(reduction: ir.Operation, consumer: ir.Operation) -> Average:
+    """The average two ``linalg.generic`` ops compute, or NotAnAverage."""
     summand = None
-    for a, b in ep.commuted(ep.expression_of(reduction.generic), "arith.addf"):
-        if a.op == "arg" and a.value == reduction.inputs_count:
+    for a, b in ep.commuted(ep.expression_of(reduction), "arith.addf"):
+        if a.op == "arg" and a.value == _inputs_count(reduction):
             summand = ep.match_dequantize_int8(b)
             break
     if summand is None or ep.scalar(summand.scales[0]) is None:
-        raise _KeepFloat("a reduction that is not a sum of dequantized int8 values")
-    quantize = ep.match_quantize(ep.expression_of(consumer.generic))
+        raise NotAnAverage("a reduction that is not a sum of dequantized int8 values")
+    quantize = ep.match_quantize(ep.expression_of(consumer))
     activation = ep.match_activation(quantize.inner) if quantize else None
     divided = activation.inner if activation else None
     if activation is None or activation.kind == "unknown" or divided.op != "arith.divf" \
             or divided.operands[0].op != "arg" or ep.scalar(divided.operands[1]) is None:
-        raise _KeepFloat("a sum that is not divided by a count and quantized")
+        raise NotAnAverage("a sum that is not divided by a count and quantized")
     sum_arg = divided.operands[0].value
-    if sum_arg >= consumer.inputs_count or consumer.inputs[sum_arg] != reduction.generic.results[0]:
-        raise _KeepFloat("a division of something other than the sum")
+    if sum_arg >= _inputs_count(consumer) or list(consumer.operands)[sum_arg] != reduction.results[0]:
+        raise NotAnAverage("a division of something other than the sum")
     count = ep.scalar(divided.operands[1])
     if count != round(count) or not 0 < count <= 1 << 16:
-        raise _KeepFloat("an average over a count that is not an integer up to 65536")
+        raise NotAnAverage("an average over a count that is not an integer up to 65536")
     if as_f32(ep.scalar(summand.scales[0])) != as_f32(quantize.scale) or summand.zero_point != quantize.zero_point:
-        raise _KeepFloat("an average whose output is quantized differently from its input")
-    return summand.source, int(count), sum_arg, quantize, activation
+        raise NotAnAverage("an average whose output is quantized differently from its input")
+    return Average(summand.source, int(count), sum_arg, quantize, activation)
 
 
 def _rewrite_average(reduction: _GenericBody, consumer: _GenericBody) -> None:
     """The reduction sums the int8 values themselves (exactly, in f32: at most
     2^16 of them), the consumer divides the sum as TFLite's average pool does."""
-    source, count, sum_arg, quantize, activation = _average_parts(reduction, consumer)
+    average = match_average(reduction.generic, consumer.generic)
     f32 = ir.F32Type.get(reduction.generic.context)
     reduction.replace_result(lambda: arith.AddFOp(
-        reduction.arg(reduction.inputs_count), arith.SIToFPOp(f32, _emit_int8(reduction, source)).result).result)
+        reduction.arg(reduction.inputs_count),
+        arith.SIToFPOp(f32, _emit_int8(reduction, average.summand)).result).result)
 
-    def average() -> ir.Value:
+    def divided() -> ir.Value:
         fixed = consumer.fixed
-        total = arith.FPToSIOp(fixed.i32, consumer.arg(sum_arg)).result
-        low, high = ep.activation_range(activation, quantize)
-        return fixed.truncate(fixed.clamp(fixed.rounding_divide(total, count), low, high), 8)
+        total = arith.FPToSIOp(fixed.i32, consumer.arg(average.sum_arg)).result
+        low, high = ep.activation_range(average.activation, average.quantize)
+        return fixed.truncate(fixed.clamp(fixed.rounding_divide(total, average.count), low, high), 8)
 
-    consumer.replace_result(average)
+    consumer.replace_result(divided)
 
 
 @dataclass

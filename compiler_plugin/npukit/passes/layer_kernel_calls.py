@@ -3,7 +3,9 @@
 At the 'stream' boundary each dispatch is matched with the same predicates
 the NPU uses (npukit.mynpu.supported_operators): an int8 convolution,
 depthwise convolution or fully connected layer with its requantization,
-ReLU and residual addition. A matched dispatch's body is replaced by one
+ReLU and residual addition; and an average pool over another layer's int32
+accumulators with that layer's output stage fused in
+(npukit.cpu.accumulator_average). A matched dispatch's body is replaced by one
 call to ``npukit_s8_layer`` (npukit/cpu/kernels) with the layer's parameter
 block, tables and packed weights as read-only data of the executable, and
 one workgroup. The kernels compute TFLite's integer arithmetic exactly.
@@ -21,11 +23,12 @@ from pathlib import Path
 
 from iree.compiler import ir
 
+from npukit.cpu.accumulator_average import match_accumulator_average
 from npukit.cpu.kernel_choice import KernelChoice, LayerChoices, candidates, layer_key
 from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, layer_block
-from npukit.mynpu.constant_pool import binding_sites
+from npukit.mynpu.constant_pool import binding_sites, constant_reader
 from npukit.mynpu.dispatch_ir import UnreadableDispatch, read_dispatch
-from npukit.mynpu.supported_operators import LayerSpec, NotSupported, match_layer_at_site
+from npukit.mynpu.supported_operators import LayerSpec, NotSupported, match_layer_at_site, reduces_accumulators
 from npukit.passes.device_targets import cpu_executable_targets
 
 
@@ -91,7 +94,7 @@ class LayerKernelCalls:
         try:
             if _workload_count(executable):
                 raise NotSupported("a workload known only at run time")
-            spec = match_layer_at_site(body, site)
+            spec = _match(body, site)
             choice, tuned = self.choices.for_layer(spec)
             block = layer_block(spec, choice)
         except (NotSupported, KernelUnsupported) as e:
@@ -104,6 +107,14 @@ class LayerKernelCalls:
         executable.erase()
         self.dispatches[body.name] = KernelDispatch(operation=spec.operation, layer=layer_key(spec), choice=choice,
                                                     tuned=tuned, candidates=candidates(spec, self.choices.preset))
+
+
+def _match(body, site) -> LayerSpec:
+    """The layer the kernels run for a dispatch: the NPU's layers, and
+    averages over requantized accumulators (which the NPU leaves alone)."""
+    if isinstance(site, str) or not reduces_accumulators(body):
+        return match_layer_at_site(body, site)
+    return match_accumulator_average(body, constant_reader(body, site))
 
 
 def _workload_count(executable: ir.Operation) -> int:

@@ -7,9 +7,14 @@
 void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residual);
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual);
 void npukit_s8_residual_int8(const int32_t* p, size_t residual, size_t output);
+void npukit_s8_average(const int32_t* p, size_t input, size_t output, size_t residual);
 
 void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual) {
   const int32_t* p = (const int32_t*)params;
+  if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_AVERAGE) {
+    npukit_s8_average(p, input, output, residual);
+    return;
+  }
   if (p[NPUKIT_S8_W_OUTPUT] == NPUKIT_S8_OUT_ADD && p[NPUKIT_S8_W_RES_BIAS_AT]) {
     npukit_s8_residual_int8(p, residual, output);
   }

@@ -19,6 +19,7 @@
 #define NPUKIT_S8_CONV 0             // convolution (also 1x1): acc = bias + sum (x - in_zp) * w
 #define NPUKIT_S8_DEPTHWISE 1        // one filter per channel
 #define NPUKIT_S8_FULLY_CONNECTED 2  // a convolution whose requantization rounds once (TFLite's FC)
+#define NPUKIT_S8_AVERAGE 3          // a global average pool of another layer's int32 accumulators (s8_average.c)
 
 // NPUKIT_S8_OUTPUT
 #define NPUKIT_S8_OUT_INT8 0   // requantized, + out_zp, clamped to the activation range
@@ -110,6 +111,11 @@ enum npukit_s8_word {
   NPUKIT_S8_W_RES_SHIFT_AT,
   NPUKIT_S8_W_RES_ACT_MIN,
   NPUKIT_S8_W_RES_ACT_MAX,
+  // NPUKIT_S8_AVERAGE: TFLite's int8 average of each channel's IN_H x IN_W
+  // values (the sum divided by COUNT, ties away from zero, clamped).
+  NPUKIT_S8_W_AVERAGE_COUNT,
+  NPUKIT_S8_W_AVERAGE_ACT_MIN,
+  NPUKIT_S8_W_AVERAGE_ACT_MAX,
   NPUKIT_S8_W_COUNT
 };
 
@@ -118,7 +124,8 @@ enum npukit_s8_word {
 #define NPUKIT_S8_MAX_K 2048
 
 // One layer: `params` is the block above; the tensors are at the offsets it
-// gives from these binding base addresses (`residual` only for OUT_ADD). A
+// gives from these binding base addresses (`residual` only for OUT_ADD; for
+// an AVERAGE, `input` holds int32 accumulators, and so does `residual`). A
 // residual of int32 accumulators is first requantized into the output
 // tensor, which the ADD then reads element by element before overwriting it.
 // Addresses are passed as integers of the target's pointer width.

@@ -40,6 +40,30 @@ typedef struct {
   int32_t res_sc, res_sh, res_sw;
 } npukit_s8_add_t;
 
+// The block's ADD_* words (the residual's strides left 0).
+static inline npukit_s8_add_t npukit_s8_add_words(const int32_t* p) {
+  const npukit_s8_add_t add = {
+      .conv_zp = p[NPUKIT_S8_W_ADD_CONV_ZP], .res_zp = p[NPUKIT_S8_W_ADD_RES_ZP],
+      .left_shift = p[NPUKIT_S8_W_ADD_LEFT_SHIFT],
+      .conv_mult = p[NPUKIT_S8_W_ADD_CONV_MULT], .conv_shift = p[NPUKIT_S8_W_ADD_CONV_SHIFT],
+      .res_mult = p[NPUKIT_S8_W_ADD_RES_MULT], .res_shift = p[NPUKIT_S8_W_ADD_RES_SHIFT],
+      .out_mult = p[NPUKIT_S8_W_ADD_OUT_MULT], .out_shift = p[NPUKIT_S8_W_ADD_OUT_SHIFT],
+      .out_zp = p[NPUKIT_S8_W_ADD_OUT_ZP], .act_min = p[NPUKIT_S8_W_ADD_ACT_MIN], .act_max = p[NPUKIT_S8_W_ADD_ACT_MAX],
+  };
+  return add;
+}
+
+// Whether TFLite's ADD runs on the small arithmetic below: its operands,
+// (int8 - zero point) << 20 scaled by multipliers below 1, stay below 2^28,
+// and their sum below 2^29, when every shift is 0..-31.
+static inline int32_t npukit_s8_add_is_small(const npukit_s8_add_t* k) {
+  const int32_t shifts[3] = {k->conv_shift, k->res_shift, k->out_shift};
+  for (int32_t i = 0; i < 3; ++i) {
+    if (shifts[i] > 0 || shifts[i] < -31) return 0;
+  }
+  return k->left_shift == 20;
+}
+
 typedef struct {
   const int32_t* p;
   const int32_t* bias;
@@ -98,25 +122,11 @@ static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t outpu
     }
   }
   o.small = small && o.mode == NPUKIT_S8_OUT_INT8;
-  // TFLite's ADD on the same arithmetic: its operands, (int8 - zero point)
-  // << 20, stay below 2^28, and their sum below 2^29; its shifts are 0..-31.
-  const npukit_s8_add_t add = {
-      .conv_zp = p[NPUKIT_S8_W_ADD_CONV_ZP], .res_zp = p[NPUKIT_S8_W_ADD_RES_ZP],
-      .left_shift = p[NPUKIT_S8_W_ADD_LEFT_SHIFT],
-      .conv_mult = p[NPUKIT_S8_W_ADD_CONV_MULT], .conv_shift = p[NPUKIT_S8_W_ADD_CONV_SHIFT],
-      .res_mult = p[NPUKIT_S8_W_ADD_RES_MULT], .res_shift = p[NPUKIT_S8_W_ADD_RES_SHIFT],
-      .out_mult = p[NPUKIT_S8_W_ADD_OUT_MULT], .out_shift = p[NPUKIT_S8_W_ADD_OUT_SHIFT],
-      .out_zp = p[NPUKIT_S8_W_ADD_OUT_ZP], .act_min = p[NPUKIT_S8_W_ADD_ACT_MIN], .act_max = p[NPUKIT_S8_W_ADD_ACT_MAX],
-      .res_sc = in_output ? o.sc : p[NPUKIT_S8_W_RES_SC],
-      .res_sh = in_output ? o.sh : p[NPUKIT_S8_W_RES_SH],
-      .res_sw = in_output ? o.sw : p[NPUKIT_S8_W_RES_SW],
-  };
-  o.add = add;
-  o.add_small = small && o.mode == NPUKIT_S8_OUT_ADD && add.left_shift == 20;
-  const int32_t add_shifts[3] = {add.conv_shift, add.res_shift, add.out_shift};
-  for (int32_t i = 0; i < 3; ++i) {
-    if (add_shifts[i] > 0 || add_shifts[i] < -31) o.add_small = 0;
-  }
+  o.add = npukit_s8_add_words(p);
+  o.add.res_sc = in_output ? o.sc : p[NPUKIT_S8_W_RES_SC];
+  o.add.res_sh = in_output ? o.sh : p[NPUKIT_S8_W_RES_SH];
+  o.add.res_sw = in_output ? o.sw : p[NPUKIT_S8_W_RES_SW];
+  o.add_small = small && o.mode == NPUKIT_S8_OUT_ADD && npukit_s8_add_is_small(&o.add);
   return o;
 }
 
@@ -144,6 +154,43 @@ static inline int32_t npukit_s8_rdbpot_half(int32_t x, int32_t e, int32_t half) 
 // it subtracts one from negative x).
 static inline int32_t npukit_s8_rdbpot_half0(int32_t x, int32_t e, int32_t half) {
   return e ? npukit_s8_rdbpot_half(x, e, half) : x;
+}
+
+// TFLite's requantization of any int32 accumulator plus `bias` (added
+// wrapping, as TFLite adds it) for a right shift e = 0..31 and a
+// non-negative multiplier: the rounding doubling high multiply is
+// floor((a * m + 2^30) / 2^31) for either sign of the product, and the
+// rounding divide adds one where the remainder exceeds (2^e - 1) / 2 + [x < 0]
+// (never for e = 0, `mask` = 2^e - 1 being 0; `half` = mask >> 1).
+static inline int32_t npukit_s8_requantize_right(int32_t acc, int32_t bias, int32_t m, int32_t e, int32_t mask,
+                                                 int32_t half) {
+  const int32_t a = (int32_t)((uint32_t)acc + (uint32_t)bias);
+  const int32_t h = (int32_t)(((int64_t)a * m + ((int64_t)1 << 30)) >> 31);
+  return (h >> e) + ((h & mask) > half + (int32_t)((uint32_t)h >> 31));
+}
+
+// 2 * a, saturated to int32 (QADD on DSP cores).
+static inline int32_t npukit_s8_double_saturated(int32_t a) {
+#if defined(__ARM_FEATURE_DSP)
+  return __qadd(a, a);
+#else
+  return a > INT32_MAX / 2 ? INT32_MAX : a < INT32_MIN / 2 ? INT32_MIN : a * 2;
+#endif
+}
+
+// The largest right shift for which npukit_s8_requantize_clamped is exact.
+#define NPUKIT_S8_CLAMPED_MAX_SHIFT 20
+
+// TFLite's requantization of any int32 accumulator plus `bias` for a
+// normalized multiplier (2^30 <= m < 2^31) and a right shift e = 1..20,
+// exact wherever the result is then clamped to int8 (both sides of the
+// clamp 255 or less apart from the zero point): for |a| < 2^30 it is the
+// small path's arithmetic on 2a; otherwise 2a saturates, but both the true
+// and the saturated high product are at least 2^29 in magnitude, which
+// shifted right by 20 or less lies beyond any int8 bound either way.
+static inline int32_t npukit_s8_requantize_clamped(int32_t acc, int32_t bias, int32_t m, int32_t e, int32_t half) {
+  const int32_t a2 = npukit_s8_double_saturated((int32_t)((uint32_t)acc + (uint32_t)bias));
+  return npukit_s8_rdbpot_half(npukit_s8_rdhm_doubled(a2, m), e, half);
 }
 
 // The small path's arithmetic on a doubled accumulator, for a channel's
@@ -248,11 +295,38 @@ typedef struct {
   int32_t conv[256], res[256];  // indexed by the int8 value + 128
 } npukit_s8_add_table_t;
 
-static inline void npukit_s8_add_table(const npukit_s8_add_t* k, npukit_s8_add_table_t* t) {
-  for (int32_t v = -128; v < 128; ++v) {
-    t->conv[v + 128] = mynpu_requantize((v - k->conv_zp) * (1 << k->left_shift), k->conv_mult, k->conv_shift);
-    t->res[v + 128] = mynpu_requantize((v - k->res_zp) * (1 << k->left_shift), k->res_mult, k->res_shift);
+// One operand's scaled value, (x << left_shift) requantized; where the ADD
+// is small, x << 20 is below 2^28 and the small arithmetic applies.
+static inline int32_t npukit_s8_add_operand(const npukit_s8_add_t* k, int32_t small, int32_t x, int32_t mult,
+                                            int32_t shift) {
+  if (small) {
+    const int32_t e = -shift;
+    return npukit_s8_rdbpot_half0(npukit_s8_rdhm_doubled(x * (1 << 21), mult), e, e ? 1 << (e - 1) : 0);
   }
+  return mynpu_requantize(x * (1 << k->left_shift), mult, shift);
+}
+
+static inline void npukit_s8_add_table(const npukit_s8_add_t* k, npukit_s8_add_table_t* t) {
+  const int32_t small = npukit_s8_add_is_small(k);
+  for (int32_t v = -128; v < 128; ++v) {
+    t->conv[v + 128] = npukit_s8_add_operand(k, small, v - k->conv_zp, k->conv_mult, k->conv_shift);
+    t->res[v + 128] = npukit_s8_add_operand(k, small, v - k->res_zp, k->res_mult, k->res_shift);
+  }
+}
+
+// TFLite's ADD result from its operands' scaled sum (below 2^29: add_small)
+// on the small arithmetic; out_e = -out_shift, out_half = 2^(out_e - 1) or 0.
+static inline int32_t npukit_s8_add_result_small(int32_t sum, int32_t out_mult, int32_t out_e, int32_t out_half,
+                                                 int32_t out_zp, int32_t act_min, int32_t act_max) {
+  const int32_t r = npukit_s8_rdbpot_half0(npukit_s8_rdhm_doubled(sum * 2, out_mult), out_e, out_half);
+  return npukit_s8_clamp(npukit_s8_narrow(r + out_zp), act_min, act_max);
+}
+
+// The same on the general arithmetic, from the two scaled operands.
+static inline int32_t npukit_s8_add_result(const npukit_s8_add_t* k, int32_t a, int32_t b) {
+  const int32_t sum = mynpu_sat32((int64_t)a + b);
+  const int32_t v = mynpu_sat32((int64_t)mynpu_requantize(sum, k->out_mult, k->out_shift) + k->out_zp);
+  return mynpu_clamp(v, k->act_min, k->act_max);
 }
 
 static inline __attribute__((always_inline)) void npukit_s8_add_loop(const npukit_s8_output_t* o,
@@ -268,9 +342,8 @@ static inline __attribute__((always_inline)) void npukit_s8_add_loop(const npuki
                      out += out_sc) {
     const int32_t v = npukit_s8_output_small(*acc * 2, requant[0], requant[1], requant[2], zp, act_min, act_max,
                                              full);
-    const int32_t sum2 = (table[v] + table[256 + (int8_t)*res]) * 2;
-    const int32_t r = npukit_s8_rdbpot_half0(npukit_s8_rdhm_doubled(sum2, out_mult), out_e, out_half);
-    *out = (uint8_t)npukit_s8_clamp(npukit_s8_narrow(r + out_zp), lo, hi);
+    *out = (uint8_t)npukit_s8_add_result_small(table[v] + table[256 + (int8_t)*res], out_mult, out_e, out_half,
+                                               out_zp, lo, hi);
   }
 }
 
@@ -306,9 +379,7 @@ static void npukit_s8_store_general(const npukit_s8_output_t* o, int32_t acc, in
     const int32_t r = npukit_s8_residual(o, c, y, x);
     const int32_t a = mynpu_requantize((v - k->conv_zp) * (1 << k->left_shift), k->conv_mult, k->conv_shift);
     const int32_t b = mynpu_requantize((r - k->res_zp) * (1 << k->left_shift), k->res_mult, k->res_shift);
-    const int32_t sum = mynpu_sat32((int64_t)a + b);
-    v = mynpu_sat32((int64_t)mynpu_requantize(sum, k->out_mult, k->out_shift) + k->out_zp);
-    v = mynpu_clamp(v, k->act_min, k->act_max);
+    v = npukit_s8_add_result(k, a, b);
   }
   o->out[at] = (uint8_t)(int8_t)v;
 }

@@ -5,15 +5,13 @@
 // tensor, where the ADD reads each one just before it overwrites it.
 #include "requantize.h"
 #include "s8_layer.h"
+#include "s8_output.h"
 
 void npukit_s8_residual_int8(const int32_t* p, size_t residual, size_t output);
 
 // One channel's rows for a right shift e = 0..31 and a non-negative
-// multiplier (every quantized layer's): TFLite's rounding doubling high
-// multiply is floor((a * m + 2^30) / 2^31) for either sign of the product,
-// its rounding divide adds one where the remainder exceeds
-// (2^e - 1) / 2 + [x < 0] (never for e = 0, the mask being 0), and the
-// clamp is taken before the zero point is added so nothing overflows.
+// multiplier (every quantized layer's); the clamp is taken before the zero
+// point is added so nothing overflows.
 static __attribute__((noinline)) void right_shift_rows(const int32_t* from, int32_t rows, int32_t cols,
                                                       int32_t from_h, int32_t from_w, int8_t* to, int32_t to_h,
                                                       int32_t to_w, int32_t bias, int32_t m, int32_t e, int32_t lo,
@@ -21,10 +19,7 @@ static __attribute__((noinline)) void right_shift_rows(const int32_t* from, int3
   const int32_t mask = (int32_t)((1u << e) - 1u), half = mask >> 1;
   for (int32_t y = 0; y < rows; ++y, from += from_h, to += to_h) {
     for (int32_t x = 0; x < cols; ++x) {
-      // The bias added in int32 arithmetic, as TFLite adds it (wrapping, where C would not define it).
-      const int32_t a = (int32_t)((uint32_t)from[x * from_w] + (uint32_t)bias);
-      const int32_t h = (int32_t)(((int64_t)a * m + ((int64_t)1 << 30)) >> 31);
-      const int32_t v = (h >> e) + ((h & mask) > half + (int32_t)((uint32_t)h >> 31));
+      const int32_t v = npukit_s8_requantize_right(from[x * from_w], bias, m, e, mask, half);
       to[x * to_w] = (int8_t)(mynpu_clamp(v, lo, hi) + zp);
     }
   }
