@@ -194,7 +194,12 @@ def kernel_library(preset: CpuPreset, host_arch: tuple[str, ...] = ("-march=nati
 
 def kernel_link_objects(preset: CpuPreset) -> list[Path]:
     """What an executable that calls the kernels links: their archive, then
-    the board toolchain's libgcc (64-bit arithmetic helpers on 32-bit cores)."""
-    from npukit.cpu.builtins_archive import libgcc_path
+    the board toolchain's libgcc (64-bit arithmetic helpers on 32-bit cores),
+    after npukit's embedded builtins where the preset has them: those stub
+    the unwinder's personality routines, which libgcc would otherwise bring
+    in from objects that cannot be linked position-independently."""
+    from npukit.cpu.builtins_archive import embedded_link_libraries, libgcc_path
 
-    return [kernel_library(preset)] + ([libgcc_path(preset)] if preset.toolchain is not None else [])
+    if preset.toolchain is None:
+        return [kernel_library(preset)]
+    return [kernel_library(preset)] + (embedded_link_libraries(preset) or [libgcc_path(preset)])
