@@ -6,11 +6,12 @@ against stock IREE settings, measured in one run.
 Every model is deployed twice per board with ``npukit deploy`` (static
 library, seeded random input, QEMU ``-icount shift=0``):
 
-- npukit: npukit's defaults for the board's CPU preset;
+- npukit: npukit's defaults for the board's CPU preset (the tuned CPU
+  pipeline: npukit's int8 kernels);
 - stock: what ``iree-compile`` does by default for the same target: the same
   triple, CPU and features (without them nothing runs on the board), but its
-  own execution model (async, which needs the full HAL) and its 64-bit VM
-  index type, with no npukit tuning.
+  own execution model (async, which needs the full HAL), its 64-bit VM index
+  type and IREE's own CPU code (the stock CPU pipeline).
 
 Both run on npukit's runtime (the only IREE-compatible runtime that runs on
 these boards), so the columns compare what the compiler settings cost.
@@ -41,11 +42,12 @@ class Configuration:
     name: str
     execution_model: str | None
     iree_flags: tuple[str, ...]
+    cpu_pipeline: str
 
 
 CONFIGURATIONS = (
-    Configuration("npukit", None, ()),
-    Configuration("stock", "async", ("--iree-vm-target-index-bits=64",)),
+    Configuration("npukit", None, (), "tuned"),
+    Configuration("stock", "async", ("--iree-vm-target-index-bits=64",), "stock"),
 )
 
 
@@ -55,7 +57,7 @@ def measure(model: Path, board: str, config: Configuration) -> dict:
     started = time.monotonic()
     try:
         result = deploy(model, board, mode="static", execution_model=config.execution_model,
-                        iree_flags=config.iree_flags, seed=0)
+                        iree_flags=config.iree_flags, cpu_pipeline=config.cpu_pipeline, seed=0)
     except Exception as e:  # a failed configuration is a figure too
         return {"model": model.stem, "board": board, "configuration": config.name, "error": str(e).splitlines()[0]}
     figures = result.to_json()
@@ -73,8 +75,9 @@ def _ratio(stock: dict, npukit: dict, key: str) -> float | None:
 def markdown(rows: list[dict], boards: list[str], models: list[str]) -> str:
     by_key = {(r["model"], r["board"], r["configuration"]): r for r in rows}
     lines = ["# The shared models on the QEMU boards", "",
-             "Static library, one steady-state inference, `qemu -icount shift=0`. npukit: npukit's defaults; "
-             "stock: `iree-compile`'s defaults for the same target (async execution model, 64-bit VM index), "
+             "Static library, one steady-state inference, `qemu -icount shift=0`. npukit: npukit's defaults (the "
+             "tuned CPU pipeline); stock: `iree-compile`'s defaults for the same target (async execution model, "
+             "64-bit VM index, IREE's own CPU code), "
              "both on npukit's runtime. Flash is text + rodata; RAM is static data + arena high-water + stack "
              "high-water. Ratios are stock / npukit (above 1: npukit is smaller or faster).", ""]
     for board in boards:

@@ -23,6 +23,9 @@ DIGITS = REPO / "samples" / "digits" / "digits_int8.onnx"
 def test_int8_model_on_board_equals_host(model, board_name, mode, shared_models):
     result = deploy(shared_models / f"{model}.onnx", board_name, mode=mode, seed=7)
     context = f"{model} on {board_name} ({mode}); console:\n{result.console}"
+    # The default, tuned CPU pipeline, without falling back to stock.
+    manifest = result.artifact.manifest
+    assert manifest["cpu_pipeline"] == "tuned" and not manifest["warnings"], (manifest["warnings"], context)
     assert result.outputs_match_host, context
     for got, want in zip(result.outputs, result.host_outputs):
         assert got.dtype == want.dtype and np.array_equal(got, want), context

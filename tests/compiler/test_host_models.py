@@ -1,4 +1,6 @@
-"""The MLPerf Tiny models compiled for the host run correctly on IREE's runtime.
+"""The MLPerf Tiny models compiled for the host run correctly on IREE's runtime
+(the int8 ones with the stock CPU pipeline, which computes the ONNX graph's
+arithmetic; the tuned one is TFLite's, see test_cpu_pipeline).
 
 Two oracles, both written elsewhere:
 
@@ -54,7 +56,11 @@ def check_against_references(model, shared_models, outputs_for, rng, count=6) ->
 
 @pytest.mark.parametrize("model", MLPERF_MODELS, ids=lambda m: m.name)
 def test_host_vmfb_matches_references(model, shared_models, artifact_cache, rng):
-    result = artifact_cache(shared_models / f"{model.name}.onnx")
+    # int8 models with the stock CPU pipeline, whose arithmetic is the ONNX
+    # graph's (onnxruntime's); the default, tuned pipeline is TFLite's and is
+    # checked against its reference kernels in test_cpu_pipeline.
+    result = artifact_cache(shared_models / f"{model.name}.onnx", **({"cpu_pipeline": "stock"} if model.quantized
+                                                                       else {}))
     assert result.mode == "vmfb" and result.target == "host"
     entry = result.entry_points[0]
     assert entry.inputs[0].dtype == model.dtype
@@ -71,7 +77,7 @@ def test_resnet8_int8_layers_match_tflite(shared_models, tmp_path, rng):
     source.graph.output.append(onnx.helper.make_tensor_value_info(quant.output[0], onnx.TensorProto.INT8, [1, 64, 1, 1]))
     with_pool = tmp_path / "resnet8_int8_pool.onnx"
     onnx.save(source, with_pool)
-    loaded = npukit.load(npukit.compile(with_pool, out_dir=tmp_path / "art"))
+    loaded = npukit.load(npukit.compile(with_pool, out_dir=tmp_path / "art", cpu_pipeline="stock"))
 
     from ai_edge_litert.interpreter import Interpreter
 

@@ -102,6 +102,8 @@ def test_mynpu_vmfb_runs_on_the_stock_runtime_with_the_cpu_result(tmp_path, kws_
     p2 = _run([STOCK, "--iree-hal-target-backends=llvm-cpu", *HOST_CPU, kws_mlir, "-o", stock])
     assert p2.returncode == 0, p2.stderr
     assert b"mynpu-v1" in ours.read_bytes() and b"mynpu-v1" not in stock.read_bytes()
+    # The mynpu backend gives a CPU preset (the host), so the CPU dispatches take the tuned pipeline.
+    assert b"npukit_s8_layer" in ours.read_bytes()
     tflite = TFLiteReference(shared_models / "kws_int8.tflite", kernels="reference")
     modules = [ireert.load_vm_flatbuffer_file(str(path), driver="local-sync") for path in (ours, stock)]
     differs = 0
@@ -119,7 +121,8 @@ def test_tuned_cpu_pipeline_flag(tmp_path, kws_mlir, shared_models):
     """--npukit-cpu-pipeline=tuned: the int8 layers call npukit's kernels
     (linked into the .vmfb's executables), which give TFLite's reference
     kernels' results on the stock runtime; without a preset to build the
-    kernels for, the driver says what to add."""
+    kernels for, the driver says what to add. With --npukit-target it is the
+    default."""
     import iree.runtime as ireert
     import numpy as np
     from support.oracles import TFLiteReference
@@ -138,6 +141,13 @@ def test_tuned_cpu_pipeline_flag(tmp_path, kws_mlir, shared_models):
                  "--npukit-cpu-pipeline=tuned", kws_mlir, "-o", tmp_path / "x.vmfb"])
     assert proc.returncode == 1 and "add --npukit-target=PRESET" in proc.stderr
     assert not (tmp_path / "x.vmfb").exists()
+    # With a preset, tuned is the default; stock is asked for by name.
+    for pipeline, kernels in (([], True), (["--npukit-cpu-pipeline=stock"], False)):
+        out = tmp_path / f"preset{len(pipeline)}.vmfb"
+        proc = _run([IREE_COMPILE, "--iree-hal-target-backends=llvm-cpu", "--npukit-target=host", *pipeline,
+                     kws_mlir, "-o", out])
+        assert proc.returncode == 0, proc.stderr
+        assert (b"npukit_s8_layer" in out.read_bytes()) == kernels
 
 
 def test_mynpu_flags_are_checked(tmp_path, kws_mlir):

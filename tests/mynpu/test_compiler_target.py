@@ -162,15 +162,17 @@ def test_models_on_the_npu_equal_tflites_reference_kernels(name, compiled, share
 def test_cpu_dispatches_requantize_in_integers(resnet):
     """resnet8_int8's dispatches that stay on the CPU with requantizations (a
     residual addition of another layer's accumulators, the pool over two
-    accumulators) compute them in integers; the softmax stays in f32, and the
-    report says so."""
+    accumulators) run npukit's CPU kernels (the default, tuned CPU pipeline);
+    the softmax stays in f32, and the report says so."""
     rows = [r for r in resnet.manifest["mynpu"]["dispatches"] if r["device"] == "cpu"]
     arithmetic = {r["name"]: r["cpu_requantization"] for r in rows}
     residual = [n for n, r in zip(arithmetic, rows) if "residual addition" in r["reason"]]
     pool = [n for n, r in zip(arithmetic, rows) if "pooling reduction" in r["reason"]]
     softmax = [n for n in arithmetic if "softmax" in n]
     assert len(residual) == len(pool) == len(softmax) == 1
-    assert arithmetic[residual[0]] == arithmetic[pool[0]] == "integer"
+    kernels = resnet.manifest["cpu_kernels"]
+    assert kernels[residual[0]]["operation"] == "pointwise convolution + add"
+    assert kernels[pool[0]]["operation"] == "requantization + add + average pool"
     assert arithmetic[softmax[0]].startswith("float: ")
     assert {a for n, a in arithmetic.items() if n not in residual + pool + softmax} == {"none"}
 

@@ -37,8 +37,9 @@ _TOOL_BOOL_OPTIONS = {"verify", "emit-mlir-bytecode", "split-input-file"}
 #: npukit's own flags, with their help text.
 NPUKIT_FLAGS = {
     "npukit-target": "CPU preset for llvm-cpu dispatches (host, cortex-m4, cortex-m7, cortex-m3, rv32imf, rv32imac)",
-    "npukit-cpu-pipeline": "stock (IREE's own CPU code, the default) or tuned (int8 layers call npukit's kernels for "
-                           "the preset; TFLite's integer arithmetic throughout)",
+    "npukit-cpu-pipeline": "tuned (int8 layers call npukit's kernels for the preset; TFLite's integer arithmetic "
+                           "throughout; the default where --npukit-target or the mynpu backend gives a preset) "
+                           "or stock (IREE's own CPU code)",
 }
 
 _BACKENDS_FLAG = "iree-hal-target-backends"

@@ -55,11 +55,14 @@ def _print_help(argv: list[str]) -> int:
 
 def _tuned_cpu(cl: CommandLine, plan):
     """(the layer kernel calls, the static library to merge the kernels into
-    afterwards) for --npukit-cpu-pipeline=tuned; (None, None) for stock."""
+    afterwards) for --npukit-cpu-pipeline=tuned; (None, None) for stock.
+    Without the flag: tuned where the command line gives a CPU preset, else
+    IREE's own code."""
     from npukit.driver.compile_plan import links_static, static_library_path
     from npukit.targets.cpu_pipeline import DEFAULT_CPU_PIPELINE, CpuPipeline
 
-    pipeline = CpuPipeline.parse(cl.npukit.get("npukit-cpu-pipeline", DEFAULT_CPU_PIPELINE.value))
+    default = DEFAULT_CPU_PIPELINE if plan.preset is not None else CpuPipeline.STOCK
+    pipeline = CpuPipeline.parse(cl.npukit.get("npukit-cpu-pipeline", default.value))
     if pipeline is not CpuPipeline.TUNED:
         return None, None
     if plan.preset is None:
