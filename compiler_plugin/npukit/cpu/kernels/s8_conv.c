@@ -147,7 +147,9 @@ static void dot_pairs(const int16_t* columns, const int8_t* weights, int32_t k_p
 }
 #endif
 
-void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residual) {
+// The layer, with its im2col columns (2 * K_PADDED) and input row (K_PADDED).
+static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_t output, size_t residual,
+                                           int16_t* columns, int8_t* row) {
   const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
   const gather_t g = {
       .in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET],
@@ -164,8 +166,6 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
   const int32_t channel_bytes = wide ? 2 * g.k_padded : g.k_padded;
   const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   const int32_t* requant = p + p[NPUKIT_S8_W_REQUANT_AT];
-  int16_t columns[2 * NPUKIT_S8_MAX_K] __attribute__((aligned(8)));
-  int8_t row[NPUKIT_S8_MAX_K] __attribute__((aligned(4)));  // read as words
   int32_t block[BLOCK + 1][2];
   npukit_s8_add_table_t add_table;
   if (o.add_small) npukit_s8_add_table(&o.add, &add_table);
@@ -222,4 +222,13 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
     y0 = x1 + 1 < ow ? y1 : y1 + 1;
     x0 = x1 + 1 < ow ? x1 + 1 : 0;
   }
+}
+
+void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residual) {
+  // Sized to the layer (K_PADDED <= NPUKIT_S8_MAX_K): a board's stack holds only what the layer uses. They
+  // are passed down, so the loops' frame needs no frame pointer for them.
+  const int32_t k_padded = p[NPUKIT_S8_W_K_PADDED];
+  int16_t columns[2 * k_padded] __attribute__((aligned(8)));
+  int8_t row[k_padded] __attribute__((aligned(4)));  // read as words
+  conv(p, input, output, residual, columns, row);
 }

@@ -120,7 +120,7 @@ enum npukit_s8_word {
 };
 
 // The largest K_PADDED the convolution kernel takes (its im2col columns live
-// on the stack: 2 * 2 * this many bytes).
+// on the stack: 2 * 2 * K_PADDED bytes, plus K_PADDED for one input row).
 #define NPUKIT_S8_MAX_K 2048
 
 // One layer: `params` is the block above; the tensors are at the offsets it
