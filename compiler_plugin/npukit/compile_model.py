@@ -74,6 +74,16 @@ def _run_worker(job, work_dir: Path, say: Progress):
     return result
 
 
+def _kernels_refused(cpu_kernels: dict[str, dict]) -> list[str]:
+    """A warning when IREE's data tiling kept every layer from the kernels."""
+    reasons = [entry.get("reason", "") for entry in cpu_kernels.values()]
+    if any("operation" in entry for entry in cpu_kernels.values()) or not any("data-tiling" in r for r in reasons):
+        return []
+    note = ("the tuned CPU pipeline's kernels took no layer: IREE's data tiling (--iree-opt-data-tiling) packed "
+            "the tensors in its own layout; leave that flag out to use them")
+    return [note]
+
+
 def _explain_failure(error: CompileError, imported: ImportedModel) -> CompileError:
     """Names the model's file and, for ONNX models, the node that failed."""
     from npukit.frontends.onnx_nodes import describe_onnx_op
@@ -236,6 +246,10 @@ def compile(
 
         entry_points = imported.entry_points or [EntryPoint.from_json(e) for e in result.entry_points]
         notes = list(imported.notes) + ([fallback] if fallback else [])
+        if pipeline is CpuPipeline.TUNED and result.cpu_kernels:
+            for note in _kernels_refused(result.cpu_kernels):
+                say(note)
+                notes.append(note)
         if mode.is_vm_c and entry_points:
             from npukit.codegen.model_wrapper import write_model_wrapper
 

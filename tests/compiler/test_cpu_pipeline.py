@@ -114,3 +114,47 @@ def test_a_failing_tuned_compile_falls_back_to_stock(where, shared_models, tmp_p
     note = f"the tuned CPU pipeline failed ({reason}); compiled with the stock pipeline instead"
     assert note in result.manifest["warnings"] and note in messages
     assert not list((tmp_path / "out").glob(".work*"))
+
+
+def test_data_tiling_keeps_the_kernels_out_and_says_so(shared_models, tmp_path, rng):
+    """With IREE's data tiling the dispatches' tensors carry layout encodings
+    the kernels do not take: the tuned compile finishes (no fallback, no
+    crash in the constant-pool analysis), gives each dispatch's reason, warns
+    once, and the model runs (IREE's data-tiled code, whose requantization
+    stays in f32)."""
+    messages = []
+    result = npukit.compile(shared_models / "kws_int8.onnx", out_dir=tmp_path / "out",
+                            iree_flags=["--iree-opt-data-tiling"], progress=messages.append)
+    assert result.manifest["cpu_pipeline"] == "tuned"
+    kernels = result.manifest["cpu_kernels"]
+    assert not any("operation" in entry for entry in kernels.values())
+    assert any("data-tiling encoding" in entry["reason"] for entry in kernels.values())
+    (warning,) = result.manifest["warnings"]
+    assert "--iree-opt-data-tiling" in warning and warning in messages
+    x = rng.integers(-128, 128, (1, 49, 10, 1), dtype=np.int8)
+    (y,) = npukit.load(result)(x)
+    assert y.shape == (1, 12) and y.dtype == np.int8
+
+
+def test_a_fault_in_a_pass_is_a_readable_error(tmp_path, monkeypatch):
+    """A Python exception inside one of npukit's pass hooks (which IREE's
+    bindings hand back as a RuntimeError carrying the traceback) becomes the
+    job's error, named by its last line, instead of a bare exit status."""
+    import json
+
+    from npukit.driver import compile_worker
+
+    def fault(job, progress):
+        raise RuntimeError("Exception raised in callback: Traceback (most recent call last):\n"
+                           '  File "constant_pool.py", line 125, in _constant_resource\n'
+                           "IndexError: index out of range")
+
+    monkeypatch.setattr(compile_worker, "run_job", fault)
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"input_path": "m.mlir", "flags": [], "module_name": "m",
+                               "output_format": "vm-bytecode", "output_path": str(tmp_path / "m.vmfb")}))
+    assert compile_worker.main([str(job), str(tmp_path / "result.json")]) == 1
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert not result["ok"] and result["error_kind"] == "CompileError"
+    assert result["error"] == "an npukit pass failed: IndexError: index out of range"
+    assert any("constant_pool.py" in line for line in result["diagnostics"])

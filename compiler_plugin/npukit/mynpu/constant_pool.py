@@ -122,6 +122,8 @@ def _constant_resource(resource: ir.Value, globals_data: dict[str, bytes]) -> by
         if isinstance(op, ir.Block):
             region_op = op.owner.operation
             index = next(i for i, a in enumerate(op.arguments) if a == value)
+            if region_op.name != "stream.cmd.execute" or index >= len(region_op.operands):
+                return None  # a region whose arguments are not its operands in order: unknown
             value = region_op.operands[index]
             continue
         if op.name == "util.global.load":

@@ -95,6 +95,9 @@ def _static_list(op: ir.Operation, name: str) -> tuple[int, ...]:
 def tensor_type(type_text: str) -> tuple[tuple[int, ...], str]:
     """Shape and element type of ``!iree_tensor_ext.dispatch.tensor<readonly:tensor<4x5xi8>>``,
     ``tensor<4xf32>`` or ``vector<16xi8>``."""
+    if "#iree_encoding" in type_text or "encoding_info" in type_text:
+        raise UnreadableDispatch("a tensor with a data-tiling encoding (IREE's --iree-opt-data-tiling packs it in "
+                                 "its own layout)")
     inner = type_text.split("<")[-1].rstrip(">")
     *dims, dtype = inner.split("x") if "x" in inner else ("", inner)
     if dims == [""]:
