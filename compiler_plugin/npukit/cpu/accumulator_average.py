@@ -24,7 +24,7 @@ from npukit.passes.integer_requantization import NotAnAverage, map_dims, match_a
 
 def _roles(dims: list[int | None]) -> tuple[str | None, ...]:
     """A [channel, pixel] tensor's roles from its indexing map's results."""
-    if sorted(d for d in dims if d is not None) != [0, 1] or None in dims:
+    if None in dims or sorted(dims) != [0, 1]:
         raise NotSupported("an accumulator tensor indexed other than by (channel, pixel)")
     return tuple("C" if d == 0 else "W" for d in dims)
 
