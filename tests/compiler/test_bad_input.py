@@ -67,8 +67,13 @@ def test_bad_model_files(tmp_path, case):
 def test_unknown_target_and_mode(tmp_path):
     model = add_model(tmp_path / "add.onnx")
     out = tmp_path / "out"
-    with pytest.raises(TargetError, match="unknown target 'cortex-m9'"):
+    with pytest.raises(TargetError, match="unknown target 'cortex-m9'") as cm9:
         npukit.compile(model, target="cortex-m9", out_dir=out)
+    assert "is a board" not in str(cm9.value)
+    # A board's name says which CPU target it is.
+    with pytest.raises(TargetError, match="'mps2-an386' is a board: compile for its CPU, cortex-m4, or `npukit "
+                                          "deploy --board mps2-an386`"):
+        npukit.compile(model, target="mps2-an386", out_dir=out)
     with pytest.raises(TargetError, match="not of the form"):
         npukit.compile(model, target="mynpu+mynpu", out_dir=out)
     with pytest.raises(TargetError, match="unknown output mode 'elf'"):
