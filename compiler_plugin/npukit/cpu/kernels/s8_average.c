@@ -129,35 +129,31 @@ void npukit_s8_average(const int32_t* p, size_t input, size_t output, size_t res
   const int32_t count = p[NPUKIT_S8_W_AVERAGE_COUNT];
   const int32_t lo = p[NPUKIT_S8_W_AVERAGE_ACT_MIN], hi = p[NPUKIT_S8_W_AVERAGE_ACT_MAX];
   const int32_t out_sc = p[NPUKIT_S8_W_OUT_SC];
-  if (p[NPUKIT_S8_W_OUTPUT] != NPUKIT_S8_OUT_ADD) {
-    for (int32_t c = 0; c < channels; ++c) {
-      const stage_t s = stage(p, p[NPUKIT_S8_W_BIAS_AT], p[NPUKIT_S8_W_MULTIPLIER_AT], p[NPUKIT_S8_W_SHIFT_AT], c,
-                              p[NPUKIT_S8_W_OUT_ZP], p[NPUKIT_S8_W_ACT_MIN], p[NPUKIT_S8_W_ACT_MAX]);
-      int32_t sum = 0;
-      for (int32_t y = 0; y < rows; ++y) sum += row_sum(&s, in + c * sc + y * sh, cols, sw);
-      out[c * out_sc] = (int8_t)divide(sum, count, lo, hi);
-    }
-    return;
-  }
+  const int32_t add = p[NPUKIT_S8_W_OUTPUT] == NPUKIT_S8_OUT_ADD;
   const npukit_s8_add_t k = npukit_s8_add_words(p);
   npukit_s8_add_table_t table;
-  npukit_s8_add_table(&k, &table);
+  if (add) npukit_s8_add_table(&k, &table);
   const int32_t* res = (const int32_t*)(residual + (size_t)p[NPUKIT_S8_W_RES_OFFSET]);
   const int32_t rc = p[NPUKIT_S8_W_RES_SC], rh = p[NPUKIT_S8_W_RES_SH], rw = p[NPUKIT_S8_W_RES_SW];
   int32_t scaled_a[CHUNK], scaled_b[CHUNK];
   for (int32_t c = 0; c < channels; ++c) {
+    // OUT_ZP is also the ADD's zero point of this operand (ADD_CONV_ZP).
     const stage_t a = stage(p, p[NPUKIT_S8_W_BIAS_AT], p[NPUKIT_S8_W_MULTIPLIER_AT], p[NPUKIT_S8_W_SHIFT_AT], c,
-                            k.conv_zp, p[NPUKIT_S8_W_ACT_MIN], p[NPUKIT_S8_W_ACT_MAX]);
-    const stage_t b = stage(p, p[NPUKIT_S8_W_RES_BIAS_AT], p[NPUKIT_S8_W_RES_MULTIPLIER_AT],
-                            p[NPUKIT_S8_W_RES_SHIFT_AT], c, k.res_zp, p[NPUKIT_S8_W_RES_ACT_MIN],
-                            p[NPUKIT_S8_W_RES_ACT_MAX]);
+                            p[NPUKIT_S8_W_OUT_ZP], p[NPUKIT_S8_W_ACT_MIN], p[NPUKIT_S8_W_ACT_MAX]);
     int32_t sum = 0;
-    for (int32_t y = 0; y < rows; ++y) {
-      for (int32_t x = 0; x < cols; x += CHUNK) {
-        const int32_t n = cols - x < CHUNK ? cols - x : CHUNK;
-        operands(&a, in + c * sc + y * sh + x * sw, n, sw, table.conv, scaled_a);
-        operands(&b, res + c * rc + y * rh + x * rw, n, rw, table.res, scaled_b);
-        sum += add_sum(&k, scaled_a, scaled_b, n);
+    if (!add) {
+      for (int32_t y = 0; y < rows; ++y) sum += row_sum(&a, in + c * sc + y * sh, cols, sw);
+    } else {
+      const stage_t b = stage(p, p[NPUKIT_S8_W_RES_BIAS_AT], p[NPUKIT_S8_W_RES_MULTIPLIER_AT],
+                              p[NPUKIT_S8_W_RES_SHIFT_AT], c, k.res_zp, p[NPUKIT_S8_W_RES_ACT_MIN],
+                              p[NPUKIT_S8_W_RES_ACT_MAX]);
+      for (int32_t y = 0; y < rows; ++y) {
+        for (int32_t x = 0; x < cols; x += CHUNK) {
+          const int32_t n = cols - x < CHUNK ? cols - x : CHUNK;
+          operands(&a, in + c * sc + y * sh + x * sw, n, sw, table.conv, scaled_a);
+          operands(&b, res + c * rc + y * rh + x * rw, n, rw, table.res, scaled_b);
+          sum += add_sum(&k, scaled_a, scaled_b, n);
+        }
       }
     }
     out[c * out_sc] = (int8_t)divide(sum, count, lo, hi);
