@@ -95,8 +95,6 @@ def _packed_weights(spec: LayerSpec, choice: KernelChoice) -> np.ndarray:
 def _weight_sums(spec: LayerSpec) -> np.ndarray:
     """Per output channel, the sum of its weights."""
     w = np.asarray(spec.weights, np.int64)
-    if spec.kind == "average":
-        return np.zeros(spec.ofm_chw[0], np.int64)
     if spec.kind == "depthwise":  # [KH][KW][C]
         return w.reshape(-1, w.shape[-1]).sum(axis=0)
     return w.reshape(w.shape[0], -1).sum(axis=1)
@@ -153,8 +151,9 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
     multipliers = spec.multipliers or [(0, 0)] * channels
     requant = [(m, -s, 1 << (-s - 1)) if -31 <= s <= -1 else (0, 0, 0) for m, s in multipliers]
     tables = {"BIAS_AT": np.asarray(spec.bias, np.int64), "MULTIPLIER_AT": [m for m, _ in multipliers],
-              "SHIFT_AT": [s for _, s in multipliers], "REQUANT_AT": np.asarray(requant, np.int64).reshape(-1),
-              "WEIGHT_SUM_AT": _weight_sums(spec)}
+              "SHIFT_AT": [s for _, s in multipliers]}
+    if spec.kind != "average":  # the convolution kernels' tables (the average derives its own per channel)
+        tables.update(REQUANT_AT=np.asarray(requant, np.int64).reshape(-1), WEIGHT_SUM_AT=_weight_sums(spec))
     fused = spec.add.accumulators if spec.add is not None else None
     if fused is not None:  # the residual layer's output stage
         put(RES_ACT_MIN=fused.act_min, RES_ACT_MAX=fused.act_max)

@@ -99,7 +99,8 @@ enum npukit_s8_word {
   // right shift e = -shift, 2^(e - 1)} (zeros where e < 1).
   NPUKIT_S8_W_REQUANT_AT,
   // weight_sum[OUT_C]: the sum of each output channel's weights (the x86
-  // kernels fold the input zero point into the bias with it).
+  // kernels fold the input zero point into the bias with it). Neither table
+  // is written for an AVERAGE (both words 0).
   NPUKIT_S8_W_WEIGHT_SUM_AT,
   // An ADD whose residual is another layer's int32 accumulators (RES_* then
   // address them), given that layer's output stage: its tables bias[OUT_C]
