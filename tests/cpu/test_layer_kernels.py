@@ -454,8 +454,7 @@ def _stage(rng, case: AverageCase, acc: np.ndarray) -> tuple[np.ndarray, list[tu
     bias = rng.integers(-(2**16), 2**16, case.channels).astype(np.int32)
     multipliers = [(int(rng.integers(2**30, 2**31)), int(rng.integers(case.shifts[0], case.shifts[1] + 1)))
                    for _ in range(case.channels)]
-    values = np.array([[min(max(requantize(int(a) + int(bias[c]), *multipliers[c]) + case.zp, case.act[0]),
-                            case.act[1]) for a in acc[c]] for c in range(case.channels)], np.int64)
+    values = _requantized(Case(), acc + bias.astype(np.int64)[:, None], multipliers, case.zp, case.act)
     return bias, multipliers, values
 
 

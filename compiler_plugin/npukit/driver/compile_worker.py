@@ -23,7 +23,7 @@ def _progress(message: str, phase: str) -> None:
 
 
 def _lines(e: Exception) -> list[str]:
-    return [ln.rstrip() for ln in (traceback.format_exception(e) + str(e).splitlines()) if ln.strip()]
+    return [ln.rstrip() for ln in "".join(traceback.format_exception(e)).splitlines() if ln.strip()]
 
 
 def _last_line(e: Exception) -> str:
