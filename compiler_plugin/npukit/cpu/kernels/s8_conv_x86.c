@@ -126,27 +126,37 @@ static inline npk_v load_group(const uint8_t* at) {
 #endif
 }
 
+// A block's accumulators as named variables a<i><v> (channel i, vector v),
+// so that they stay in registers across the K loop; those past `mr` x `nv`
+// (constants where the callers specialize) are never used.
+#define FOR_VECTORS(F, i) F(i, 0) F(i, 1) F(i, 2) F(i, 3)
+#if MR == 4
+#define FOR_BLOCK(F) FOR_VECTORS(F, 0) FOR_VECTORS(F, 1) FOR_VECTORS(F, 2) FOR_VECTORS(F, 3)
+#define FOR_CHANNELS(F) F(0) F(1) F(2) F(3)
+#else
+#define FOR_BLOCK(F) FOR_VECTORS(F, 0) FOR_VECTORS(F, 1)
+#define FOR_CHANNELS(F) F(0) F(1)
+#endif
+#define ACC_LOAD(i, v) npk_v a##i##v = (i) < mr && (v) < nv ? acc[i][v] : npk_broadcast(0);
+#define ACC_STORE(i, v) \
+  if ((i) < mr && (v) < nv) acc[i][v] = a##i##v;
+#define ACC_DOT(i, v) \
+  if ((i) < mr && (v) < nv) a##i##v = npk_dot(a##i##v, x##v, w##i);
+#define WEIGHT(i) const npk_v w##i = (i) < mr ? npk_broadcast(w[i][2 * g]) : npk_broadcast(0);
+
 // acc[i][v] += the panel's vector v . channel i's weights (word 2g of w[i]).
 static inline __attribute__((always_inline)) void dot(const uint8_t* panel, int32_t groups, int32_t stride,
                                                       const int32_t* const* w, npk_v acc[MR][NPK_VECTORS],
                                                       const int32_t mr, const int32_t nv) {
-  // Local accumulators: registers, whatever `acc` might alias.
-  npk_v a[MR][NPK_VECTORS];
-  for (int32_t i = 0; i < mr; ++i) {
-    for (int32_t v = 0; v < nv; ++v) a[i][v] = acc[i][v];
-  }
+  FOR_BLOCK(ACC_LOAD)
   for (int32_t g = 0; g < groups; ++g) {
     const uint8_t* at = panel + g * stride;
-    npk_v x[NPK_VECTORS];
-    for (int32_t v = 0; v < nv; ++v) x[v] = load_group(at + v * GROUP_BYTES);
-    for (int32_t i = 0; i < mr; ++i) {
-      const npk_v wi = npk_broadcast(w[i][2 * g]);
-      for (int32_t v = 0; v < nv; ++v) a[i][v] = npk_dot(a[i][v], x[v], wi);
-    }
+    const npk_v x0 = load_group(at), x1 = nv > 1 ? load_group(at + GROUP_BYTES) : x0;
+    const npk_v x2 = nv > 2 ? load_group(at + 2 * GROUP_BYTES) : x0, x3 = nv > 3 ? load_group(at + 3 * GROUP_BYTES) : x0;
+    FOR_CHANNELS(WEIGHT)
+    FOR_BLOCK(ACC_DOT)
   }
-  for (int32_t i = 0; i < mr; ++i) {
-    for (int32_t v = 0; v < nv; ++v) acc[i][v] = a[i][v];
-  }
+  FOR_BLOCK(ACC_STORE)
 }
 
 #define DOT_CASE(MRC, NVC) \
@@ -229,6 +239,18 @@ static void interleave_input(const int32_t* p, const int8_t* in, const direct_t*
   }
 }
 
+// The words at `at` of the lanes `lanes`, zero in the others.
+static inline __attribute__((always_inline)) npk_v npk_load_lanes(const uint8_t* at, uint32_t lanes) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_maskz_loadu_epi32((__mmask16)lanes, at);
+#else
+  if (lanes == 0xffu) return _mm256_loadu_si256((const __m256i*)at);
+  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m256i m = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int32_t)lanes), bit), bit);
+  return _mm256_maskload_epi32((const int*)at, m);
+#endif
+}
+
 // A vector's operand: the words of its runs (`count` runs from `run`).
 static inline __attribute__((always_inline)) npk_v load_runs(const uint8_t* at, const npk_run_t* run,
                                                              int32_t count) {
@@ -259,25 +281,36 @@ static inline __attribute__((always_inline)) void dot_direct(const uint8_t* base
                                                              const npk_runs_t* runs, const int32_t* const* w,
                                                              npk_v acc[MR][NPK_VECTORS], const int32_t mr,
                                                              const int32_t nv, const int32_t single) {
-  npk_v a[MR][NPK_VECTORS];
-  for (int32_t i = 0; i < mr; ++i) {
-    for (int32_t v = 0; v < nv; ++v) a[i][v] = acc[i][v];
-  }
+  FOR_BLOCK(ACC_LOAD)
+  // A vector of one run: its first word and lanes, read once.
+  const npk_run_t* r0 = &runs->run[runs->first[0]];
+  const npk_run_t* r1 = nv > 1 ? &runs->run[runs->first[1]] : r0;
+  const npk_run_t* r2 = nv > 2 ? &runs->run[runs->first[2]] : r0;
+  const npk_run_t* r3 = nv > 3 ? &runs->run[runs->first[3]] : r0;
+  const uint8_t* b0 = base + 4 * r0->offset;
+  const uint8_t* b1 = base + 4 * r1->offset;
+  const uint8_t* b2 = base + 4 * r2->offset;
+  const uint8_t* b3 = base + 4 * r3->offset;
+  const uint32_t m0 = r0->lanes, m1 = r1->lanes, m2 = r2->lanes, m3 = r3->lanes;
   for (int32_t g = 0; g < groups; ++g) {
-    const uint8_t* from = base + at[g];
-    npk_v x[NPK_VECTORS];
-    for (int32_t v = 0; v < nv; ++v) {
-      const int32_t first = runs->first[v];
-      x[v] = load_runs(from, &runs->run[first], single ? 1 : runs->first[v + 1] - first);
+    const int32_t from = at[g];
+    npk_v x0, x1, x2, x3;
+    if (single) {
+      x0 = npk_load_lanes(b0 + from, m0);
+      x1 = nv > 1 ? npk_load_lanes(b1 + from, m1) : x0;
+      x2 = nv > 2 ? npk_load_lanes(b2 + from, m2) : x0;
+      x3 = nv > 3 ? npk_load_lanes(b3 + from, m3) : x0;
+    } else {
+      const int32_t* f = runs->first;
+      x0 = load_runs(base + from, &runs->run[f[0]], f[1] - f[0]);
+      x1 = nv > 1 ? load_runs(base + from, &runs->run[f[1]], f[2] - f[1]) : x0;
+      x2 = nv > 2 ? load_runs(base + from, &runs->run[f[2]], f[3] - f[2]) : x0;
+      x3 = nv > 3 ? load_runs(base + from, &runs->run[f[3]], f[4] - f[3]) : x0;
     }
-    for (int32_t i = 0; i < mr; ++i) {
-      const npk_v wi = npk_broadcast(w[i][2 * g]);
-      for (int32_t v = 0; v < nv; ++v) a[i][v] = npk_dot(a[i][v], x[v], wi);
-    }
+    FOR_CHANNELS(WEIGHT)
+    FOR_BLOCK(ACC_DOT)
   }
-  for (int32_t i = 0; i < mr; ++i) {
-    for (int32_t v = 0; v < nv; ++v) acc[i][v] = a[i][v];
-  }
+  FOR_BLOCK(ACC_STORE)
 }
 
 #define DIRECT_CASE(MRC, NVC)                                                 \
@@ -335,18 +368,17 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   d.columns = (ow - 1) * stride_w + (kw - 1) * dil_w + 1;
   d.pitch = (d.columns + d.phases - 1) / d.phases;
   d.plane = d.rows * d.pitch * 4;
-  // Direct mode reloads a vector's (unaligned) operand for every block of
-  // channels where a packed panel is loaded aligned, so it pays only when
-  // few blocks share the packing (measured: 16 output channels yes, 32
-  // no), and where every vector is one run of the interleaved input (whole
-  // vectors per output row, or rows that follow each other): a vector of
-  // several runs takes as many masked loads per K group.
+  // Direct mode packs nothing per panel, so it pays wherever every vector is
+  // one run of the interleaved input (whole vectors per output row, or rows
+  // that follow each other). A vector of several runs takes as many masked
+  // loads per K group and channel block, which pays only when the blocks are
+  // few (measured: 16 output channels yes; 64 at 8x8 no).
   // That rule is the default; a tuned layer says which form it measured faster (NPUKIT_S8_W_CONV_FORM).
   const int32_t one_run = ow % NPK_LANES == 0 || stride_h * d.pitch == ow;
   const int32_t form = p[NPUKIT_S8_W_CONV_FORM];
   const int32_t direct_fits = ic % 4 == 0 && sw == 1 && (stride_w == 1 || stride_w == 2) && ic * kh * kw == k_padded &&
                               (int64_t)(ic / 4) * d.phases * d.plane + 64 <= PANEL_BYTES;
-  const int32_t direct = direct_fits && (form == NPUKIT_S8_CONV_AUTO ? oc <= 4 * MR && one_run
+  const int32_t direct = direct_fits && (form == NPUKIT_S8_CONV_AUTO ? one_run || oc <= 4 * MR
                                                                       : form == NPUKIT_S8_CONV_DIRECT);
   if (direct) {
     interleave_input(p, pk.in, &d, panel);
@@ -380,16 +412,15 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   res_runs.count = 0;
   for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
   for (int32_t p0 = 0; p0 < pixels; p0 += per_panel) {
-    lanes.n = pixels - p0 < per_panel ? pixels - p0 : per_panel;
-    for (int32_t i = 0; i < lanes.n; ++i) lanes.y[i] = (p0 + i) / ow, lanes.x[i] = (p0 + i) % ow;
-    const int32_t nv = (lanes.n + NPK_LANES - 1) / NPK_LANES;
+    const int32_t n = pixels - p0 < per_panel ? pixels - p0 : per_panel;
+    const int32_t nv = (n + NPK_LANES - 1) / NPK_LANES;
     int32_t single = 1;
     if (direct) {
       // Words of the interleaved input: a pixel's first is at row y * stride, column x of its phase.
-      npk_runs(&lanes, stride_h * d.pitch, 1, 1, &in_runs);
+      npk_runs_span(&lanes, p0, n, ow, stride_h * d.pitch, 1, 1, &in_runs);
       for (int32_t v = 0; v < nv; ++v) single &= in_runs.first[v + 1] - in_runs.first[v] == 1;
     } else {
-      npk_runs(&lanes, step_y, pk.step, pk.step, &in_runs);
+      npk_runs_span(&lanes, p0, n, ow, step_y, pk.step, pk.step, &in_runs);
 #if NPUKIT_S8_X86 == 512
       if (pk.step == 2 || pk.step == 4) {
         for (int32_t i = 0; i < in_runs.count; ++i) pk.spread[i] = spread_lanes(in_runs.run[i].lanes, pk.step);
@@ -397,8 +428,8 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
 #endif
       pack(&pk, &in_runs, nv, panel);
     }
-    npk_runs(&lanes, o.sh, o.sw, 1, &out_runs);
-    if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, o.add.res_sh, o.add.res_sw, 1, &res_runs);
+    npk_runs_span(&lanes, p0, n, ow, o.sh, o.sw, 1, &out_runs);
+    if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_span(&lanes, p0, n, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
     for (int32_t c0 = 0; c0 < oc; c0 += MR) {
       // Channels come in pairs (an odd last one with a zero partner).
       const int32_t left = (oc - c0 + 1) & ~1, mr = left < MR ? left : MR;

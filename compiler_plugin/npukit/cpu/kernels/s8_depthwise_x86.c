@@ -63,22 +63,28 @@ static inline __attribute__((always_inline)) void channel(const dw_t* d, const n
                                                           const npk_lanes_t* lanes, const int32_t kh,
                                                           const int32_t chunks) {
   const int8_t* plane = d->in + c * d->sc;
-  npk_v acc[NPK_VECTORS];
-  for (int32_t v = 0; v < NPK_VECTORS; ++v) acc[v] = npk_broadcast(fold);
+  // Named accumulators, so that they stay in registers.
+  const npk_v start_value = npk_broadcast(fold);
+  npk_v a0 = start_value, a1 = start_value, a2 = start_value, a3 = start_value;
+  const int32_t live0 = bytes[0] > 0, live1 = nv > 1 && bytes[1] > 0;
+  const int32_t live2 = nv > 2 && bytes[2] > 0, live3 = nv > 3 && bytes[3] > 0;
   for (int32_t i = 0; i < kh; ++i) {
     for (int32_t ch = 0; ch < chunks; ++ch) {
       const int32_t in_chunk = d->kw - ch * d->chunk < d->chunk ? d->kw - ch * d->chunk : d->chunk;
       const int8_t* src = plane + i * d->dy + ch * d->chunk * d->dx;
       const npk_v w = npk_broadcast(words[i * chunks + ch]);
-      for (int32_t v = 0; v < nv; ++v) {
-        if (bytes[v] > 0) acc[v] = npk_dot(acc[v], taps(d, src + start[v], plane, bytes[v] + (in_chunk - 1) * d->dx), w);
-      }
+      const int32_t extra = (in_chunk - 1) * d->dx;
+      if (live0) a0 = npk_dot(a0, taps(d, src + start[0], plane, bytes[0] + extra), w);
+      if (live1) a1 = npk_dot(a1, taps(d, src + start[1], plane, bytes[1] + extra), w);
+      if (live2) a2 = npk_dot(a2, taps(d, src + start[2], plane, bytes[2] + extra), w);
+      if (live3) a3 = npk_dot(a3, taps(d, src + start[3], plane, bytes[3] + extra), w);
     }
   }
   const npk_channel_t k = npk_channel(vo, c);
-  for (int32_t v = 0; v < nv; ++v) {
-    if (bytes[v] > 0) npk_store(vo, &k, add, acc[v], c, v, out, res, lanes);
-  }
+  if (live0) npk_store(vo, &k, add, a0, c, 0, out, res, lanes);
+  if (live1) npk_store(vo, &k, add, a1, c, 1, out, res, lanes);
+  if (live2) npk_store(vo, &k, add, a2, c, 2, out, res, lanes);
+  if (live3) npk_store(vo, &k, add, a3, c, 3, out, res, lanes);
 }
 
 int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_t residual) {

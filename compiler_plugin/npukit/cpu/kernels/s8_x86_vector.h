@@ -98,6 +98,46 @@ static inline void npk_runs(const npk_lanes_t* l, int32_t sy, int32_t sx, int32_
   while (v <= NPK_VECTORS) r->first[v++] = n;
 }
 
+// npk_runs for a panel whose lanes are the `n` consecutive output pixels
+// from pixel `p0` of rows of `ow` (every lane a pixel, as in convolutions):
+// the same runs, found a row segment at a time instead of a lane at a time.
+// It also sets the lanes' pixels.
+static inline void npk_runs_span(npk_lanes_t* l, int32_t p0, int32_t n, int32_t ow, int32_t sy, int32_t sx,
+                                 int32_t step, npk_runs_t* r) {
+  int32_t count = 0, y = p0 / ow, x = p0 % ow, last = 0;
+  l->n = n;
+  for (int32_t i = 0, yy = y, xx = x; i < n; ++i) {
+    l->y[i] = yy, l->x[i] = xx;
+    if (++xx == ow) xx = 0, ++yy;
+  }
+  for (int32_t i = 0; i < n;) {
+    const int32_t lane = i % NPK_LANES;
+    int32_t len = NPK_LANES - lane;
+    if (len > ow - x) len = ow - x;
+    if (len > n - i) len = n - i;
+    if (sx != step) len = 1;  // lanes of a row are not `step` apart: one run each
+    const int32_t at = y * sy + x * sx;
+    const uint32_t bits = (uint32_t)((1ull << len) - 1u) << lane;
+    if (i > 0 && lane != 0 && at == last + step) {
+      r->run[count - 1].lanes |= bits;
+    } else {
+      r->run[count].offset = at - lane * step;
+      r->run[count].lanes = bits;
+      r->run[count].vector = i / NPK_LANES;
+      ++count;
+    }
+    last = at + (len - 1) * step;
+    i += len, x += len;
+    if (x == ow) x = 0, ++y;
+  }
+  r->count = count;
+  int32_t v = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    while (v <= r->run[i].vector) r->first[v++] = i;
+  }
+  while (v <= NPK_VECTORS) r->first[v++] = count;
+}
+
 static inline uint32_t npk_valid_lanes(const npk_lanes_t* l, int32_t vector) {
   uint32_t m = 0;
   for (int32_t i = 0; i < NPK_LANES; ++i) {
@@ -111,6 +151,9 @@ static inline uint32_t npk_valid_lanes(const npk_lanes_t* l, int32_t vector) {
 typedef struct {
   const npukit_s8_output_t* o;
   int32_t vector;  // 0: every output goes through npukit_s8_store
+  // The vector stage on the small-accumulator arithmetic (npukit_s8_output_t's
+  // `small`, or `add_small` with the ADD).
+  int32_t small;
   int32_t lo, hi;  // activation range minus the output zero point
   int32_t add_lo, add_hi;  // the ADD's activation range minus its output zero point
 } npk_out_t;
@@ -128,6 +171,7 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
   v.o = o;
   v.lo = v.hi = 0;
   v.add_lo = v.add_hi = 0;
+  v.small = 0;
   if (o->mode == NPUKIT_S8_OUT_INT32) {
     v.vector = 1;
     return v;
@@ -151,6 +195,7 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
                npk_fits(res_span2 * ((int64_t)1 << shift));
     v.add_lo = (int32_t)((int64_t)lo - k->out_zp), v.add_hi = (int32_t)((int64_t)hi - k->out_zp);
   }
+  v.small = v.vector && (o->mode == NPUKIT_S8_OUT_ADD ? o->add_small : o->small);
   return v;
 }
 
@@ -281,15 +326,56 @@ static inline __m256i npk_load_residual(const npk_out_t* vo, const npk_runs_t* r
 
 #endif
 
+// The small-accumulator arithmetic of s8_output.h for one multiplier and
+// right shift e = 0..31, over vectors of doubled values below 2^31:
+// npukit_s8_rdbpot_half0(npukit_s8_rdhm_doubled(a2, m), e, 2^(e - 1)).
+typedef struct {
+  npk_v multiplier, half;
+  __m128i e;
+  int32_t shifts;  // e > 0
+} npk_scale_t;
+
+static inline npk_scale_t npk_scale_of(int32_t multiplier, int32_t e) {
+  npk_scale_t s;
+  s.multiplier = npk_broadcast(multiplier);
+  s.half = npk_broadcast(e > 0 ? (int32_t)(1u << (e - 1)) : 0);
+  s.e = _mm_cvtsi32_si128(e);
+  s.shifts = e > 0;
+  return s;
+}
+
+// The rounded high word of a2 * m: (a2 * m + 2^31) >> 32, from the 64-bit
+// products of the even and the odd lanes.
+static inline __attribute__((always_inline)) npk_v npk_scale(const npk_scale_t* s, npk_v a2) {
+#if NPUKIT_S8_X86 == 512
+  const __m512i round = _mm512_set1_epi64((int64_t)1 << 31);
+  const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(a2, s->multiplier), round);
+  const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a2, 32), s->multiplier), round);
+  const __m512i x = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+  if (!s->shifts) return x;
+  return _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(x, s->half), _mm512_srai_epi32(x, 31)), s->e);
+#else
+  const __m256i round = _mm256_set1_epi64x((int64_t)1 << 31);
+  const __m256i even = _mm256_add_epi64(_mm256_mul_epi32(a2, s->multiplier), round);
+  const __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a2, 32), s->multiplier), round);
+  const __m256i x = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+  if (!s->shifts) return x;
+  return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(x, s->half), _mm256_srai_epi32(x, 31)), s->e);
+#endif
+}
+
 // The constants of one output channel's vector stage, and the layer's ADD.
 typedef struct {
   npk_rq_t rq;
+  npk_scale_t scale;  // npk_out_t's small
   npk_v lo, hi, zp;
 } npk_channel_t;
 
 typedef struct {
   npk_rq_t conv, res, out;
+  npk_scale_t small_conv, small_res, small_out;  // npk_out_t's small: operands (x << 20), then their sum
   npk_v conv_zp, res_zp, lo, hi, zp;
+  npk_v narrow_lo, narrow_hi;  // int8's range minus the output zero point
   __m128i shift;
 } npk_add_t;
 
@@ -298,6 +384,7 @@ static inline npk_channel_t npk_channel(const npk_out_t* vo, int32_t c) {
   const npukit_s8_output_t* o = vo->o;
   const int32_t vector = vo->vector && o->mode != NPUKIT_S8_OUT_INT32;
   k.rq = npk_rq(vector ? o->multiplier[c] : 0, vector ? o->shift[c] : 0);
+  k.scale = npk_scale_of(vo->small ? o->multiplier[c] : 0, vo->small ? -o->shift[c] : 0);
   k.lo = npk_broadcast(vo->lo), k.hi = npk_broadcast(vo->hi), k.zp = npk_broadcast(o->zp);
   return k;
 }
@@ -308,10 +395,55 @@ static inline npk_add_t npk_add(const npk_out_t* vo) {
   a.conv = npk_rq(k->conv_mult, k->conv_shift);
   a.res = npk_rq(k->res_mult, k->res_shift);
   a.out = npk_rq(k->out_mult, k->out_shift);
+  const int32_t small = vo->small && vo->o->mode == NPUKIT_S8_OUT_ADD;  // every shift then 0..-31
+  a.small_conv = npk_scale_of(small ? k->conv_mult : 0, small ? -k->conv_shift : 0);
+  a.small_res = npk_scale_of(small ? k->res_mult : 0, small ? -k->res_shift : 0);
+  a.small_out = npk_scale_of(small ? k->out_mult : 0, small ? -k->out_shift : 0);
   a.conv_zp = npk_broadcast(k->conv_zp), a.res_zp = npk_broadcast(k->res_zp);
   a.lo = npk_broadcast(vo->add_lo), a.hi = npk_broadcast(vo->add_hi), a.zp = npk_broadcast(k->out_zp);
+  a.narrow_lo = npk_broadcast(small ? -128 - k->out_zp : 0), a.narrow_hi = npk_broadcast(small ? 127 - k->out_zp : 0);
   a.shift = _mm_cvtsi32_si128(k->left_shift);
   return a;
+}
+
+// Lane-wise int32 arithmetic of either width.
+#if NPUKIT_S8_X86 == 512
+#define NPK_OP(name) _mm512_##name
+#else
+#define NPK_OP(name) _mm256_##name
+#endif
+static inline npk_v npk_add32(npk_v a, npk_v b) { return NPK_OP(add_epi32)(a, b); }
+static inline npk_v npk_sub32(npk_v a, npk_v b) { return NPK_OP(sub_epi32)(a, b); }
+static inline npk_v npk_clamp(npk_v x, npk_v lo, npk_v hi) {
+  return NPK_OP(min_epi32)(NPK_OP(max_epi32)(x, lo), hi);
+}
+static inline npk_v npk_sll(npk_v x, __m128i count) { return NPK_OP(sll_epi32)(x, count); }
+
+// A channel's int8 outputs (as int32 lanes) from its accumulators: the
+// general arithmetic, and the small-accumulator one (npk_out_t's small:
+// the doubled accumulator scaled, as s8_output.h's small path does).
+static inline __attribute__((always_inline)) npk_v npk_int8_general(const npk_channel_t* k, npk_v acc) {
+  return npk_add32(npk_clamp(npk_requantize(&k->rq, acc), k->lo, k->hi), k->zp);
+}
+static inline __attribute__((always_inline)) npk_v npk_int8_small(const npk_channel_t* k, npk_v acc) {
+  return npk_add32(npk_clamp(npk_scale(&k->scale, npk_add32(acc, acc)), k->lo, k->hi), k->zp);
+}
+
+// TFLite's int8 ADD of int8 values v and r (as int32 lanes): the general
+// arithmetic, and the small one (each operand (x << 20) doubled and scaled,
+// then their doubled sum; s8_output.h's npukit_s8_add_result_small).
+static inline __attribute__((always_inline)) npk_v npk_add_general(const npk_add_t* add, npk_v v, npk_v r) {
+  const npk_v a = npk_requantize(&add->conv, npk_sll(npk_sub32(v, add->conv_zp), add->shift));
+  const npk_v b = npk_requantize(&add->res, npk_sll(npk_sub32(r, add->res_zp), add->shift));
+  return npk_add32(npk_clamp(npk_requantize(&add->out, npk_add_sat(a, b)), add->lo, add->hi), add->zp);
+}
+static inline __attribute__((always_inline)) npk_v npk_add_small(const npk_add_t* add, npk_v v, npk_v r) {
+  const __m128i doubled_shift = _mm_cvtsi32_si128(21);
+  const npk_v a = npk_scale(&add->small_conv, npk_sll(npk_sub32(v, add->conv_zp), doubled_shift));
+  const npk_v b = npk_scale(&add->small_res, npk_sll(npk_sub32(r, add->res_zp), doubled_shift));
+  const npk_v sum = npk_add32(a, b);
+  const npk_v x = npk_clamp(npk_scale(&add->small_out, npk_add32(sum, sum)), add->narrow_lo, add->narrow_hi);
+  return npk_add32(npk_clamp(x, add->lo, add->hi), add->zp);
 }
 
 // Output channel `c` of pixel vector `vector` from its accumulators: `k`
@@ -350,27 +482,11 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
     }
     return;
   }
-#if NPUKIT_S8_X86 == 512
-  npk_v v = _mm512_min_epi32(_mm512_max_epi32(npk_requantize(&k->rq, acc), k->lo), k->hi);
-  v = _mm512_add_epi32(v, k->zp);
+  npk_v v = vo->small ? npk_int8_small(k, acc) : npk_int8_general(k, acc);
   if (o->mode == NPUKIT_S8_OUT_ADD) {
     const npk_v r = npk_load_residual(vo, res, vector, c);
-    const npk_v a = npk_requantize(&add->conv, _mm512_sll_epi32(_mm512_sub_epi32(v, add->conv_zp), add->shift));
-    const npk_v b = npk_requantize(&add->res, _mm512_sll_epi32(_mm512_sub_epi32(r, add->res_zp), add->shift));
-    v = _mm512_min_epi32(_mm512_max_epi32(npk_requantize(&add->out, npk_add_sat(a, b)), add->lo), add->hi);
-    v = _mm512_add_epi32(v, add->zp);
+    v = vo->small ? npk_add_small(add, v, r) : npk_add_general(add, v, r);
   }
-#else
-  npk_v v = _mm256_min_epi32(_mm256_max_epi32(npk_requantize(&k->rq, acc), k->lo), k->hi);
-  v = _mm256_add_epi32(v, k->zp);
-  if (o->mode == NPUKIT_S8_OUT_ADD) {
-    const npk_v r = npk_load_residual(vo, res, vector, c);
-    const npk_v a = npk_requantize(&add->conv, _mm256_sll_epi32(_mm256_sub_epi32(v, add->conv_zp), add->shift));
-    const npk_v b = npk_requantize(&add->res, _mm256_sll_epi32(_mm256_sub_epi32(r, add->res_zp), add->shift));
-    v = _mm256_min_epi32(_mm256_max_epi32(npk_requantize(&add->out, npk_add_sat(a, b)), add->lo), add->hi);
-    v = _mm256_add_epi32(v, add->zp);
-  }
-#endif
   int8_t* base = (int8_t*)o->out + c * o->sc;
 #if NPUKIT_S8_X86 == 512
   const __m128i bytes = _mm512_cvtepi32_epi8(v);  // the low byte of each lane, as (int8_t) does
