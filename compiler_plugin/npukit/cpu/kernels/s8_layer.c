@@ -12,11 +12,17 @@ void npukit_s8_average(const int32_t* p, size_t input, size_t output, size_t res
 void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual) {
   const int32_t* p = (const int32_t*)params;
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_AVERAGE) {
+#if NPUKIT_S8_X86
+    if (npukit_s8_average_x86(p, input, output, residual)) return;
+#endif
     npukit_s8_average(p, input, output, residual);
     return;
   }
   if (p[NPUKIT_S8_W_OUTPUT] == NPUKIT_S8_OUT_ADD && p[NPUKIT_S8_W_RES_BIAS_AT]) {
-    npukit_s8_residual_int8(p, residual, output);
+#if NPUKIT_S8_X86
+    if (!npukit_s8_residual_int8_x86(p, residual, output))
+#endif
+      npukit_s8_residual_int8(p, residual, output);
   }
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_DEPTHWISE) {
 #if NPUKIT_S8_X86

@@ -1,4 +1,5 @@
-// Which x86 vector kernels a build has (s8_conv_x86.c, s8_depthwise_x86.c;
+// Which x86 vector kernels a build has (s8_conv_x86.c, s8_depthwise_x86.c,
+// s8_accumulators_x86.c;
 // their shared code is s8_x86_vector.h).
 //
 // NPUKIT_S8_X86 is 512 with AVX-512 VNNI (VL, BW), 256 with AVX2, and 0 on
@@ -19,5 +20,7 @@
 // Both return 0 when they leave the layer to the portable kernel.
 int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t residual);
 int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_t residual);
+int npukit_s8_average_x86(const int32_t* p, size_t input, size_t output, size_t residual);
+int npukit_s8_residual_int8_x86(const int32_t* p, size_t residual, size_t output);
 
 #endif  // NPUKIT_CPU_KERNELS_S8_X86_H_

@@ -1,0 +1,152 @@
+// The layers whose input is another layer's int32 accumulators, on x86 (see
+// s8_x86_vector.h): the residual of an ADD (s8_residual.c) and the average
+// pool (s8_average.c). Each accumulator gets its layer's output stage with
+// the general vector arithmetic, 16 (AVX-512) or 8 (AVX2) at a time along a
+// row whose elements are contiguous; other layouts, and the stages the
+// vector arithmetic does not compute exactly (a multiplier of INT32_MIN, an
+// unordered activation range), stay with the portable code.
+#include "s8_x86_vector.h"
+
+#if NPUKIT_S8_X86
+
+// One layer's output stage for one channel: bias added wrapping, then
+// TFLite's requantization, the zero point and the activation clamp.
+typedef struct {
+  npk_channel_t k;
+  npk_v bias;
+} stage_t;
+
+static inline int32_t stage_exact(int32_t multiplier, int32_t act_min, int32_t act_max, int32_t zp) {
+  return multiplier != INT32_MIN && act_min <= act_max && npk_fits((int64_t)act_min - zp) &&
+         npk_fits((int64_t)act_max - zp);
+}
+
+static inline stage_t stage_of(int32_t bias, int32_t multiplier, int32_t shift, int32_t act_min, int32_t act_max,
+                               int32_t zp) {
+  stage_t s;
+  s.k.rq = npk_rq(multiplier, shift);
+  s.k.lo = npk_broadcast(act_min - zp), s.k.hi = npk_broadcast(act_max - zp), s.k.zp = npk_broadcast(zp);
+  s.bias = npk_broadcast(bias);
+  return s;
+}
+
+static inline __attribute__((always_inline)) npk_v stage_int8(const stage_t* s, npk_v acc) {
+  return npk_int8_general(&s->k, npk_add32(acc, s->bias));
+}
+
+// The first `n` (1..NPK_LANES) int32 at `at`, zero beyond.
+static inline npk_v load_n(const int32_t* at, int32_t n) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_maskz_loadu_epi32((__mmask16)((1u << n) - 1u), at);
+#else
+  const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return _mm256_maskload_epi32((const int*)at, m);
+#endif
+}
+
+// The low bytes of the first `n` lanes stored at `to`.
+static inline void store_n(int8_t* to, npk_v v, int32_t n) {
+#if NPUKIT_S8_X86 == 512
+  _mm_mask_storeu_epi8(to, (__mmask16)((1u << n) - 1u), _mm512_cvtepi32_epi8(v));
+#else
+  int32_t lanes[NPK_LANES] __attribute__((aligned(32)));
+  _mm256_store_si256((__m256i*)lanes, v);
+  for (int32_t i = 0; i < n; ++i) to[i] = (int8_t)lanes[i];
+#endif
+}
+
+// The sum of the first `n` lanes.
+static inline int32_t sum_n(npk_v v, int32_t n) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_mask_reduce_add_epi32((__mmask16)((1u << n) - 1u), v);
+#else
+  int32_t lanes[NPK_LANES] __attribute__((aligned(32)));
+  _mm256_store_si256((__m256i*)lanes, v);
+  int32_t sum = 0;
+  for (int32_t i = 0; i < n; ++i) sum += lanes[i];
+  return sum;
+#endif
+}
+
+int npukit_s8_residual_int8_x86(const int32_t* p, size_t residual, size_t output) {
+  const int32_t* bias = p + p[NPUKIT_S8_W_RES_BIAS_AT];
+  const int32_t* multiplier = p + p[NPUKIT_S8_W_RES_MULTIPLIER_AT];
+  const int32_t* shift = p + p[NPUKIT_S8_W_RES_SHIFT_AT];
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], rows = p[NPUKIT_S8_W_OUT_H], cols = p[NPUKIT_S8_W_OUT_W];
+  const int32_t rc = p[NPUKIT_S8_W_RES_SC], rh = p[NPUKIT_S8_W_RES_SH];
+  const int32_t oc = p[NPUKIT_S8_W_OUT_SC], oh = p[NPUKIT_S8_W_OUT_SH];
+  const int32_t zp = p[NPUKIT_S8_W_ADD_RES_ZP], lo = p[NPUKIT_S8_W_RES_ACT_MIN], hi = p[NPUKIT_S8_W_RES_ACT_MAX];
+  if (p[NPUKIT_S8_W_RES_SW] != 1 || p[NPUKIT_S8_W_OUT_SW] != 1) return 0;
+  for (int32_t c = 0; c < channels; ++c) {
+    if (!stage_exact(multiplier[c], lo, hi, zp)) return 0;
+  }
+  const int32_t* acc = (const int32_t*)(residual + (size_t)p[NPUKIT_S8_W_RES_OFFSET]);
+  int8_t* out = (int8_t*)(output + (size_t)p[NPUKIT_S8_W_OUT_OFFSET]);
+  for (int32_t c = 0; c < channels; ++c) {
+    const stage_t s = stage_of(bias[c], multiplier[c], shift[c], lo, hi, zp);
+    for (int32_t y = 0; y < rows; ++y) {
+      const int32_t* from = acc + c * rc + y * rh;
+      int8_t* to = out + c * oc + y * oh;
+      for (int32_t x = 0; x < cols; x += NPK_LANES) {
+        const int32_t n = cols - x < NPK_LANES ? cols - x : NPK_LANES;
+        store_n(to + x, stage_int8(&s, load_n(from + x, n)), n);
+      }
+    }
+  }
+  return 1;
+}
+
+int npukit_s8_average_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
+  const int32_t channels = p[NPUKIT_S8_W_IN_C], rows = p[NPUKIT_S8_W_IN_H], cols = p[NPUKIT_S8_W_IN_W];
+  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH];
+  const int32_t rc = p[NPUKIT_S8_W_RES_SC], rh = p[NPUKIT_S8_W_RES_SH];
+  const int32_t add = p[NPUKIT_S8_W_OUTPUT] == NPUKIT_S8_OUT_ADD;
+  const int32_t* bias = p + p[NPUKIT_S8_W_BIAS_AT];
+  const int32_t* multiplier = p + p[NPUKIT_S8_W_MULTIPLIER_AT];
+  const int32_t* shift = p + p[NPUKIT_S8_W_SHIFT_AT];
+  const int32_t zp = p[NPUKIT_S8_W_OUT_ZP], act_min = p[NPUKIT_S8_W_ACT_MIN], act_max = p[NPUKIT_S8_W_ACT_MAX];
+  const int32_t* res_bias = p + p[NPUKIT_S8_W_RES_BIAS_AT];
+  const int32_t* res_multiplier = p + p[NPUKIT_S8_W_RES_MULTIPLIER_AT];
+  const int32_t* res_shift = p + p[NPUKIT_S8_W_RES_SHIFT_AT];
+  const int32_t res_zp = p[NPUKIT_S8_W_ADD_RES_ZP];
+  const int32_t res_min = p[NPUKIT_S8_W_RES_ACT_MIN], res_max = p[NPUKIT_S8_W_RES_ACT_MAX];
+  if (p[NPUKIT_S8_W_IN_SW] != 1 || (add && p[NPUKIT_S8_W_RES_SW] != 1)) return 0;
+  // The ADD's exactness conditions are npk_out's for the first operand's range.
+  npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  const npk_out_t vo = npk_out(&o);
+  if (!vo.vector) return 0;
+  for (int32_t c = 0; c < channels; ++c) {
+    if (add && !stage_exact(res_multiplier[c], res_min, res_max, res_zp)) return 0;
+  }
+  const npk_add_t k = npk_add(&vo);
+  const int32_t* in = (const int32_t*)(input + (size_t)p[NPUKIT_S8_W_IN_OFFSET]);
+  const int32_t* res = (const int32_t*)(residual + (size_t)p[NPUKIT_S8_W_RES_OFFSET]);
+  int8_t* out = (int8_t*)(output + (size_t)p[NPUKIT_S8_W_OUT_OFFSET]);
+  const int32_t count = p[NPUKIT_S8_W_AVERAGE_COUNT], half = count / 2;
+  const int32_t lo = p[NPUKIT_S8_W_AVERAGE_ACT_MIN], hi = p[NPUKIT_S8_W_AVERAGE_ACT_MAX];
+  for (int32_t c = 0; c < channels; ++c) {
+    const stage_t a = stage_of(bias[c], multiplier[c], shift[c], act_min, act_max, zp);
+    const stage_t b = add ? stage_of(res_bias[c], res_multiplier[c], res_shift[c], res_min, res_max, res_zp) : a;
+    int32_t sum = 0;
+    for (int32_t y = 0; y < rows; ++y) {
+      const int32_t* from = in + c * sc + y * sh;
+      const int32_t* from_res = res + c * rc + y * rh;
+      for (int32_t x = 0; x < cols; x += NPK_LANES) {
+        const int32_t n = cols - x < NPK_LANES ? cols - x : NPK_LANES;
+        npk_v v = stage_int8(&a, load_n(from + x, n));
+        if (add) v = npk_add_general(&k, v, stage_int8(&b, load_n(from_res + x, n)));
+        sum += sum_n(v, n);
+      }
+    }
+    // TFLite's average pool division: ties away from zero, then the clamp.
+    out[c * p[NPUKIT_S8_W_OUT_SC]] = (int8_t)mynpu_clamp((sum > 0 ? sum + half : sum - half) / count, lo, hi);
+  }
+  return 1;
+}
+
+#else
+
+// Built for a target without the x86 kernels: nothing here.
+typedef int npukit_s8_accumulators_x86_unused;
+
+#endif
