@@ -17,8 +17,7 @@ typedef struct {
 } stage_t;
 
 static inline int32_t stage_exact(int32_t multiplier, int32_t act_min, int32_t act_max, int32_t zp) {
-  return multiplier != INT32_MIN && act_min <= act_max && npk_fits((int64_t)act_min - zp) &&
-         npk_fits((int64_t)act_max - zp);
+  return multiplier != INT32_MIN && npk_range_exact(act_min, act_max, zp);
 }
 
 static inline stage_t stage_of(int32_t bias, int32_t multiplier, int32_t shift, int32_t act_min, int32_t act_max,
@@ -35,14 +34,7 @@ static inline __attribute__((always_inline)) npk_v stage_int8(const stage_t* s, 
 }
 
 // The first `n` (1..NPK_LANES) int32 at `at`, zero beyond.
-static inline npk_v load_n(const int32_t* at, int32_t n) {
-#if NPUKIT_S8_X86 == 512
-  return _mm512_maskz_loadu_epi32((__mmask16)((1u << n) - 1u), at);
-#else
-  const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  return _mm256_maskload_epi32((const int*)at, m);
-#endif
-}
+static inline npk_v load_n(const int32_t* at, int32_t n) { return npk_load_lanes(at, (1u << n) - 1u); }
 
 // The low bytes of the first `n` lanes stored at `to`.
 static inline void store_n(int8_t* to, npk_v v, int32_t n) {
@@ -115,8 +107,8 @@ int npukit_s8_average_x86(const int32_t* p, size_t input, size_t output, size_t 
   npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   const npk_out_t vo = npk_out(&o);
   if (!vo.vector) return 0;
-  for (int32_t c = 0; c < channels; ++c) {
-    if (add && !stage_exact(res_multiplier[c], res_min, res_max, res_zp)) return 0;
+  for (int32_t c = 0; add && c < channels; ++c) {
+    if (!stage_exact(res_multiplier[c], res_min, res_max, res_zp)) return 0;
   }
   const npk_add_t k = npk_add(&vo);
   const int32_t* in = (const int32_t*)(input + (size_t)p[NPUKIT_S8_W_IN_OFFSET]);

@@ -239,18 +239,6 @@ static void interleave_input(const int32_t* p, const int8_t* in, const direct_t*
   }
 }
 
-// The words at `at` of the lanes `lanes`, zero in the others.
-static inline __attribute__((always_inline)) npk_v npk_load_lanes(const uint8_t* at, uint32_t lanes) {
-#if NPUKIT_S8_X86 == 512
-  return _mm512_maskz_loadu_epi32((__mmask16)lanes, at);
-#else
-  if (lanes == 0xffu) return _mm256_loadu_si256((const __m256i*)at);
-  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-  const __m256i m = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int32_t)lanes), bit), bit);
-  return _mm256_maskload_epi32((const int*)at, m);
-#endif
-}
-
 // A vector's operand: the words of its runs (`count` runs from `run`).
 static inline __attribute__((always_inline)) npk_v load_runs(const uint8_t* at, const npk_run_t* run,
                                                              int32_t count) {
@@ -261,16 +249,9 @@ static inline __attribute__((always_inline)) npk_v load_runs(const uint8_t* at, 
   }
   return x;
 #else
-  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  // The runs of one vector have disjoint lanes.
   __m256i x = _mm256_setzero_si256();
-  for (int32_t i = 0; i < count; ++i) {
-    if (run[i].lanes == 0xffu) {
-      x = _mm256_loadu_si256((const __m256i*)(at + 4 * run[i].offset));
-    } else {
-      const __m256i m = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int32_t)run[i].lanes), bit), bit);
-      x = _mm256_or_si256(x, _mm256_maskload_epi32((const int*)(at + 4 * run[i].offset), m));
-    }
-  }
+  for (int32_t i = 0; i < count; ++i) x = _mm256_or_si256(x, npk_load_lanes(at + 4 * run[i].offset, run[i].lanes));
   return x;
 #endif
 }
@@ -413,14 +394,15 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
   for (int32_t p0 = 0; p0 < pixels; p0 += per_panel) {
     const int32_t n = pixels - p0 < per_panel ? pixels - p0 : per_panel;
+    npk_lanes_span(&lanes, p0, n, ow);
     const int32_t nv = (n + NPK_LANES - 1) / NPK_LANES;
     int32_t single = 1;
     if (direct) {
       // Words of the interleaved input: a pixel's first is at row y * stride, column x of its phase.
-      npk_runs_span(&lanes, p0, n, ow, stride_h * d.pitch, 1, 1, &in_runs);
+      npk_runs_span(p0, n, ow, stride_h * d.pitch, 1, 1, &in_runs);
       for (int32_t v = 0; v < nv; ++v) single &= in_runs.first[v + 1] - in_runs.first[v] == 1;
     } else {
-      npk_runs_span(&lanes, p0, n, ow, step_y, pk.step, pk.step, &in_runs);
+      npk_runs_span(p0, n, ow, step_y, pk.step, pk.step, &in_runs);
 #if NPUKIT_S8_X86 == 512
       if (pk.step == 2 || pk.step == 4) {
         for (int32_t i = 0; i < in_runs.count; ++i) pk.spread[i] = spread_lanes(in_runs.run[i].lanes, pk.step);
@@ -428,8 +410,8 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
 #endif
       pack(&pk, &in_runs, nv, panel);
     }
-    npk_runs_span(&lanes, p0, n, ow, o.sh, o.sw, 1, &out_runs);
-    if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_span(&lanes, p0, n, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
+    npk_runs_span(p0, n, ow, o.sh, o.sw, 1, &out_runs);
+    if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_span(p0, n, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
     for (int32_t c0 = 0; c0 < oc; c0 += MR) {
       // Channels come in pairs (an odd last one with a zero partner).
       const int32_t left = (oc - c0 + 1) & ~1, mr = left < MR ? left : MR;

@@ -41,6 +41,24 @@ static inline npk_v npk_broadcast(int32_t x) {
 #endif
 }
 
+#if NPUKIT_S8_X86 == 256
+// The int32 lanes whose bits are set in `lanes`, as an AVX2 mask (all ones).
+static inline __m256i npk_lane_mask(uint32_t lanes) {
+  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int32_t)lanes), bit), bit);
+}
+#endif
+
+// The int32 at `at` of the lanes whose bits are set in `lanes`, zero in the others.
+static inline __attribute__((always_inline)) npk_v npk_load_lanes(const void* at, uint32_t lanes) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_maskz_loadu_epi32((__mmask16)lanes, at);
+#else
+  if (lanes == 0xffu) return _mm256_loadu_si256((const __m256i*)at);
+  return _mm256_maskload_epi32((const int*)at, npk_lane_mask(lanes));
+#endif
+}
+
 // Pixel vectors are handled up to NPK_VECTORS at a time (a panel).
 #define NPK_VECTORS 4
 #define NPK_PANEL_LANES (NPK_LANES * NPK_VECTORS)
@@ -98,18 +116,21 @@ static inline void npk_runs(const npk_lanes_t* l, int32_t sy, int32_t sx, int32_
   while (v <= NPK_VECTORS) r->first[v++] = n;
 }
 
-// npk_runs for a panel whose lanes are the `n` consecutive output pixels
-// from pixel `p0` of rows of `ow` (every lane a pixel, as in convolutions):
-// the same runs, found a row segment at a time instead of a lane at a time.
-// It also sets the lanes' pixels.
-static inline void npk_runs_span(npk_lanes_t* l, int32_t p0, int32_t n, int32_t ow, int32_t sy, int32_t sx,
-                                 int32_t step, npk_runs_t* r) {
-  int32_t count = 0, y = p0 / ow, x = p0 % ow, last = 0;
+// A panel whose lanes are the `n` consecutive output pixels from pixel
+// `p0` of rows of `ow` (every lane a pixel, as in convolutions).
+static inline void npk_lanes_span(npk_lanes_t* l, int32_t p0, int32_t n, int32_t ow) {
   l->n = n;
-  for (int32_t i = 0, yy = y, xx = x; i < n; ++i) {
-    l->y[i] = yy, l->x[i] = xx;
-    if (++xx == ow) xx = 0, ++yy;
+  for (int32_t i = 0, y = p0 / ow, x = p0 % ow; i < n; ++i) {
+    l->y[i] = y, l->x[i] = x;
+    if (++x == ow) x = 0, ++y;
   }
+}
+
+// npk_runs for such a panel: the same runs, found a row segment at a time
+// instead of a lane at a time.
+static inline void npk_runs_span(int32_t p0, int32_t n, int32_t ow, int32_t sy, int32_t sx, int32_t step,
+                                 npk_runs_t* r) {
+  int32_t count = 0, y = p0 / ow, x = p0 % ow, last = 0;
   for (int32_t i = 0; i < n;) {
     const int32_t lane = i % NPK_LANES;
     int32_t len = NPK_LANES - lane;
@@ -160,6 +181,13 @@ typedef struct {
 
 static inline int32_t npk_fits(int64_t x) { return x >= INT32_MIN && x <= INT32_MAX; }
 
+// Whether a clamp to [act_min, act_max] can be taken before adding the zero
+// point `zp` (the vector stages' order): an ordered range whose bounds
+// minus the zero point fit int32.
+static inline int32_t npk_range_exact(int32_t act_min, int32_t act_max, int32_t zp) {
+  return act_min <= act_max && npk_fits((int64_t)act_min - zp) && npk_fits((int64_t)act_max - zp);
+}
+
 // Whether the vector output stage computes exactly what npukit_s8_store
 // does: int32 out always; int8 (and the ADD) for convolutions whose
 // multipliers are not INT32_MIN (the one saturating doubling product), whose
@@ -176,8 +204,7 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
     v.vector = 1;
     return v;
   }
-  v.vector = !o->once && o->act_min <= o->act_max && npk_fits((int64_t)o->act_min - o->zp) &&
-             npk_fits((int64_t)o->act_max - o->zp);
+  v.vector = !o->once && npk_range_exact(o->act_min, o->act_max, o->zp);
   v.lo = (int32_t)((int64_t)o->act_min - o->zp), v.hi = (int32_t)((int64_t)o->act_max - o->zp);
   for (int32_t c = 0; v.vector && c < p[NPUKIT_S8_W_OUT_C]; ++c) {
     if (o->multiplier[c] == INT32_MIN) v.vector = 0;
@@ -189,8 +216,8 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
     const int64_t conv_span = (int64_t)o->act_max - k->conv_zp, conv_span2 = (int64_t)o->act_min - k->conv_zp;
     const int64_t res_span = 127 - (int64_t)k->res_zp, res_span2 = -128 - (int64_t)k->res_zp;
     v.vector = shift >= 0 && shift < 31 && k->conv_mult != INT32_MIN && k->res_mult != INT32_MIN &&
-               k->out_mult != INT32_MIN && lo <= hi && npk_fits((int64_t)lo - k->out_zp) &&
-               npk_fits((int64_t)hi - k->out_zp) && npk_fits(conv_span * ((int64_t)1 << shift)) &&
+               k->out_mult != INT32_MIN && npk_range_exact(lo, hi, k->out_zp) &&
+               npk_fits(conv_span * ((int64_t)1 << shift)) &&
                npk_fits(conv_span2 * ((int64_t)1 << shift)) && npk_fits(res_span * ((int64_t)1 << shift)) &&
                npk_fits(res_span2 * ((int64_t)1 << shift));
     v.add_lo = (int32_t)((int64_t)lo - k->out_zp), v.add_hi = (int32_t)((int64_t)hi - k->out_zp);
@@ -475,9 +502,7 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
 #if NPUKIT_S8_X86 == 512
       _mm512_mask_storeu_epi32(base + out->run[i].offset, (__mmask16)out->run[i].lanes, acc);
 #else
-      const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-      const __m256i m = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int32_t)out->run[i].lanes), bit), bit);
-      _mm256_maskstore_epi32(base + out->run[i].offset, m, acc);
+      _mm256_maskstore_epi32(base + out->run[i].offset, npk_lane_mask(out->run[i].lanes), acc);
 #endif
     }
     return;
