@@ -362,10 +362,13 @@ def test_layer_equals_tflite_arithmetic(build, name, rng):
 
 @pytest.mark.parametrize("conv_form", ["packed", "direct"])
 @pytest.mark.parametrize("name", ["3x3 16->16 + add", "3x3 16->32 stride 2", "3x3 64->64 int32 at 8x8",
-                                  "interleaved input, stride 2, dilation (1, 2)"])
+                                  "interleaved input, stride 2, dilation (1, 2)", "3x3 3->16 (K = 27)",
+                                  "odd channels, 7x5 pixels, K = 45", "10x4 1->64 stride 2 into a padded plane",
+                                  "left shifts, no relu"])
 def test_conv_forms_equal_tflite_arithmetic(build, name, conv_form, rng):
     """The x86 convolution's packed and direct forms, as tuning forces them
-    (the kernel keeps packed where direct cannot run)."""
+    (the kernel keeps packed where direct cannot run); input channels that
+    are not a multiple of 4 run direct with each tap's channels padded."""
     run_case(build, CASES[name], rng, choice=KernelChoice(conv_form=conv_form))
 
 

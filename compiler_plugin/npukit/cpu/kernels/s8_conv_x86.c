@@ -182,9 +182,9 @@ __attribute__((noinline)) static void dot_block(const uint8_t* panel, int32_t gr
   }
 }
 
-// Direct mode (input channels a multiple of 4, W contiguous, horizontal
-// stride 1 or 2): the input is interleaved once per call into
-// [IN_C / 4][phase][row][column][4] unsigned bytes, the columns of a stride-2
+// Direct mode (W contiguous, horizontal stride 1 or 2): the input is
+// interleaved once per call into [IN_C4 / 4][phase][row][column][4] unsigned
+// bytes (IN_C4: IN_C rounded up to 4), the columns of a stride-2
 // layer split into even and odd phases. Four K values of an output pixel
 // (one kernel tap, four input channels) are then one 32-bit word of it, the
 // words of horizontally adjacent pixels are adjacent, and a vector's operand
@@ -210,10 +210,13 @@ static inline __m128i load_columns(const int8_t* src, int32_t n, int32_t step) {
 #endif
 }
 
+// Channels past IN_C (a last group of fewer than four) read as zeros; their
+// weights are zero.
 static void interleave_input(const int32_t* p, const int8_t* in, const direct_t* d, uint8_t* out) {
   const int32_t ic = p[NPUKIT_S8_W_IN_C], sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH];
   const __m128i flip = _mm_set1_epi8((char)0x80);
-  for (int32_t cg = 0; cg < ic / 4; ++cg) {
+  for (int32_t cg = 0; cg < (ic + 3) / 4; ++cg) {
+    const int32_t present = ic - 4 * cg;  // channels of this group that exist
     for (int32_t phase = 0; phase < d->phases; ++phase) {
       const int32_t columns = (d->columns - phase + d->phases - 1) / d->phases;
       for (int32_t r = 0; r < d->rows; ++r) {
@@ -224,8 +227,10 @@ static void interleave_input(const int32_t* p, const int8_t* in, const direct_t*
           // into rows written later (the buffer has room for the last).
           const int32_t n = columns - j < 16 ? columns - j : 16;
           const int8_t* at = src + j * d->phases;
-          const __m128i r0 = load_columns(at, n, d->phases), r1 = load_columns(at + sc, n, d->phases);
-          const __m128i r2 = load_columns(at + 2 * sc, n, d->phases), r3 = load_columns(at + 3 * sc, n, d->phases);
+          const __m128i zero = _mm_setzero_si128(), r0 = load_columns(at, n, d->phases);
+          const __m128i r1 = present > 1 ? load_columns(at + sc, n, d->phases) : zero;
+          const __m128i r2 = present > 2 ? load_columns(at + 2 * sc, n, d->phases) : zero;
+          const __m128i r3 = present > 3 ? load_columns(at + 3 * sc, n, d->phases) : zero;
           const __m128i ab0 = _mm_unpacklo_epi8(r0, r1), cd0 = _mm_unpacklo_epi8(r2, r3);
           const __m128i ab1 = _mm_unpackhi_epi8(r0, r1), cd1 = _mm_unpackhi_epi8(r2, r3);
           __m128i* to = (__m128i*)(dst + 4 * j);
@@ -322,6 +327,27 @@ __attribute__((noinline)) static void direct_block(const uint8_t* base, const in
   }
 }
 
+// Direct mode over IN_C % 4 != 0: the weights again with each kernel tap's
+// channels padded to IN_C4 (a multiple of four) with zero weights, from the
+// block's [OUT_C / 2][K_PADDED / 4][2][4] bytes to [OUT_C / 2][taps * IN_C4 /
+// 4][2][4].
+static void pad_taps(const int8_t* from, int32_t oc, int32_t taps, int32_t ic, int32_t k_padded, int8_t* to) {
+  const uint32_t ic4 = (uint32_t)(ic + 3) & ~3u, groups = (uint32_t)taps * ic4 / 4;
+  uint32_t* words = (uint32_t*)to;
+  for (uint32_t i = 0; i < (uint32_t)(oc + 1) / 2 * 2 * groups; ++i) words[i] = 0;
+  for (uint32_t pair = 0; pair < (uint32_t)(oc + 1) / 2; ++pair) {
+    const int8_t* src = from + pair * 2 * (uint32_t)k_padded;
+    int8_t* dst = to + pair * 8 * groups;
+    for (uint32_t t = 0, k = 0; t < (uint32_t)taps; ++t) {
+      for (uint32_t c = 0, padded = t * ic4; c < (uint32_t)ic; ++c, ++k, ++padded) {
+        // Byte (group, half, index) of a pair's weights is at group * 8 + half * 4 + index.
+        dst[padded / 4 * 8 + padded % 4] = src[k / 4 * 8 + k % 4];
+        dst[padded / 4 * 8 + 4 + padded % 4] = src[k / 4 * 8 + 4 + k % 4];
+      }
+    }
+  }
+}
+
 int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
   const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
   const int32_t ic = p[NPUKIT_S8_W_IN_C], kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
@@ -355,18 +381,32 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   // loads per K group and channel block, which pays only when the blocks are
   // few (measured: 16 output channels yes; 64 at 8x8 no).
   // That rule is the default; a tuned layer says which form it measured faster (NPUKIT_S8_W_CONV_FORM).
+  // Input channels that are not a multiple of 4 are padded per kernel tap
+  // (zero weights, copied into the panel after the input): worth it where
+  // that adds at most a third to K (3 channels, not 1).
   const int32_t one_run = ow % NPK_LANES == 0 || stride_h * d.pitch == ow;
   const int32_t form = p[NPUKIT_S8_W_CONV_FORM];
-  const int32_t direct_fits = ic % 4 == 0 && sw == 1 && (stride_w == 1 || stride_w == 2) && ic * kh * kw == k_padded &&
-                              (int64_t)(ic / 4) * d.phases * d.plane + 64 <= PANEL_BYTES;
-  const int32_t direct = direct_fits && (form == NPUKIT_S8_CONV_AUTO ? one_run || oc <= 4 * MR
+  const int32_t ic4 = (ic + 3) & ~3, direct_groups = kh * kw * ic4 / 4;
+  const int64_t input_bytes = (int64_t)(ic4 / 4) * d.phases * d.plane + 64;
+  const int64_t padded_bytes = ic % 4 != 0 ? (int64_t)(oc + 1) / 2 * 8 * direct_groups : 0;
+  const int32_t direct_fits = sw == 1 && (stride_w == 1 || stride_w == 2) && direct_groups <= NPUKIT_S8_MAX_K &&
+                              input_bytes + padded_bytes <= PANEL_BYTES;
+  const int32_t direct = direct_fits && (form == NPUKIT_S8_CONV_AUTO ? (one_run || oc <= 4 * MR) && 3 * ic4 <= 4 * ic
                                                                       : form == NPUKIT_S8_CONV_DIRECT);
+  const int32_t* weights = (const int32_t*)((const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT]);
+  int32_t weight_groups = groups;
   if (direct) {
     interleave_input(p, pk.in, &d, panel);
+    if (ic % 4 != 0) {
+      int8_t* padded = (int8_t*)panel + input_bytes;
+      pad_taps((const int8_t*)weights, oc, kh * kw, ic, k_padded, padded);
+      weights = (const int32_t*)padded;
+    }
+    weight_groups = direct_groups;
     for (int32_t i = 0, g = 0; i < kh; ++i) {
       for (int32_t j = 0; j < kw; ++j) {
         const int32_t column = j * dil_w;  // from the pixel's first, in input columns
-        for (int32_t cg = 0; cg < ic / 4; ++cg, ++g) {
+        for (int32_t cg = 0; cg < ic4 / 4; ++cg, ++g) {
           offsets[g] = (cg * d.phases + column % d.phases) * d.plane + (i * dil_h * d.pitch + column / d.phases) * 4;
         }
       }
@@ -383,18 +423,18 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   const npk_out_t vo = npk_out(&o);
   const npk_add_t add = npk_add(&vo);
-  const int32_t* weights = (const int32_t*)((const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT]);
   const int32_t* weight_sum = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
   const int32_t in_zp = p[NPUKIT_S8_W_IN_ZP];
   const int32_t pixels = oh * ow, per_panel = direct ? NPK_PANEL_LANES : pk.vectors * NPK_LANES;
 
   npk_lanes_t lanes;
+  lanes.n = 0;
   npk_runs_t in_runs, out_runs, res_runs;
   res_runs.count = 0;
   for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
   for (int32_t p0 = 0; p0 < pixels; p0 += per_panel) {
     const int32_t n = pixels - p0 < per_panel ? pixels - p0 : per_panel;
-    npk_lanes_span(&lanes, p0, n, ow);
+    if (!vo.vector) npk_lanes_span(&lanes, p0, n, ow);  // the lanes' pixels, for the scalar output stage only
     const int32_t nv = (n + NPK_LANES - 1) / NPK_LANES;
     int32_t single = 1;
     if (direct) {
@@ -419,12 +459,12 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
       npk_v acc[MR][NPK_VECTORS];
       for (int32_t i = 0; i < mr; ++i) {
         const int32_t c = c0 + i;
-        w[i] = weights + (c >> 1) * groups * 2 + (c & 1);
+        w[i] = weights + (c >> 1) * weight_groups * 2 + (c & 1);
         const npk_v start = npk_broadcast(c < oc ? npk_fold(o.bias[c], in_zp, weight_sum[c]) : 0);
         for (int32_t v = 0; v < NPK_VECTORS; ++v) acc[i][v] = start;
       }
       if (direct) {
-        direct_block(panel, offsets, groups, &in_runs, single, w, acc, mr, nv);
+        direct_block(panel, offsets, weight_groups, &in_runs, single, w, acc, mr, nv);
       } else {
         dot_block(panel, groups, pk.vectors * GROUP_BYTES, w, acc, mr, nv);
       }

@@ -516,7 +516,11 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
 #if NPUKIT_S8_X86 == 512
   const __m128i bytes = _mm512_cvtepi32_epi8(v);  // the low byte of each lane, as (int8_t) does
   for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
-    _mm_mask_storeu_epi8(base + out->run[i].offset, (__mmask16)out->run[i].lanes, bytes);
+    if (out->run[i].lanes == 0xffffu) {
+      _mm_storeu_si128((__m128i*)(base + out->run[i].offset), bytes);
+    } else {
+      _mm_mask_storeu_epi8(base + out->run[i].offset, (__mmask16)out->run[i].lanes, bytes);
+    }
   }
 #else
   const __m256i low = _mm256_shuffle_epi8(v, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
