@@ -101,6 +101,7 @@ class Case:
     relu: bool = True
     # The ADD's multipliers of the layer's output, the residual and the sum (mode add*).
     add_multipliers: tuple = ((1518500250, -1), (1288490189, 0), (1431655765, -17))
+    add_act: tuple[int, int] = (-128, 127)  # the ADD's activation range
 
     @property
     def out_hw(self) -> tuple[int, int]:
@@ -229,8 +230,8 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
     if case.mode.startswith("add"):
         add = ElementwiseAdd(residual=residual, residual_zp=-3, conv_zp=out_zp,
                              input_multiplier=case.add_multipliers[0], residual_multiplier=case.add_multipliers[1],
-                             output_multiplier=case.add_multipliers[2], output_zp=-2, act_min=-128, act_max=127,
-                             accumulators=fused if case.mode == "add_accumulators" else None)
+                             output_multiplier=case.add_multipliers[2], output_zp=-2, act_min=case.add_act[0],
+                             act_max=case.add_act[1], accumulators=fused if case.mode == "add_accumulators" else None)
     spec = LayerSpec(kind=case.kind, ifm=ifm, ofm=ofm, ifm_chw=chw_in, ofm_chw=chw_out, kernel=case.kernel,
                      stride=case.stride, dilation=case.dilation, weights=weights, bias=bias,
                      multipliers=multipliers, ifm_zp=case.in_zp, ofm_zp=out_zp, act_min=act[0], act_max=act[1],
@@ -345,6 +346,14 @@ CASES = {
     "add whose sum is scaled with a shift of 0": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False,
                                                       add_multipliers=((1518500250, -25), (1288490189, -25),
                                                                        (1431655765, 0))),
+    # Operand scales near 1 and a sum scaled by about 0.75: an error of one in a
+    # scaled operand's low bits changes outputs (the real models' scales hide it).
+    "add whose operands keep their multipliers' low bits": Case(
+        in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False,
+        add_multipliers=((3499, -2), (2381, -3), (1600000000, 0))),
+    "add with a ReLU": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False, add_act=(-2, 127)),
+    "add clamped to a range": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False, add_act=(-40, 30),
+                                   add_multipliers=((3499, -2), (2381, -3), (1600000000, 0))),
     "depthwise + add": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7, mode="add", relu=False),
     "depthwise + add of int32 accumulators": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7,
                                                   mode="add_accumulators"),
@@ -513,6 +522,8 @@ AVERAGE_CASES = {
                                                                               magnitude=2**31, shifts=(-31, 2)),
     "add over more pixels than a pass, clamped average": AverageCase(channels=3, pixels=150, add=True, zp=-5,
                                                                      act=(-5, 100), average_act=(-50, 60)),
+    "add whose operands keep their multipliers' low bits": AverageCase(
+        channels=8, pixels=64, add=True, zp=-5, add_multipliers=((3499, -2), (2381, -3), (1600000000, 0))),
     "add on the general arithmetic (output shift 0), huge accumulators": AverageCase(
         channels=4, pixels=33, add=True, magnitude=2**31, shifts=(-24, 1),
         add_multipliers=((1518500250, -25), (1288490189, -25), (1431655765, 0))),

@@ -126,7 +126,10 @@ int npukit_s8_average_x86(const int32_t* p, size_t input, size_t output, size_t 
       for (int32_t x = 0; x < cols; x += NPK_LANES) {
         const int32_t n = cols - x < NPK_LANES ? cols - x : NPK_LANES;
         npk_v v = stage_int8(&a, load_n(from + x, n));
-        if (add) v = npk_add_general(&k, v, stage_int8(&b, load_n(from_res + x, n)));
+        if (add) {
+          const npk_v r = stage_int8(&b, load_n(from_res + x, n));
+          v = vo.small ? npk_add_small(&k, npk_sub32(v, k.conv_zp), r) : npk_add_general(&k, v, r);
+        }
         sum += sum_n(v, n);
       }
     }

@@ -204,6 +204,7 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
     v.vector = 1;
     return v;
   }
+  int32_t narrow = 1;  // the ADD's operands fit npk_operand
   v.vector = !o->once && npk_range_exact(o->act_min, o->act_max, o->zp);
   v.lo = (int32_t)((int64_t)o->act_min - o->zp), v.hi = (int32_t)((int64_t)o->act_max - o->zp);
   for (int32_t c = 0; v.vector && c < p[NPUKIT_S8_W_OUT_C]; ++c) {
@@ -221,8 +222,13 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
                npk_fits(conv_span2 * ((int64_t)1 << shift)) && npk_fits(res_span * ((int64_t)1 << shift)) &&
                npk_fits(res_span2 * ((int64_t)1 << shift));
     v.add_lo = (int32_t)((int64_t)lo - k->out_zp), v.add_hi = (int32_t)((int64_t)hi - k->out_zp);
+    // npk_operand's 32-bit products need operands (an int8 minus a zero point) below 2^10.
+    const int64_t spans[4] = {conv_span, conv_span2, res_span, res_span2};
+    for (int32_t i = 0; i < 4; ++i) {
+      if (spans[i] > 1023 || spans[i] < -1023) narrow = 0;
+    }
   }
-  v.small = v.vector && (o->mode == NPUKIT_S8_OUT_ADD ? o->add_small : o->small);
+  v.small = v.vector && (o->mode == NPUKIT_S8_OUT_ADD ? o->add_small && narrow : o->small);
   return v;
 }
 
@@ -353,6 +359,13 @@ static inline __m256i npk_load_residual(const npk_out_t* vo, const npk_runs_t* r
 
 #endif
 
+// Lane-wise arithmetic of either width.
+#if NPUKIT_S8_X86 == 512
+#define NPK_OP(name) _mm512_##name
+#else
+#define NPK_OP(name) _mm256_##name
+#endif
+
 // The small-accumulator arithmetic of s8_output.h for one multiplier and
 // right shift e = 0..31, over vectors of doubled values below 2^31:
 // npukit_s8_rdbpot_half0(npukit_s8_rdhm_doubled(a2, m), e, 2^(e - 1)).
@@ -371,24 +384,53 @@ static inline npk_scale_t npk_scale_of(int32_t multiplier, int32_t e) {
   return s;
 }
 
+// x / 2^e rounded, ties away from zero (npukit_s8_rdbpot_half0).
+static inline __attribute__((always_inline)) npk_v npk_round_shift(const npk_scale_t* s, npk_v x) {
+  if (!s->shifts) return x;
+#if NPUKIT_S8_X86 == 512
+  return _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(x, s->half), _mm512_srai_epi32(x, 31)), s->e);
+#else
+  return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(x, s->half), _mm256_srai_epi32(x, 31)), s->e);
+#endif
+}
+
 // The rounded high word of a2 * m: (a2 * m + 2^31) >> 32, from the 64-bit
-// products of the even and the odd lanes.
+// products of the even and the odd lanes; then the rounding shift.
 static inline __attribute__((always_inline)) npk_v npk_scale(const npk_scale_t* s, npk_v a2) {
 #if NPUKIT_S8_X86 == 512
   const __m512i round = _mm512_set1_epi64((int64_t)1 << 31);
   const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(a2, s->multiplier), round);
   const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a2, 32), s->multiplier), round);
-  const __m512i x = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
-  if (!s->shifts) return x;
-  return _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(x, s->half), _mm512_srai_epi32(x, 31)), s->e);
+  return npk_round_shift(s, _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd));
 #else
   const __m256i round = _mm256_set1_epi64x((int64_t)1 << 31);
   const __m256i even = _mm256_add_epi64(_mm256_mul_epi32(a2, s->multiplier), round);
   const __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a2, 32), s->multiplier), round);
-  const __m256i x = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
-  if (!s->shifts) return x;
-  return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(x, s->half), _mm256_srai_epi32(x, 31)), s->e);
+  return npk_round_shift(s, _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA));
 #endif
+}
+
+// One ADD operand on the small arithmetic: npk_scale of (d << 21) for
+// |d| <= 255 (an int8 minus a zero point). That is floor((d * m + 2^10) /
+// 2^11), and with m = high * 2^11 + low (0 <= low < 2^11) it is
+// d * high + ((d * low + 2^10) >> 11): 32-bit products (|d * high| < 2^28),
+// the low one a VPMADDWD of d's low half (its high half times low's, 0).
+typedef struct {
+  npk_scale_t scale;
+  npk_v high, low;
+} npk_operand_t;
+
+static inline npk_operand_t npk_operand_of(int32_t multiplier, int32_t e) {
+  npk_operand_t s;
+  s.scale = npk_scale_of(multiplier, e);
+  s.high = npk_broadcast(multiplier >> 11);
+  s.low = npk_broadcast(multiplier & 2047);
+  return s;
+}
+
+static inline __attribute__((always_inline)) npk_v npk_operand(const npk_operand_t* s, npk_v d) {
+  const npk_v low = NPK_OP(srai_epi32)(NPK_OP(add_epi32)(NPK_OP(madd_epi16)(d, s->low), npk_broadcast(1 << 10)), 11);
+  return npk_round_shift(&s->scale, NPK_OP(add_epi32)(NPK_OP(mullo_epi32)(d, s->high), low));
 }
 
 // The constants of one output channel's vector stage, and the layer's ADD.
@@ -400,9 +442,14 @@ typedef struct {
 
 typedef struct {
   npk_rq_t conv, res, out;
-  npk_scale_t small_conv, small_res, small_out;  // npk_out_t's small: operands (x << 20), then their sum
+  // npk_out_t's small: the operands (x << 20) and their sum scaled; the
+  // first operand comes from the output stage's int8 value minus the output
+  // zero point, plus conv_offset (output zero point - the ADD's conv_zp).
+  npk_operand_t small_conv, small_res;
+  npk_scale_t small_out;
+  npk_v conv_offset;
+  npk_v small_lo, small_hi;  // int8's range and the activation range, both minus the output zero point
   npk_v conv_zp, res_zp, lo, hi, zp;
-  npk_v narrow_lo, narrow_hi;  // int8's range minus the output zero point
   __m128i shift;
 } npk_add_t;
 
@@ -423,22 +470,23 @@ static inline npk_add_t npk_add(const npk_out_t* vo) {
   a.res = npk_rq(k->res_mult, k->res_shift);
   a.out = npk_rq(k->out_mult, k->out_shift);
   const int32_t small = vo->small && vo->o->mode == NPUKIT_S8_OUT_ADD;  // every shift then 0..-31
-  a.small_conv = npk_scale_of(small ? k->conv_mult : 0, small ? -k->conv_shift : 0);
-  a.small_res = npk_scale_of(small ? k->res_mult : 0, small ? -k->res_shift : 0);
+  a.small_conv = npk_operand_of(small ? k->conv_mult : 0, small ? -k->conv_shift : 0);
+  a.small_res = npk_operand_of(small ? k->res_mult : 0, small ? -k->res_shift : 0);
   a.small_out = npk_scale_of(small ? k->out_mult : 0, small ? -k->out_shift : 0);
+  a.conv_offset = npk_broadcast(small ? vo->o->zp - k->conv_zp : 0);
+  // The clamp to int8, then to the activation range, as one clamp to both
+  // (where they do not meet, every value ends at the bound the first is beyond).
+  const int32_t narrow_lo = -128 - k->out_zp, narrow_hi = 127 - k->out_zp;
+  int32_t lo = vo->add_lo > narrow_lo ? vo->add_lo : narrow_lo, hi = vo->add_hi < narrow_hi ? vo->add_hi : narrow_hi;
+  if (lo > hi) lo = hi = narrow_hi < vo->add_lo ? vo->add_lo : vo->add_hi;
+  a.small_lo = npk_broadcast(small ? lo : 0), a.small_hi = npk_broadcast(small ? hi : 0);
   a.conv_zp = npk_broadcast(k->conv_zp), a.res_zp = npk_broadcast(k->res_zp);
   a.lo = npk_broadcast(vo->add_lo), a.hi = npk_broadcast(vo->add_hi), a.zp = npk_broadcast(k->out_zp);
-  a.narrow_lo = npk_broadcast(small ? -128 - k->out_zp : 0), a.narrow_hi = npk_broadcast(small ? 127 - k->out_zp : 0);
   a.shift = _mm_cvtsi32_si128(k->left_shift);
   return a;
 }
 
 // Lane-wise int32 arithmetic of either width.
-#if NPUKIT_S8_X86 == 512
-#define NPK_OP(name) _mm512_##name
-#else
-#define NPK_OP(name) _mm256_##name
-#endif
 static inline npk_v npk_add32(npk_v a, npk_v b) { return NPK_OP(add_epi32)(a, b); }
 static inline npk_v npk_sub32(npk_v a, npk_v b) { return NPK_OP(sub_epi32)(a, b); }
 static inline npk_v npk_clamp(npk_v x, npk_v lo, npk_v hi) {
@@ -457,20 +505,17 @@ static inline __attribute__((always_inline)) npk_v npk_int8_small(const npk_chan
 }
 
 // TFLite's int8 ADD of int8 values v and r (as int32 lanes): the general
-// arithmetic, and the small one (each operand (x << 20) doubled and scaled,
-// then their doubled sum; s8_output.h's npukit_s8_add_result_small).
+// arithmetic, and the small one from d = v - conv_zp (each operand (x << 20)
+// doubled and scaled, then their doubled sum; s8_output.h's
+// npukit_s8_add_result_small).
 static inline __attribute__((always_inline)) npk_v npk_add_general(const npk_add_t* add, npk_v v, npk_v r) {
   const npk_v a = npk_requantize(&add->conv, npk_sll(npk_sub32(v, add->conv_zp), add->shift));
   const npk_v b = npk_requantize(&add->res, npk_sll(npk_sub32(r, add->res_zp), add->shift));
   return npk_add32(npk_clamp(npk_requantize(&add->out, npk_add_sat(a, b)), add->lo, add->hi), add->zp);
 }
-static inline __attribute__((always_inline)) npk_v npk_add_small(const npk_add_t* add, npk_v v, npk_v r) {
-  const __m128i doubled_shift = _mm_cvtsi32_si128(21);
-  const npk_v a = npk_scale(&add->small_conv, npk_sll(npk_sub32(v, add->conv_zp), doubled_shift));
-  const npk_v b = npk_scale(&add->small_res, npk_sll(npk_sub32(r, add->res_zp), doubled_shift));
-  const npk_v sum = npk_add32(a, b);
-  const npk_v x = npk_clamp(npk_scale(&add->small_out, npk_add32(sum, sum)), add->narrow_lo, add->narrow_hi);
-  return npk_add32(npk_clamp(x, add->lo, add->hi), add->zp);
+static inline __attribute__((always_inline)) npk_v npk_add_small(const npk_add_t* add, npk_v d, npk_v r) {
+  const npk_v sum = npk_add32(npk_operand(&add->small_conv, d), npk_operand(&add->small_res, npk_sub32(r, add->res_zp)));
+  return npk_add32(npk_clamp(npk_scale(&add->small_out, npk_add32(sum, sum)), add->small_lo, add->small_hi), add->zp);
 }
 
 // Output channel `c` of pixel vector `vector` from its accumulators: `k`
@@ -507,10 +552,14 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
     }
     return;
   }
-  npk_v v = vo->small ? npk_int8_small(k, acc) : npk_int8_general(k, acc);
-  if (o->mode == NPUKIT_S8_OUT_ADD) {
-    const npk_v r = npk_load_residual(vo, res, vector, c);
-    v = vo->small ? npk_add_small(add, v, r) : npk_add_general(add, v, r);
+  npk_v v;
+  if (o->mode != NPUKIT_S8_OUT_ADD) {
+    v = vo->small ? npk_int8_small(k, acc) : npk_int8_general(k, acc);
+  } else if (vo->small) {  // the int8 value minus the ADD's conv_zp, without the output zero point between
+    const npk_v d = npk_add32(npk_clamp(npk_scale(&k->scale, npk_add32(acc, acc)), k->lo, k->hi), add->conv_offset);
+    v = npk_add_small(add, d, npk_load_residual(vo, res, vector, c));
+  } else {
+    v = npk_add_general(add, npk_int8_general(k, acc), npk_load_residual(vo, res, vector, c));
   }
   int8_t* base = (int8_t*)o->out + c * o->sc;
 #if NPUKIT_S8_X86 == 512
