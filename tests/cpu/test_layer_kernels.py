@@ -354,6 +354,7 @@ CASES = {
     "add with a ReLU": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False, add_act=(-2, 127)),
     "add clamped to a range": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False, add_act=(-40, 30),
                                    add_multipliers=((3499, -2), (2381, -3), (1600000000, 0))),
+    "3x3 add of int32 accumulators, 7 columns of 9": Case(in_c=8, in_hw=(8, 9), out_c=8, mode="add_accumulators"),
     "depthwise + add": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7, mode="add", relu=False),
     "depthwise + add of int32 accumulators": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7,
                                                   mode="add_accumulators"),

@@ -391,8 +391,15 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   const int64_t padded_bytes = ic % 4 != 0 ? (int64_t)(oc + 1) / 2 * 8 * direct_groups : 0;
   const int32_t direct_fits = sw == 1 && (stride_w == 1 || stride_w == 2) && direct_groups <= NPUKIT_S8_MAX_K &&
                               input_bytes + padded_bytes <= PANEL_BYTES;
-  const int32_t direct = direct_fits && (form == NPUKIT_S8_CONV_AUTO ? (one_run || oc <= 4 * MR) && 3 * ic4 <= 4 * ic
-                                                                      : form == NPUKIT_S8_CONV_DIRECT);
+  // Otherwise, with rows that follow each other in the interleaved input
+  // (vertical stride 1), vectors can be one run each by computing the
+  // columns between output rows too (the grid): where that adds at most a
+  // third (3x3 kernels from 6 output columns), it pays.
+  const int32_t grid_fits = !one_run && stride_h == 1 && 3 * d.pitch <= 4 * ow;
+  const int32_t direct = direct_fits && (form == NPUKIT_S8_CONV_AUTO
+                                             ? (one_run || grid_fits || oc <= 4 * MR) && 3 * ic4 <= 4 * ic
+                                             : form == NPUKIT_S8_CONV_DIRECT);
+  const int32_t grid = direct && grid_fits;
   const int32_t* weights = (const int32_t*)((const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT]);
   int32_t weight_groups = groups;
   if (direct) {
@@ -425,33 +432,44 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   const npk_add_t add = npk_add(&vo);
   const int32_t* weight_sum = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
   const int32_t in_zp = p[NPUKIT_S8_W_IN_ZP];
-  const int32_t pixels = oh * ow, per_panel = direct ? NPK_PANEL_LANES : pk.vectors * NPK_LANES;
+  // On the grid, lanes are the positions of the interleaved input's rows:
+  // the first `ow` of each row of `pitch` are output pixels, the rest are
+  // computed and not stored.
+  const int32_t positions = grid ? (oh - 1) * d.pitch + ow : oh * ow;
+  const int32_t per_panel = direct ? NPK_PANEL_LANES : pk.vectors * NPK_LANES;
 
   npk_lanes_t lanes;
   lanes.n = 0;
   npk_runs_t in_runs, out_runs, res_runs;
   res_runs.count = 0;
   for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
-  for (int32_t p0 = 0; p0 < pixels; p0 += per_panel) {
-    const int32_t n = pixels - p0 < per_panel ? pixels - p0 : per_panel;
-    if (!vo.vector) npk_lanes_span(&lanes, p0, n, ow);  // the lanes' pixels, for the scalar output stage only
+  for (int32_t p0 = 0; p0 < positions; p0 += per_panel) {
+    const int32_t n = positions - p0 < per_panel ? positions - p0 : per_panel;
     const int32_t nv = (n + NPK_LANES - 1) / NPK_LANES;
     int32_t single = 1;
-    if (direct) {
-      // Words of the interleaved input: a pixel's first is at row y * stride, column x of its phase.
-      npk_runs_span(p0, n, ow, stride_h * d.pitch, 1, 1, &in_runs);
-      for (int32_t v = 0; v < nv; ++v) single &= in_runs.first[v + 1] - in_runs.first[v] == 1;
+    if (grid) {
+      npk_lanes_grid(&lanes, p0, n, d.pitch, ow);
+      npk_runs_span(p0, n, positions, 0, 1, 1, &in_runs);  // one run per vector
+      npk_runs(&lanes, o.sh, o.sw, 1, &out_runs);
+      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, o.add.res_sh, o.add.res_sw, 1, &res_runs);
     } else {
-      npk_runs_span(p0, n, ow, step_y, pk.step, pk.step, &in_runs);
+      if (!vo.vector) npk_lanes_span(&lanes, p0, n, ow);  // the lanes' pixels, for the scalar output stage only
+      npk_runs_span(p0, n, ow, o.sh, o.sw, 1, &out_runs);
+      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_span(p0, n, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
+      if (direct) {
+        // Words of the interleaved input: a pixel's first is at row y * stride, column x of its phase.
+        npk_runs_span(p0, n, ow, stride_h * d.pitch, 1, 1, &in_runs);
+        for (int32_t v = 0; v < nv; ++v) single &= in_runs.first[v + 1] - in_runs.first[v] == 1;
+      } else {
+        npk_runs_span(p0, n, ow, step_y, pk.step, pk.step, &in_runs);
 #if NPUKIT_S8_X86 == 512
-      if (pk.step == 2 || pk.step == 4) {
-        for (int32_t i = 0; i < in_runs.count; ++i) pk.spread[i] = spread_lanes(in_runs.run[i].lanes, pk.step);
-      }
+        if (pk.step == 2 || pk.step == 4) {
+          for (int32_t i = 0; i < in_runs.count; ++i) pk.spread[i] = spread_lanes(in_runs.run[i].lanes, pk.step);
+        }
 #endif
-      pack(&pk, &in_runs, nv, panel);
+        pack(&pk, &in_runs, nv, panel);
+      }
     }
-    npk_runs_span(p0, n, ow, o.sh, o.sw, 1, &out_runs);
-    if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_span(p0, n, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
     for (int32_t c0 = 0; c0 < oc; c0 += MR) {
       // Channels come in pairs (an odd last one with a zero partner).
       const int32_t left = (oc - c0 + 1) & ~1, mr = left < MR ? left : MR;

@@ -159,6 +159,17 @@ static inline void npk_runs_span(int32_t p0, int32_t n, int32_t ow, int32_t sy, 
   while (v <= NPK_VECTORS) r->first[v++] = count;
 }
 
+// A panel whose lanes are the `n` consecutive positions from `p0` of rows
+// of `pitch`, of which the first `width` of each row are output pixels (the
+// others have none).
+static inline void npk_lanes_grid(npk_lanes_t* l, int32_t p0, int32_t n, int32_t pitch, int32_t width) {
+  l->n = n;
+  for (int32_t i = 0, y = p0 / pitch, x = p0 % pitch; i < n; ++i) {
+    l->y[i] = x < width ? y : -1, l->x[i] = x;
+    if (++x == pitch) x = 0, ++y;
+  }
+}
+
 static inline uint32_t npk_valid_lanes(const npk_lanes_t* l, int32_t vector) {
   uint32_t m = 0;
   for (int32_t i = 0; i < NPK_LANES; ++i) {
