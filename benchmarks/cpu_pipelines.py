@@ -5,7 +5,10 @@ CPU pipeline (``cpu_pipeline="tuned"``), measured in one run.
 
 - host: the .vmfb of each pipeline on IREE's stock runtime with one thread
   (``local-sync``), against the TFLite interpreter with one thread; median
-  latency of ``--runs`` inferences after warm-up;
+  latency of ``--runs`` inferences of each after warm-up, timed in ten
+  alternating rounds (TFLite, stock, tuned, TFLite, ...) so that a shared
+  host's slow phases weigh on all three alike; the spread of the per-round
+  tuned / TFLite ratios is reported too;
 - boards: ``npukit deploy`` (static library, QEMU ``-icount shift=0``) of
   each pipeline: instructions per inference and per MAC, flash, and whether
   the board's outputs equal the host's (same pipeline);
@@ -37,15 +40,34 @@ BOARDS = ("mps2-an386", "virt-rv32imf")
 PIPELINES = ("stock", "tuned")
 
 
-def _median_ms(call, x, runs: int) -> float:
-    for _ in range(max(5, runs // 10)):
-        call(x)
+ROUNDS = 10
+
+
+def _times(call, x, runs: int) -> list[float]:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
         call(x)
         times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return times
+
+
+def _interleaved_ms(calls: dict, x, runs: int) -> tuple[dict, list[float]]:
+    """Median ms of each call over ROUNDS alternating rounds of runs / ROUNDS
+    inferences each, and the per-round ratios of the last call to the first."""
+    per_round = max(1, runs // ROUNDS)
+    for call in calls.values():
+        _times(call, x, max(5, runs // 10))  # warm-up
+    samples = {name: [] for name in calls}
+    ratios = []
+    for _ in range(ROUNDS):
+        medians = []
+        for name, call in calls.items():
+            times = _times(call, x, per_round)
+            samples[name] += times
+            medians.append(statistics.median(times))
+        ratios.append(medians[-1] / medians[0])
+    return {name: round(statistics.median(t) * 1e3, 4) for name, t in samples.items()}, ratios
 
 
 def host_row(models: Path, name: str, runs: int, work: Path) -> dict:
@@ -64,15 +86,19 @@ def host_row(models: Path, name: str, runs: int, work: Path) -> dict:
         interpreter.invoke()
         return interpreter.get_tensor(out["index"])
 
-    row = {"model": name, "tflite_ms": round(_median_ms(tflite, x, runs), 4)}
+    row = {"model": name}
+    calls = {"tflite": tflite}
     for pipeline in PIPELINES:
         started = time.monotonic()
         result = npukit.compile(models / f"{name}.onnx", out_dir=work / f"{name}-host-{pipeline}",
                                 cpu_pipeline=pipeline)
         row[f"{pipeline}_compile_s"] = round(time.monotonic() - started, 2)
         module = rt.load_vm_flatbuffer_file(str(result.files["vmfb"]), driver="local-sync")
-        function = module[result.manifest["entry_points"][0]["name"]]
-        row[f"{pipeline}_ms"] = round(_median_ms(function, x, runs), 4)
+        calls[pipeline] = module[result.manifest["entry_points"][0]["name"]]
+    medians, ratios = _interleaved_ms(calls, x, runs)  # the tuned pipeline last: ratios are tuned / TFLite
+    row.update({f"{call}_ms": ms for call, ms in medians.items()})
+    row["tuned_over_tflite_rounds"] = [round(min(ratios), 2), round(statistics.median(ratios), 2),
+                                       round(max(ratios), 2)]
     return row
 
 
@@ -105,12 +131,14 @@ def markdown(host: list[dict], boards: list[dict], tuning: list[dict]) -> str:
              "(IREE `local-sync`, TFLite interpreter `num_threads=1`). Boards: static library, one steady-state "
              "inference under QEMU `-icount shift=0` (mps2 boards count in steps of 40).", "",
              "## Host", "",
-             "| model | TFLite | stock | tuned | stock / tuned | tuned / TFLite | compile stock | compile tuned |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| model | TFLite | stock | tuned | stock / tuned | tuned / TFLite | tuned / TFLite per round: min, median, max | "
+             "compile stock | compile tuned |",
+             "|---|---:|---:|---:|---:|---:|---|---:|---:|"]
     for r in host:
+        lo, mid, hi = r["tuned_over_tflite_rounds"]
         lines.append(f"| {r['model']} | {r['tflite_ms']:.3f} ms | {r['stock_ms']:.3f} ms | {r['tuned_ms']:.3f} ms | "
                      f"{r['stock_ms'] / r['tuned_ms']:.2f} | {r['tuned_ms'] / r['tflite_ms']:.2f} | "
-                     f"{r['stock_compile_s']:.1f} s | {r['tuned_compile_s']:.1f} s |")
+                     f"{lo:.2f}, {mid:.2f}, {hi:.2f} | {r['stock_compile_s']:.1f} s | {r['tuned_compile_s']:.1f} s |")
     by_key = {(r["model"], r["board"], r["pipeline"]): r for r in boards}
     for board in dict.fromkeys(r["board"] for r in boards):
         lines += ["", f"## {board}", "",
