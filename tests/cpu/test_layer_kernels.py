@@ -38,6 +38,10 @@ from support.tflite_arithmetic import requantize, requantize_once, rounding_divi
 BUILDS = {
     "avx512-vnni": (("-march=x86-64-v4", "-mavx512vnni"), {"avx512f", "avx512bw", "avx512vl", "avx512dq",
                                                            "avx512cd", "avx512_vnni"}),
+    # The same with VBMI2: output vectors of several runs stored by compress and expand.
+    "avx512-vbmi2": (("-march=x86-64-v4", "-mavx512vnni", "-mavx512vbmi", "-mavx512vbmi2"),
+                     {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd", "avx512_vnni", "avx512vbmi",
+                      "avx512_vbmi2"}),
     "avx2": (("-march=haswell",), {"avx2", "fma", "bmi2"}),
     "portable": (("-march=x86-64",), set()),
 }
@@ -407,8 +411,9 @@ def test_each_build_has_its_instructions(build):
     name, archive, _ = build
     text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(archive)], capture_output=True, text=True,
                           check=True).stdout
-    if name == "avx512-vnni":
+    if name.startswith("avx512"):
         assert "vpdpbusd" in text and "zmm" in text
+        assert ("vpexpandb" in text) == (name == "avx512-vbmi2")
     elif name == "avx2":
         assert "vpmaddwd" in text and "ymm" in text and "zmm" not in text and "vpdpbusd" not in text
     else:

@@ -77,12 +77,58 @@ typedef struct {
   int32_t vector;
 } npk_run_t;
 
+// With AVX-512 VBMI2, a vector of several runs of bytes whose elements
+// increase lane by lane within 32 of its first (5-wide rows written into a
+// plane of 7, or rows of a plane with the lanes between them skipped) is
+// stored with one masked store: its lanes' bytes compressed, then expanded
+// to their places (NPK_SPOTS).
+#if NPUKIT_S8_X86 == 512 && defined(__AVX512VBMI2__)
+#define NPK_SPOTS 1
+#else
+#define NPK_SPOTS 0
+#endif
+
 // Runs of a panel in vector order, and where each vector's runs begin.
 typedef struct {
   int32_t count;
   int32_t first[NPK_VECTORS + 1];
   npk_run_t run[NPK_PANEL_LANES];
+  // NPK_SPOTS: per vector of two or more runs of step 1 so placed, its first
+  // element, its lanes and the bits (element - first) of their elements;
+  // spots 0 otherwise.
+  int32_t base[NPK_VECTORS];
+  uint32_t valid[NPK_VECTORS], spots[NPK_VECTORS];
 } npk_runs_t;
+
+// npk_runs_t's first, then its spots (runs of lanes `step` apart).
+static inline void npk_runs_index(npk_runs_t* r, int32_t step) {
+  int32_t v = 0;
+  for (int32_t i = 0; i < r->count; ++i) {
+    while (v <= r->run[i].vector) r->first[v++] = i;
+  }
+  while (v <= NPK_VECTORS) r->first[v++] = r->count;
+  for (v = 0; v < NPK_VECTORS; ++v) {
+    r->spots[v] = 0;
+    if (!NPK_SPOTS || step != 1 || r->first[v + 1] - r->first[v] < 2) continue;
+    const npk_run_t* run = &r->run[r->first[v]];
+    const int32_t base = run[0].offset + __builtin_ctz(run[0].lanes);
+    uint32_t spots = 0, valid = 0;
+    int32_t last = base - 1;
+    for (int32_t i = 0; i < r->first[v + 1] - r->first[v] && valid != ~0u; ++i) {
+      for (uint32_t lanes = run[i].lanes; lanes != 0; lanes &= lanes - 1) {
+        const int32_t at = run[i].offset + __builtin_ctz(lanes);
+        if (at <= last || at - base >= 32) {
+          valid = ~0u;  // not so placed
+          break;
+        }
+        spots |= 1u << (at - base), last = at;
+      }
+      if (valid != ~0u) valid |= run[i].lanes;
+    }
+    if (valid == ~0u) continue;
+    r->base[v] = base, r->valid[v] = valid, r->spots[v] = spots;
+  }
+}
 
 // The runs of the elements y * sy + x * sx of the panel's lanes, where
 // consecutive lanes of one run are `step` elements apart.
@@ -108,12 +154,7 @@ static inline void npk_runs(const npk_lanes_t* l, int32_t sy, int32_t sx, int32_
     prev = at;
   }
   r->count = n;
-  // first[v]: index of vector v's first run (runs are in vector order).
-  int32_t v = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    while (v <= r->run[i].vector) r->first[v++] = i;
-  }
-  while (v <= NPK_VECTORS) r->first[v++] = n;
+  npk_runs_index(r, step);
 }
 
 // A panel whose lanes are the `n` consecutive output pixels from pixel
@@ -152,11 +193,7 @@ static inline void npk_runs_span(int32_t p0, int32_t n, int32_t ow, int32_t sy, 
     if (x == ow) x = 0, ++y;
   }
   r->count = count;
-  int32_t v = 0;
-  for (int32_t i = 0; i < count; ++i) {
-    while (v <= r->run[i].vector) r->first[v++] = i;
-  }
-  while (v <= NPK_VECTORS) r->first[v++] = count;
+  npk_runs_index(r, step);
 }
 
 // A panel whose lanes are the `n` consecutive positions from `p0` of rows
@@ -575,6 +612,14 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
   int8_t* base = (int8_t*)o->out + c * o->sc;
 #if NPUKIT_S8_X86 == 512
   const __m128i bytes = _mm512_cvtepi32_epi8(v);  // the low byte of each lane, as (int8_t) does
+#if NPK_SPOTS
+  if (out->spots[vector] != 0) {
+    const __m128i packed = _mm_maskz_compress_epi8((__mmask16)out->valid[vector], bytes);
+    const __m256i placed = _mm256_maskz_expand_epi8((__mmask32)out->spots[vector], _mm256_castsi128_si256(packed));
+    _mm256_mask_storeu_epi8(base + out->base[vector], (__mmask32)out->spots[vector], placed);
+    return;
+  }
+#endif
   for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
     if (out->run[i].lanes == 0xffffu) {
       _mm_storeu_si128((__m128i*)(base + out->run[i].offset), bytes);
