@@ -355,6 +355,11 @@ CASES = {
     "add whose operands keep their multipliers' low bits": Case(
         in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False,
         add_multipliers=((3499, -2), (2381, -3), (1600000000, 0))),
+    # TFLite's multiplier for the ADD's input of the larger scale: 2^30, no shift.
+    "add whose first input has the larger scale": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False,
+                                                       add_multipliers=((1 << 30, 0), (3499, -2), (1600000000, 0))),
+    "add whose residual has the larger scale": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False,
+                                                    add_multipliers=((3499, -2), (1 << 30, 0), (1600000000, 0))),
     "add with a ReLU": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False, add_act=(-2, 127)),
     "add clamped to a range": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False, add_act=(-40, 30),
                                    add_multipliers=((3499, -2), (2381, -3), (1600000000, 0))),

@@ -463,9 +463,12 @@ static inline __attribute__((always_inline)) npk_v npk_scale(const npk_scale_t* 
 // 2^11), and with m = high * 2^11 + low (0 <= low < 2^11) it is
 // d * high + ((d * low + 2^10) >> 11): 32-bit products (|d * high| < 2^28),
 // the low one a VPMADDWD of d's low half (its high half times low's, 0).
+// Where low is 0 the second term is 0: TFLite gives the ADD's input of the
+// larger scale the multiplier 2^30 with no shift, which leaves d * 2^19.
 typedef struct {
   npk_scale_t scale;
   npk_v high, low;
+  int32_t has_low;
 } npk_operand_t;
 
 static inline npk_operand_t npk_operand_of(int32_t multiplier, int32_t e) {
@@ -473,12 +476,15 @@ static inline npk_operand_t npk_operand_of(int32_t multiplier, int32_t e) {
   s.scale = npk_scale_of(multiplier, e);
   s.high = npk_broadcast(multiplier >> 11);
   s.low = npk_broadcast(multiplier & 2047);
+  s.has_low = (multiplier & 2047) != 0;
   return s;
 }
 
 static inline __attribute__((always_inline)) npk_v npk_operand(const npk_operand_t* s, npk_v d) {
+  const npk_v high = NPK_OP(mullo_epi32)(d, s->high);
+  if (!s->has_low) return npk_round_shift(&s->scale, high);
   const npk_v low = NPK_OP(srai_epi32)(NPK_OP(add_epi32)(NPK_OP(madd_epi16)(d, s->low), npk_broadcast(1 << 10)), 11);
-  return npk_round_shift(&s->scale, NPK_OP(add_epi32)(NPK_OP(mullo_epi32)(d, s->high), low));
+  return npk_round_shift(&s->scale, NPK_OP(add_epi32)(high, low));
 }
 
 // The constants of one output channel's vector stage, and the layer's ADD.
