@@ -215,11 +215,15 @@ static inline __m128i load_columns(const int8_t* src, int32_t n, int32_t step) {
 static void interleave_input(const int32_t* p, const int8_t* in, const direct_t* d, uint8_t* out) {
   const int32_t ic = p[NPUKIT_S8_W_IN_C], sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH];
   const __m128i flip = _mm_set1_epi8((char)0x80);
+  // Rows that follow each other in the input as in the interleaved copy
+  // (one phase, no gap between rows) are copied as one row.
+  const int32_t merged = d->phases == 1 && sh == d->columns;
+  const int32_t rows = merged ? 1 : d->rows;
   for (int32_t cg = 0; cg < (ic + 3) / 4; ++cg) {
     const int32_t present = ic - 4 * cg;  // channels of this group that exist
     for (int32_t phase = 0; phase < d->phases; ++phase) {
-      const int32_t columns = (d->columns - phase + d->phases - 1) / d->phases;
-      for (int32_t r = 0; r < d->rows; ++r) {
+      const int32_t columns = merged ? d->rows * d->columns : (d->columns - phase + d->phases - 1) / d->phases;
+      for (int32_t r = 0; r < rows; ++r) {
         const int8_t* src = in + 4 * cg * sc + r * sh + phase;
         uint8_t* dst = out + (cg * d->phases + phase) * d->plane + r * d->pitch * 4;
         for (int32_t j = 0; j < columns; j += 16) {
