@@ -331,6 +331,23 @@ __attribute__((noinline)) static void direct_block(const uint8_t* base, const in
   }
 }
 
+// The direct form's gathered panel: vector v's operand at group g, read
+// from the interleaved input at `base + at[g]`, stored at [g][v].
+static void gather(const uint8_t* base, const int32_t* at, int32_t groups, const npk_runs_t* runs, int32_t nv,
+                   int32_t vectors, uint8_t* panel) {
+  const int32_t* f = runs->first;
+  for (int32_t g = 0; g < groups; ++g) {
+    for (int32_t v = 0; v < nv; ++v) {
+      const npk_v x = load_runs(base + at[g], &runs->run[f[v]], f[v + 1] - f[v]);
+#if NPUKIT_S8_X86 == 512
+      _mm512_store_si512(panel + (g * vectors + v) * GROUP_BYTES, x);
+#else
+      _mm256_store_si256((__m256i*)(panel + (g * vectors + v) * GROUP_BYTES), x);
+#endif
+    }
+  }
+}
+
 // Direct mode over IN_C % 4 != 0: the weights again with each kernel tap's
 // channels padded to IN_C4 (a multiple of four) with zero weights, from the
 // block's [OUT_C / 2][K_PADDED / 4][2][4] bytes to [OUT_C / 2][taps * IN_C4 /
@@ -379,11 +396,12 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   d.columns = (ow - 1) * stride_w + (kw - 1) * dil_w + 1;
   d.pitch = (d.columns + d.phases - 1) / d.phases;
   d.plane = d.rows * d.pitch * 4;
-  // Direct mode packs nothing per panel, so it pays wherever every vector is
-  // one run of the interleaved input (whole vectors per output row, or rows
-  // that follow each other). A vector of several runs takes as many masked
-  // loads per K group and channel block, which pays only when the blocks are
-  // few (measured: 16 output channels yes; 64 at 8x8 no).
+  // Direct mode packs nothing per panel where every vector is one run of the
+  // interleaved input (whole vectors per output row, or rows that follow
+  // each other); vectors of several runs are gathered once per panel
+  // (below), or where that does not fit, read with a masked load per run, K
+  // group and channel block, which pays only when the blocks are few
+  // (measured: 16 output channels yes; 64 at 8x8 no).
   // That rule is the default; a tuned layer says which form it measured faster (NPUKIT_S8_W_CONV_FORM).
   // Input channels that are not a multiple of 4 are padded per kernel tap
   // (zero weights, copied into the panel after the input): worth it where
@@ -395,15 +413,26 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   const int64_t padded_bytes = ic % 4 != 0 ? (int64_t)(oc + 1) / 2 * 8 * direct_groups : 0;
   const int32_t direct_fits = sw == 1 && (stride_w == 1 || stride_w == 2) && direct_groups <= NPUKIT_S8_MAX_K &&
                               input_bytes + padded_bytes <= PANEL_BYTES;
-  // Otherwise, with rows that follow each other in the interleaved input
+  // Otherwise a vector of several runs is gathered from the interleaved
+  // input once per panel into [group][vector][lane][4], which every channel
+  // block then reads as packed panels are read: a masked load per run and a
+  // store per group and vector, instead of packing from the tensor or a
+  // load per run and channel block. That panel follows the input (and
+  // padded weights) in the buffer: as many vectors as fit, at least one.
+  // Where none fits and rows follow each other in the interleaved input
   // (vertical stride 1), vectors can be one run each by computing the
   // columns between output rows too (the grid): where that adds at most a
   // third (3x3 kernels from 6 output columns), it pays.
   const int32_t grid_fits = !one_run && stride_h == 1 && 3 * d.pitch <= 4 * ow;
+  const int64_t gathered_at = (input_bytes + padded_bytes + 63) & ~(int64_t)63, room = PANEL_BYTES - gathered_at;
+  int32_t gathered_vectors = room > 0 ? (int32_t)(room / ((int64_t)direct_groups * GROUP_BYTES)) : 0;
+  if (gathered_vectors > NPK_VECTORS) gathered_vectors = NPK_VECTORS;
+  const int32_t gather_fits = !one_run && gathered_vectors > 0;
   const int32_t direct = direct_fits && (form == NPUKIT_S8_CONV_AUTO
-                                             ? (one_run || grid_fits || oc <= 4 * MR) && 3 * ic4 <= 4 * ic
+                                             ? (one_run || grid_fits || gather_fits || oc <= 4 * MR) && 3 * ic4 <= 4 * ic
                                              : form == NPUKIT_S8_CONV_DIRECT);
-  const int32_t grid = direct && grid_fits;
+  const int32_t gathered = direct && gather_fits;
+  const int32_t grid = direct && grid_fits && !gathered;
   const int32_t* weights = (const int32_t*)((const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT]);
   int32_t weight_groups = groups;
   if (direct) {
@@ -440,7 +469,8 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   // the first `ow` of each row of `pitch` are output pixels, the rest are
   // computed and not stored.
   const int32_t positions = grid ? (oh - 1) * d.pitch + ow : oh * ow;
-  const int32_t per_panel = direct ? NPK_PANEL_LANES : pk.vectors * NPK_LANES;
+  const int32_t per_panel = gathered ? gathered_vectors * NPK_LANES : direct ? NPK_PANEL_LANES : pk.vectors * NPK_LANES;
+  uint8_t* gathered_panel = panel + gathered_at;
 
   npk_lanes_t lanes;
   lanes.n = 0;
@@ -464,6 +494,7 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
         // Words of the interleaved input: a pixel's first is at row y * stride, column x of its phase.
         npk_runs_span(p0, n, ow, stride_h * d.pitch, 1, 1, &in_runs);
         for (int32_t v = 0; v < nv; ++v) single &= in_runs.first[v + 1] - in_runs.first[v] == 1;
+        if (gathered) gather(panel, offsets, weight_groups, &in_runs, nv, gathered_vectors, gathered_panel);
       } else {
         npk_runs_span(p0, n, ow, step_y, pk.step, pk.step, &in_runs);
 #if NPUKIT_S8_X86 == 512
@@ -485,7 +516,9 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
         const npk_v start = npk_broadcast(c < oc ? npk_fold(o.bias[c], in_zp, weight_sum[c]) : 0);
         for (int32_t v = 0; v < NPK_VECTORS; ++v) acc[i][v] = start;
       }
-      if (direct) {
+      if (gathered) {
+        dot_block(gathered_panel, weight_groups, gathered_vectors * GROUP_BYTES, w, acc, mr, nv);
+      } else if (direct) {
         direct_block(panel, offsets, weight_groups, &in_runs, single, w, acc, mr, nv);
       } else {
         dot_block(panel, groups, pk.vectors * GROUP_BYTES, w, acc, mr, nv);
