@@ -325,6 +325,8 @@ CASES = {
     "left shifts, no relu": Case(in_c=2, in_hw=(4, 19), out_c=9, kernel=(1, 1), left_shift_channels=True,
                                  relu=False, shifts=(-31, 3)),
     "long reduction (K = 2048)": Case(in_c=512, in_hw=(3, 5), out_c=5, kernel=(2, 2)),
+    # Too long for a gathered panel beside the interleaved input: the grid.
+    "long reduction on the grid": Case(in_c=512, in_hw=(4, 5), out_c=5, kernel=(2, 2)),
     "K = 1000, 3 panel vectors": Case(in_c=250, in_hw=(3, 40), out_c=4, kernel=(2, 2)),
     "many pixels": Case(in_c=4, in_hw=(34, 66), out_c=6),
     "fully connected, K = 10, int32": Case(kind="fully_connected", in_c=10, out_c=5, mode="int32"),
