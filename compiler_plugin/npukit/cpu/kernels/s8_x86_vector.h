@@ -421,6 +421,9 @@ typedef struct {
   npk_v multiplier, half;
   __m128i e;
   int32_t shifts;  // e > 0
+  // npk_scale_floor's: 2^30 + 2^(30 + e) in 64-bit lanes, and e - 1.
+  npk_v floor_round;
+  __m128i floor_shift;
 } npk_scale_t;
 
 static inline npk_scale_t npk_scale_of(int32_t multiplier, int32_t e) {
@@ -429,6 +432,13 @@ static inline npk_scale_t npk_scale_of(int32_t multiplier, int32_t e) {
   s.half = npk_broadcast(e > 0 ? (int32_t)(1u << (e - 1)) : 0);
   s.e = _mm_cvtsi32_si128(e);
   s.shifts = e > 0;
+  const int64_t floor_round = ((int64_t)1 << 30) + (e > 0 ? (int64_t)1 << (30 + e) : 0);
+#if NPUKIT_S8_X86 == 512
+  s.floor_round = _mm512_set1_epi64(floor_round);
+#else
+  s.floor_round = _mm256_set1_epi64x(floor_round);
+#endif
+  s.floor_shift = _mm_cvtsi32_si128(e > 0 ? e - 1 : 0);
   return s;
 }
 
@@ -456,6 +466,32 @@ static inline __attribute__((always_inline)) npk_v npk_scale(const npk_scale_t* 
   const __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a2, 32), s->multiplier), round);
   return npk_round_shift(s, _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA));
 #endif
+}
+
+// npk_scale's value where it is then clamped to a range whose low bound is
+// 0 or more, for e >= 1, with one rounding: npk_scale(2a) is RDBP(x, e) with
+// x = floor((a * m + 2^30) / 2^31) and RDBP(x, e) = floor((x + 2^(e-1) -
+// [x < 0]) / 2^e). For x >= 0, nested floors make that
+// floor((a * m + 2^30 + 2^(30 + e)) / 2^(31 + e)): the high word of the
+// 64-bit sum, shifted right by e - 1. For x < 0 both values are 0 or less,
+// which the clamp maps to its low bound alike.
+static inline __attribute__((always_inline)) npk_v npk_scale_floor(const npk_scale_t* s, npk_v a) {
+#if NPUKIT_S8_X86 == 512
+  const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(a, s->multiplier), s->floor_round);
+  const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), s->multiplier), s->floor_round);
+  return _mm512_sra_epi32(_mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd), s->floor_shift);
+#else
+  const __m256i even = _mm256_add_epi64(_mm256_mul_epi32(a, s->multiplier), s->floor_round);
+  const __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), s->multiplier), s->floor_round);
+  return _mm256_sra_epi32(_mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA), s->floor_shift);
+#endif
+}
+
+// npk_scale(2a) clamped to [lo, hi]: on one rounding where `floor` (lo >= 0 and e >= 1).
+static inline __attribute__((always_inline)) npk_v npk_scale_clamped(const npk_scale_t* s, int32_t floor, npk_v a,
+                                                                     npk_v lo, npk_v hi) {
+  const npk_v x = floor ? npk_scale_floor(s, a) : npk_scale(s, NPK_OP(add_epi32)(a, a));
+  return NPK_OP(min_epi32)(NPK_OP(max_epi32)(x, lo), hi);
 }
 
 // One ADD operand on the small arithmetic: npk_scale of (d << 21) for
@@ -491,6 +527,7 @@ static inline __attribute__((always_inline)) npk_v npk_operand(const npk_operand
 typedef struct {
   npk_rq_t rq;
   npk_scale_t scale;  // npk_out_t's small
+  int32_t floor;      // npk_scale_clamped's
   npk_v lo, hi, zp;
 } npk_channel_t;
 
@@ -501,6 +538,7 @@ typedef struct {
   // zero point, plus conv_offset (output zero point - the ADD's conv_zp).
   npk_operand_t small_conv, small_res;
   npk_scale_t small_out;
+  int32_t small_floor;  // npk_scale_clamped's for small_out
   npk_v conv_offset;
   npk_v small_lo, small_hi;  // int8's range and the activation range, both minus the output zero point
   npk_v conv_zp, res_zp, lo, hi, zp;
@@ -513,6 +551,7 @@ static inline npk_channel_t npk_channel(const npk_out_t* vo, int32_t c) {
   const int32_t vector = vo->vector && o->mode != NPUKIT_S8_OUT_INT32;
   k.rq = npk_rq(vector ? o->multiplier[c] : 0, vector ? o->shift[c] : 0);
   k.scale = npk_scale_of(vo->small ? o->multiplier[c] : 0, vo->small ? -o->shift[c] : 0);
+  k.floor = vo->small && vo->lo >= 0;  // the small arithmetic's e is 1..31
   k.lo = npk_broadcast(vo->lo), k.hi = npk_broadcast(vo->hi), k.zp = npk_broadcast(o->zp);
   return k;
 }
@@ -534,6 +573,7 @@ static inline npk_add_t npk_add(const npk_out_t* vo) {
   int32_t lo = vo->add_lo > narrow_lo ? vo->add_lo : narrow_lo, hi = vo->add_hi < narrow_hi ? vo->add_hi : narrow_hi;
   if (lo > hi) lo = hi = narrow_hi < vo->add_lo ? vo->add_lo : vo->add_hi;
   a.small_lo = npk_broadcast(small ? lo : 0), a.small_hi = npk_broadcast(small ? hi : 0);
+  a.small_floor = small && lo >= 0 && k->out_shift < 0;
   a.conv_zp = npk_broadcast(k->conv_zp), a.res_zp = npk_broadcast(k->res_zp);
   a.lo = npk_broadcast(vo->add_lo), a.hi = npk_broadcast(vo->add_hi), a.zp = npk_broadcast(k->out_zp);
   a.shift = _mm_cvtsi32_si128(k->left_shift);
@@ -555,7 +595,7 @@ static inline __attribute__((always_inline)) npk_v npk_int8_general(const npk_ch
   return npk_add32(npk_clamp(npk_requantize(&k->rq, acc), k->lo, k->hi), k->zp);
 }
 static inline __attribute__((always_inline)) npk_v npk_int8_small(const npk_channel_t* k, npk_v acc) {
-  return npk_add32(npk_clamp(npk_scale(&k->scale, npk_add32(acc, acc)), k->lo, k->hi), k->zp);
+  return npk_add32(npk_scale_clamped(&k->scale, k->floor, acc, k->lo, k->hi), k->zp);
 }
 
 // TFLite's int8 ADD of int8 values v and r (as int32 lanes): the general
@@ -569,7 +609,7 @@ static inline __attribute__((always_inline)) npk_v npk_add_general(const npk_add
 }
 static inline __attribute__((always_inline)) npk_v npk_add_small(const npk_add_t* add, npk_v d, npk_v r) {
   const npk_v sum = npk_add32(npk_operand(&add->small_conv, d), npk_operand(&add->small_res, npk_sub32(r, add->res_zp)));
-  return npk_add32(npk_clamp(npk_scale(&add->small_out, npk_add32(sum, sum)), add->small_lo, add->small_hi), add->zp);
+  return npk_add32(npk_scale_clamped(&add->small_out, add->small_floor, sum, add->small_lo, add->small_hi), add->zp);
 }
 
 // Output channel `c` of pixel vector `vector` from its accumulators: `k`
@@ -610,7 +650,7 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
   if (o->mode != NPUKIT_S8_OUT_ADD) {
     v = vo->small ? npk_int8_small(k, acc) : npk_int8_general(k, acc);
   } else if (vo->small) {  // the int8 value minus the ADD's conv_zp, without the output zero point between
-    const npk_v d = npk_add32(npk_clamp(npk_scale(&k->scale, npk_add32(acc, acc)), k->lo, k->hi), add->conv_offset);
+    const npk_v d = npk_add32(npk_scale_clamped(&k->scale, k->floor, acc, k->lo, k->hi), add->conv_offset);
     v = npk_add_small(add, d, npk_load_residual(vo, res, vector, c));
   } else {
     v = npk_add_general(add, npk_int8_general(k, acc), npk_load_residual(vo, res, vector, c));
