@@ -25,6 +25,7 @@ typedef struct {
   int32_t reach;  // input elements a plane's outputs read, from its first
 #if NPUKIT_S8_X86 == 512
   __m512i index, shuffle;
+  __m512i row1, row2;  // channel_moved's lanes of kernel rows 1 and 2
 #else
   __m256i index, shuffle;
 #endif
@@ -87,6 +88,47 @@ static inline __attribute__((always_inline)) void channel(const dw_t* d, const n
   if (live3) npk_store(vo, &k, add, a3, c, 3, out, res, lanes);
 }
 
+#if NPUKIT_S8_X86 == 512
+
+// 3x3 kernels (taps of a kernel row in one chunk) over flat lanes whose
+// kernel rows lie within one vector of each other ((KH - 1) * dy < 16): the
+// lanes of kernel row i are those of row 0 moved by i * dy lanes, so the
+// row-0 spreads of the panel's vectors and one more (`spread_bytes` each)
+// give every row's operands with one two-source permute, instead of a load
+// and two shuffles per row.
+static inline __attribute__((always_inline)) void channel_moved(const dw_t* d, const npk_out_t* vo,
+                                                                const npk_add_t* add, int32_t c,
+                                                                const int32_t* words, int32_t fold,
+                                                                const int32_t* start, const int32_t* bytes,
+                                                                const int32_t* spread_bytes, int32_t nv,
+                                                                const npk_runs_t* out, const npk_runs_t* res,
+                                                                const npk_lanes_t* lanes) {
+  const int8_t* plane = d->in + c * d->sc;
+  // Named vectors, so that they stay in registers (a spread stored and read
+  // back as a whole vector stalls on store forwarding).
+#define SPREAD(u) (nv >= (u) && spread_bytes[u] > 0 ? taps(d, plane + start[u], plane, spread_bytes[u]) : zero)
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i s0 = SPREAD(0), s1 = SPREAD(1), s2 = SPREAD(2), s3 = SPREAD(3), s4 = SPREAD(4);
+#undef SPREAD
+  const __m512i w0 = npk_broadcast(words[0]), w1 = npk_broadcast(words[1]), w2 = npk_broadcast(words[2]);
+  const __m512i start_value = npk_broadcast(fold);
+  const npk_channel_t k = npk_channel(vo, c);
+#define MOVED(v, here, next)                                                               \
+  if (nv > (v) && bytes[v] > 0) {                                                          \
+    __m512i a = npk_dot(start_value, here, w0);                                            \
+    a = npk_dot(a, _mm512_permutex2var_epi32(here, d->row1, next), w1);                    \
+    a = npk_dot(a, _mm512_permutex2var_epi32(here, d->row2, next), w2);                    \
+    npk_store(vo, &k, add, a, c, v, out, res, lanes);                                      \
+  }
+  MOVED(0, s0, s1)
+  MOVED(1, s1, s2)
+  MOVED(2, s2, s3)
+  MOVED(3, s3, s4)
+#undef MOVED
+}
+
+#endif
+
 int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
   const int32_t sw = p[NPUKIT_S8_W_IN_SW], sh = p[NPUKIT_S8_W_IN_SH];
   if (p[NPUKIT_S8_W_STRIDE_W] * sw != 1) return 0;
@@ -126,6 +168,12 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
   const int32_t row_vectors = oh * ((ow + NPK_LANES - 1) / NPK_LANES);
   const int32_t flat = (oh == 1 || step_y >= ow) && flat_vectors <= row_vectors;
   const int32_t row_panels = (ow + NPK_PANEL_LANES - 1) / NPK_PANEL_LANES;
+#if NPUKIT_S8_X86 == 512
+  const int32_t moved = flat && d.kh == 3 && d.chunks == 1 && 2 * d.dy < NPK_LANES;
+  d.row1 = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                            _mm512_set1_epi32(d.dy));
+  d.row2 = _mm512_add_epi32(d.row1, _mm512_set1_epi32(d.dy));
+#endif
   const int32_t panels = flat ? (flat_positions + NPK_PANEL_LANES - 1) / NPK_PANEL_LANES : oh * row_panels;
 
   npukit_s8_output_t o = npukit_s8_output(p, output, residual);
@@ -141,11 +189,19 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
   npk_runs_t out_runs, res_runs;
   res_runs.count = 0;
   for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
-  int32_t start[NPK_VECTORS], bytes[NPK_VECTORS];
+  int32_t start[NPK_VECTORS + 1], bytes[NPK_VECTORS];
   for (int32_t c0 = 0; c0 < channels; c0 += CHANNEL_BLOCK) {
     const int32_t block = channels - c0 < CHANNEL_BLOCK ? channels - c0 : CHANNEL_BLOCK;
     for (int32_t b = 0; b < block; ++b) {
       const int8_t* w = weights + (c0 + b) * d.kh * d.kw;
+      fold[b] = npk_fold(o.bias[c0 + b], in_zp, weight_sum[c0 + b]);
+      if (d.kh == 3 && d.kw == 3 && d.chunks == 1) {  // 3x3: a row's three taps are one word
+        for (int32_t i = 0; i < 3; ++i) {
+          words[b][i] = (int32_t)((uint32_t)(uint8_t)w[3 * i] | (uint32_t)(uint8_t)w[3 * i + 1] << 8 |
+                                  (uint32_t)(uint8_t)w[3 * i + 2] << 16);
+        }
+        continue;
+      }
       for (int32_t i = 0; i < d.kh; ++i) {
         for (int32_t ch = 0; ch < d.chunks; ++ch) {
           uint32_t word = 0;
@@ -155,7 +211,6 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
           words[b][i * d.chunks + ch] = (int32_t)word;
         }
       }
-      fold[b] = npk_fold(o.bias[c0 + b], in_zp, weight_sum[c0 + b]);
     }
     for (int32_t panel = 0; panel < panels; ++panel) {
       // Position (from the plane's first read) of each lane, and its output pixel.
@@ -169,13 +224,14 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
         first = y_row * step_y + x0;
         lanes.n = ow - x0 < NPK_PANEL_LANES ? ow - x0 : NPK_PANEL_LANES;
       }
+      // Flat lanes run across rows of step_y positions.
+      int32_t y = y_row, x = first - y_row * step_y;
+      if (flat && oh > 1) y = first / step_y, x = first % step_y;
       for (int32_t i = 0; i < lanes.n; ++i) {
-        const int32_t at = first + i;
-        int32_t y = y_row, x = at - y_row * step_y;
-        if (flat && oh > 1) y = at / step_y, x = at % step_y;
         const int32_t real = x < ow && y < oh;
         lanes.y[i] = real ? y : -1;
         lanes.x[i] = real ? x : 0;
+        if (++x == step_y && flat && oh > 1) x = 0, ++y;
       }
       const int32_t nv = (lanes.n + NPK_LANES - 1) / NPK_LANES;
       for (int32_t v = 0; v < nv; ++v) {
@@ -189,6 +245,27 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
       }
       npk_runs(&lanes, o.sh, o.sw, 1, &out_runs);
       if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, o.add.res_sh, o.add.res_sw, 1, &res_runs);
+#if NPUKIT_S8_X86 == 512
+      if (moved) {
+        // Lanes each vector's row-0 spread must hold: up to the panel's last
+        // output's read of kernel row 2, plus the taps after the first.
+        int32_t last = -1, spread_bytes[NPK_VECTORS + 1];
+        for (int32_t i = 0; i < lanes.n; ++i) {
+          if (lanes.y[i] >= 0) last = i;
+        }
+        for (int32_t u = 0; u <= nv; ++u) {
+          start[u] = first + u * NPK_LANES;
+          int32_t need = last < 0 ? 0 : last + 2 * d.dy - u * NPK_LANES + 1;
+          need = need < 0 ? 0 : need > NPK_LANES ? NPK_LANES : need;
+          spread_bytes[u] = need > 0 ? need + (d.kw - 1) * d.dx : 0;
+        }
+        for (int32_t b = 0; b < block; ++b) {
+          channel_moved(&d, &vo, &add, c0 + b, words[b], fold[b], start, bytes, spread_bytes, nv, &out_runs,
+                        &res_runs, &lanes);
+        }
+        continue;
+      }
+#endif
       for (int32_t b = 0; b < block; ++b) {
         const int32_t c = c0 + b;
         if (d.kh == 3 && d.chunks == 1) {
