@@ -100,6 +100,15 @@ static inline npk_v interleave(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
 #endif
 }
 
+// One vector's four K values into a panel (GROUP_BYTES, aligned).
+static inline void store_group(uint8_t* at, npk_v x) {
+#if NPUKIT_S8_X86 == 512
+  _mm512_store_si512(at, x);
+#else
+  _mm256_store_si256((__m256i*)at, x);
+#endif
+}
+
 static void pack(const pack_t* pk, const npk_runs_t* runs, int32_t vectors, uint8_t* panel) {
   for (int32_t g = 0; g < pk->groups; ++g) {
     for (int32_t v = 0; v < vectors; ++v) {
@@ -108,12 +117,7 @@ static void pack(const pack_t* pk, const npk_runs_t* runs, int32_t vectors, uint
         const int32_t k = 4 * g + t;
         row[t] = k < pk->k ? gather_row(pk, pk->in + pk->offsets[k], runs, v) : _mm_setzero_si128();
       }
-      npk_v z = interleave(row[0], row[1], row[2], row[3]);
-#if NPUKIT_S8_X86 == 512
-      _mm512_store_si512(panel + (g * pk->vectors + v) * GROUP_BYTES, z);
-#else
-      _mm256_store_si256((__m256i*)(panel + (g * pk->vectors + v) * GROUP_BYTES), z);
-#endif
+      store_group(panel + (g * pk->vectors + v) * GROUP_BYTES, interleave(row[0], row[1], row[2], row[3]));
     }
   }
 }
@@ -338,12 +342,7 @@ static void gather(const uint8_t* base, const int32_t* at, int32_t groups, const
   const int32_t* f = runs->first;
   for (int32_t g = 0; g < groups; ++g) {
     for (int32_t v = 0; v < nv; ++v) {
-      const npk_v x = load_runs(base + at[g], &runs->run[f[v]], f[v + 1] - f[v]);
-#if NPUKIT_S8_X86 == 512
-      _mm512_store_si512(panel + (g * vectors + v) * GROUP_BYTES, x);
-#else
-      _mm256_store_si256((__m256i*)(panel + (g * vectors + v) * GROUP_BYTES), x);
-#endif
+      store_group(panel + (g * vectors + v) * GROUP_BYTES, load_runs(base + at[g], &runs->run[f[v]], f[v + 1] - f[v]));
     }
   }
 }
@@ -428,9 +427,8 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   int32_t gathered_vectors = room > 0 ? (int32_t)(room / ((int64_t)direct_groups * GROUP_BYTES)) : 0;
   if (gathered_vectors > NPK_VECTORS) gathered_vectors = NPK_VECTORS;
   const int32_t gather_fits = !one_run && gathered_vectors > 0;
-  const int32_t direct = direct_fits && (form == NPUKIT_S8_CONV_AUTO
-                                             ? (one_run || grid_fits || gather_fits || oc <= 4 * MR) && 3 * ic4 <= 4 * ic
-                                             : form == NPUKIT_S8_CONV_DIRECT);
+  const int32_t direct_pays = (one_run || grid_fits || gather_fits || oc <= 4 * MR) && 3 * ic4 <= 4 * ic;
+  const int32_t direct = direct_fits && (form == NPUKIT_S8_CONV_AUTO ? direct_pays : form == NPUKIT_S8_CONV_DIRECT);
   const int32_t gathered = direct && gather_fits;
   const int32_t grid = direct && grid_fits && !gathered;
   const int32_t* weights = (const int32_t*)((const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT]);
