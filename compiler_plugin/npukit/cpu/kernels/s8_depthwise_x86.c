@@ -250,11 +250,11 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
         // Lanes each vector's row-0 spread must hold: up to the panel's last
         // output's read of kernel row 2, plus the taps after the first.
         int32_t last = -1, spread_bytes[NPK_VECTORS + 1];
-        for (int32_t i = 0; i < lanes.n; ++i) {
-          if (lanes.y[i] >= 0) last = i;
+        for (int32_t v = 0; v < nv; ++v) {
+          if (bytes[v] > 0) last = v * NPK_LANES + bytes[v] - 1;
         }
+        start[nv] = first + nv * NPK_LANES;
         for (int32_t u = 0; u <= nv; ++u) {
-          start[u] = first + u * NPK_LANES;
           int32_t need = last < 0 ? 0 : last + 2 * d.dy - u * NPK_LANES + 1;
           need = need < 0 ? 0 : need > NPK_LANES ? NPK_LANES : need;
           spread_bytes[u] = need > 0 ? need + (d.kw - 1) * d.dx : 0;

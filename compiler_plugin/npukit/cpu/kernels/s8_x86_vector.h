@@ -452,20 +452,28 @@ static inline __attribute__((always_inline)) npk_v npk_round_shift(const npk_sca
 #endif
 }
 
-// The rounded high word of a2 * m: (a2 * m + 2^31) >> 32, from the 64-bit
-// products of the even and the odd lanes; then the rounding shift.
+// The high word of a * m + round per lane (`round` in 64-bit lanes), from
+// the 64-bit products of the even and the odd lanes.
+static inline __attribute__((always_inline)) npk_v npk_high_words(npk_v a, npk_v m, npk_v round) {
+#if NPUKIT_S8_X86 == 512
+  const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(a, m), round);
+  const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), m), round);
+  return _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+#else
+  const __m256i even = _mm256_add_epi64(_mm256_mul_epi32(a, m), round);
+  const __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), m), round);
+  return _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+#endif
+}
+
+// The rounded high word of a2 * m: (a2 * m + 2^31) >> 32; then the rounding shift.
 static inline __attribute__((always_inline)) npk_v npk_scale(const npk_scale_t* s, npk_v a2) {
 #if NPUKIT_S8_X86 == 512
   const __m512i round = _mm512_set1_epi64((int64_t)1 << 31);
-  const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(a2, s->multiplier), round);
-  const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a2, 32), s->multiplier), round);
-  return npk_round_shift(s, _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd));
 #else
   const __m256i round = _mm256_set1_epi64x((int64_t)1 << 31);
-  const __m256i even = _mm256_add_epi64(_mm256_mul_epi32(a2, s->multiplier), round);
-  const __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a2, 32), s->multiplier), round);
-  return npk_round_shift(s, _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA));
 #endif
+  return npk_round_shift(s, npk_high_words(a2, s->multiplier, round));
 }
 
 // npk_scale's value where it is then clamped to a range whose low bound is
@@ -476,15 +484,7 @@ static inline __attribute__((always_inline)) npk_v npk_scale(const npk_scale_t* 
 // 64-bit sum, shifted right by e - 1. For x < 0 both values are 0 or less,
 // which the clamp maps to its low bound alike.
 static inline __attribute__((always_inline)) npk_v npk_scale_floor(const npk_scale_t* s, npk_v a) {
-#if NPUKIT_S8_X86 == 512
-  const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(a, s->multiplier), s->floor_round);
-  const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), s->multiplier), s->floor_round);
-  return _mm512_sra_epi32(_mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd), s->floor_shift);
-#else
-  const __m256i even = _mm256_add_epi64(_mm256_mul_epi32(a, s->multiplier), s->floor_round);
-  const __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), s->multiplier), s->floor_round);
-  return _mm256_sra_epi32(_mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA), s->floor_shift);
-#endif
+  return NPK_OP(sra_epi32)(npk_high_words(a, s->multiplier, s->floor_round), s->floor_shift);
 }
 
 // npk_scale(2a) clamped to [lo, hi]: on one rounding where `floor` (lo >= 0 and e >= 1).
