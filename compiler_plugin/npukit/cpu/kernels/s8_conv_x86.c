@@ -475,6 +475,7 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   npk_runs_t in_runs, out_runs, res_runs;
   res_runs.count = 0;
   for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
+  for (int32_t v = 0; v < NPK_VECTORS; ++v) res_runs.whole[v] = NPK_NOT_WHOLE;
   for (int32_t p0 = 0; p0 < positions; p0 += per_panel) {
     const int32_t n = positions - p0 < per_panel ? positions - p0 : per_panel;
     const int32_t nv = (n + NPK_LANES - 1) / NPK_LANES;

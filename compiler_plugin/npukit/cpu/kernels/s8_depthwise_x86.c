@@ -189,6 +189,7 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
   npk_runs_t out_runs, res_runs;
   res_runs.count = 0;
   for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
+  for (int32_t v = 0; v < NPK_VECTORS; ++v) res_runs.whole[v] = NPK_NOT_WHOLE;
   int32_t start[NPK_VECTORS + 1], bytes[NPK_VECTORS];
   for (int32_t c0 = 0; c0 < channels; c0 += CHANNEL_BLOCK) {
     const int32_t block = channels - c0 < CHANNEL_BLOCK ? channels - c0 : CHANNEL_BLOCK;

@@ -98,7 +98,13 @@ typedef struct {
   // spots 0 otherwise.
   int32_t base[NPK_VECTORS];
   uint32_t valid[NPK_VECTORS], spots[NPK_VECTORS];
+  // Per vector, the offset of its one run where that run has every lane
+  // (one plain access), or NPK_NOT_WHOLE.
+  int32_t whole[NPK_VECTORS];
 } npk_runs_t;
+
+#define NPK_NOT_WHOLE INT32_MIN
+#define NPK_ALL_LANES ((1u << NPK_LANES) - 1u)
 
 // npk_runs_t's first, then its spots (runs of lanes `step` apart).
 static inline void npk_runs_index(npk_runs_t* r, int32_t step) {
@@ -107,6 +113,10 @@ static inline void npk_runs_index(npk_runs_t* r, int32_t step) {
     while (v <= r->run[i].vector) r->first[v++] = i;
   }
   while (v <= NPK_VECTORS) r->first[v++] = r->count;
+  for (v = 0; v < NPK_VECTORS; ++v) {
+    const int32_t i = r->first[v];
+    r->whole[v] = r->first[v + 1] - i == 1 && r->run[i].lanes == NPK_ALL_LANES ? r->run[i].offset : NPK_NOT_WHOLE;
+  }
   for (v = 0; v < NPK_VECTORS; ++v) {
     r->spots[v] = 0;
     if (!NPK_SPOTS || step != 1 || r->first[v + 1] - r->first[v] < 2) continue;
@@ -225,7 +235,20 @@ typedef struct {
   int32_t small;
   int32_t lo, hi;  // activation range minus the output zero point
   int32_t add_lo, add_hi;  // the ADD's activation range minus its output zero point
+  int32_t stage;           // NPK_STAGE_*: which of npk_store's arithmetic applies
+  npk_v lo_v, hi_v, zp_v;  // lo, hi and the output zero point in every lane
 } npk_out_t;
+
+// npk_store's forms, fixed per layer by npk_out.
+enum {
+  NPK_STAGE_LANES,        // lane by lane (npukit_s8_store)
+  NPK_STAGE_INT32,        // the accumulators themselves
+  NPK_STAGE_GENERAL,      // int8 on the general arithmetic
+  NPK_STAGE_SMALL,        // int8 on the small arithmetic
+  NPK_STAGE_SMALL_FLOOR,  // the same, on one rounding (npk_scale_floor)
+  NPK_STAGE_ADD_GENERAL,  // the ADD on the general arithmetic
+  NPK_STAGE_ADD_SMALL,    // the ADD on the small arithmetic
+};
 
 static inline int32_t npk_fits(int64_t x) { return x >= INT32_MIN && x <= INT32_MAX; }
 
@@ -248,8 +271,10 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
   v.lo = v.hi = 0;
   v.add_lo = v.add_hi = 0;
   v.small = 0;
+  v.lo_v = v.hi_v = v.zp_v = npk_broadcast(0);
   if (o->mode == NPUKIT_S8_OUT_INT32) {
     v.vector = 1;
+    v.stage = NPK_STAGE_INT32;
     return v;
   }
   int32_t narrow = 1;  // the ADD's operands fit npk_operand
@@ -277,6 +302,14 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
     }
   }
   v.small = v.vector && (o->mode == NPUKIT_S8_OUT_ADD ? o->add_small && narrow : o->small);
+  v.lo_v = npk_broadcast(v.lo), v.hi_v = npk_broadcast(v.hi), v.zp_v = npk_broadcast(o->zp);
+  if (!v.vector) {
+    v.stage = NPK_STAGE_LANES;
+  } else if (o->mode == NPUKIT_S8_OUT_ADD) {
+    v.stage = v.small ? NPK_STAGE_ADD_SMALL : NPK_STAGE_ADD_GENERAL;
+  } else {
+    v.stage = !v.small ? NPK_STAGE_GENERAL : v.lo >= 0 ? NPK_STAGE_SMALL_FLOOR : NPK_STAGE_SMALL;
+  }
   return v;
 }
 
@@ -346,6 +379,9 @@ static inline __m512i npk_add_sat(__m512i a, __m512i b) {
 
 static inline __m512i npk_load_residual(const npk_out_t* vo, const npk_runs_t* res, int32_t vector, int32_t c) {
   const int8_t* base = (const int8_t*)vo->o->residual + c * vo->o->add.res_sc;
+  if (res->whole[vector] != NPK_NOT_WHOLE) {
+    return _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(base + res->whole[vector])));
+  }
   __m128i r = _mm_setzero_si128();
   for (int32_t i = res->first[vector]; i < res->first[vector + 1]; ++i) {
     r = _mm_mask_loadu_epi8(r, (__mmask16)res->run[i].lanes, base + res->run[i].offset);
@@ -394,6 +430,9 @@ static inline __m256i npk_add_sat(__m256i a, __m256i b) {
 
 static inline __m256i npk_load_residual(const npk_out_t* vo, const npk_runs_t* res, int32_t vector, int32_t c) {
   const int8_t* base = (const int8_t*)vo->o->residual + c * vo->o->add.res_sc;
+  if (res->whole[vector] != NPK_NOT_WHOLE) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(base + res->whole[vector])));
+  }
   int8_t bytes[16] __attribute__((aligned(16)));
   _mm_store_si128((__m128i*)bytes, _mm_setzero_si128());
   for (int32_t i = res->first[vector]; i < res->first[vector + 1]; ++i) {
@@ -549,10 +588,13 @@ static inline npk_channel_t npk_channel(const npk_out_t* vo, int32_t c) {
   npk_channel_t k;
   const npukit_s8_output_t* o = vo->o;
   const int32_t vector = vo->vector && o->mode != NPUKIT_S8_OUT_INT32;
-  k.rq = npk_rq(vector ? o->multiplier[c] : 0, vector ? o->shift[c] : 0);
-  k.scale = npk_scale_of(vo->small ? o->multiplier[c] : 0, vo->small ? -o->shift[c] : 0);
+  if (vo->small) {
+    k.scale = npk_scale_of(o->multiplier[c], -o->shift[c]);
+  } else {
+    k.rq = npk_rq(vector ? o->multiplier[c] : 0, vector ? o->shift[c] : 0);
+  }
   k.floor = vo->small && vo->lo >= 0;  // the small arithmetic's e is 1..31
-  k.lo = npk_broadcast(vo->lo), k.hi = npk_broadcast(vo->hi), k.zp = npk_broadcast(o->zp);
+  k.lo = vo->lo_v, k.hi = vo->hi_v, k.zp = vo->zp_v;
   return k;
 }
 
@@ -594,8 +636,9 @@ static inline npk_v npk_sll(npk_v x, __m128i count) { return NPK_OP(sll_epi32)(x
 static inline __attribute__((always_inline)) npk_v npk_int8_general(const npk_channel_t* k, npk_v acc) {
   return npk_add32(npk_clamp(npk_requantize(&k->rq, acc), k->lo, k->hi), k->zp);
 }
-static inline __attribute__((always_inline)) npk_v npk_int8_small(const npk_channel_t* k, npk_v acc) {
-  return npk_add32(npk_scale_clamped(&k->scale, k->floor, acc, k->lo, k->hi), k->zp);
+static inline __attribute__((always_inline)) npk_v npk_int8_small(const npk_channel_t* k, npk_v acc,
+                                                                  int32_t floor) {
+  return npk_add32(npk_scale_clamped(&k->scale, floor, acc, k->lo, k->hi), k->zp);
 }
 
 // TFLite's int8 ADD of int8 values v and r (as int32 lanes): the general
@@ -622,42 +665,65 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
                                                             int32_t vector, const npk_runs_t* out,
                                                             const npk_runs_t* res, const npk_lanes_t* l) {
   const npukit_s8_output_t* o = vo->o;
-  if (!vo->vector) {
-    int32_t lanes[NPK_LANES] __attribute__((aligned(64)));
-#if NPUKIT_S8_X86 == 512
-    _mm512_store_si512(lanes, acc);
-#else
-    _mm256_store_si256((__m256i*)lanes, acc);
-#endif
-    for (int32_t i = 0; i < NPK_LANES; ++i) {
-      const int32_t at = vector * NPK_LANES + i;
-      if (at < l->n && l->y[at] >= 0) npukit_s8_store(o, lanes[i], c, l->y[at], l->x[at]);
-    }
-    return;
-  }
-  if (o->mode == NPUKIT_S8_OUT_INT32) {
-    int32_t* base = (int32_t*)o->out + c * o->sc;
-    for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
-#if NPUKIT_S8_X86 == 512
-      _mm512_mask_storeu_epi32(base + out->run[i].offset, (__mmask16)out->run[i].lanes, acc);
-#else
-      _mm256_maskstore_epi32(base + out->run[i].offset, npk_lane_mask(out->run[i].lanes), acc);
-#endif
-    }
-    return;
-  }
   npk_v v;
-  if (o->mode != NPUKIT_S8_OUT_ADD) {
-    v = vo->small ? npk_int8_small(k, acc) : npk_int8_general(k, acc);
-  } else if (vo->small) {  // the int8 value minus the ADD's conv_zp, without the output zero point between
-    const npk_v d = npk_add32(npk_scale_clamped(&k->scale, k->floor, acc, k->lo, k->hi), add->conv_offset);
-    v = npk_add_small(add, d, npk_load_residual(vo, res, vector, c));
-  } else {
-    v = npk_add_general(add, npk_int8_general(k, acc), npk_load_residual(vo, res, vector, c));
+  switch (vo->stage) {
+    case NPK_STAGE_SMALL_FLOOR:
+      v = npk_int8_small(k, acc, 1);
+      break;
+    case NPK_STAGE_SMALL:
+      v = npk_int8_small(k, acc, 0);
+      break;
+    case NPK_STAGE_GENERAL:
+      v = npk_int8_general(k, acc);
+      break;
+    case NPK_STAGE_ADD_SMALL: {  // the int8 value minus the ADD's conv_zp, without the output zero point between
+      const npk_v d = npk_add32(npk_scale_clamped(&k->scale, k->floor, acc, k->lo, k->hi), add->conv_offset);
+      v = npk_add_small(add, d, npk_load_residual(vo, res, vector, c));
+      break;
+    }
+    case NPK_STAGE_ADD_GENERAL:
+      v = npk_add_general(add, npk_int8_general(k, acc), npk_load_residual(vo, res, vector, c));
+      break;
+    case NPK_STAGE_INT32: {
+      int32_t* base = (int32_t*)o->out + c * o->sc;
+      if (out->whole[vector] != NPK_NOT_WHOLE) {
+#if NPUKIT_S8_X86 == 512
+        _mm512_storeu_si512(base + out->whole[vector], acc);
+#else
+        _mm256_storeu_si256((__m256i*)(base + out->whole[vector]), acc);
+#endif
+        return;
+      }
+      for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
+#if NPUKIT_S8_X86 == 512
+        _mm512_mask_storeu_epi32(base + out->run[i].offset, (__mmask16)out->run[i].lanes, acc);
+#else
+        _mm256_maskstore_epi32(base + out->run[i].offset, npk_lane_mask(out->run[i].lanes), acc);
+#endif
+      }
+      return;
+    }
+    default: {  // NPK_STAGE_LANES
+      int32_t lanes[NPK_LANES] __attribute__((aligned(64)));
+#if NPUKIT_S8_X86 == 512
+      _mm512_store_si512(lanes, acc);
+#else
+      _mm256_store_si256((__m256i*)lanes, acc);
+#endif
+      for (int32_t i = 0; i < NPK_LANES; ++i) {
+        const int32_t at = vector * NPK_LANES + i;
+        if (at < l->n && l->y[at] >= 0) npukit_s8_store(o, lanes[i], c, l->y[at], l->x[at]);
+      }
+      return;
+    }
   }
   int8_t* base = (int8_t*)o->out + c * o->sc;
 #if NPUKIT_S8_X86 == 512
   const __m128i bytes = _mm512_cvtepi32_epi8(v);  // the low byte of each lane, as (int8_t) does
+  if (out->whole[vector] != NPK_NOT_WHOLE) {
+    _mm_storeu_si128((__m128i*)(base + out->whole[vector]), bytes);
+    return;
+  }
 #if NPK_SPOTS
   if (out->spots[vector] != 0) {
     const __m128i packed = _mm_maskz_compress_epi8((__mmask16)out->valid[vector], bytes);
@@ -678,6 +744,10 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
                                                               -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
                                                               -1, -1));
   const __m128i packed = _mm_unpacklo_epi32(_mm256_castsi256_si128(low), _mm256_extracti128_si256(low, 1));
+  if (out->whole[vector] != NPK_NOT_WHOLE) {
+    _mm_storel_epi64((__m128i*)(base + out->whole[vector]), packed);
+    return;
+  }
   int8_t bytes[16] __attribute__((aligned(16)));
   _mm_store_si128((__m128i*)bytes, packed);
   for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
