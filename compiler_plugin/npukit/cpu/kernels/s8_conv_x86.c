@@ -141,17 +141,17 @@ static inline npk_v load_group(const uint8_t* at) {
 #define FOR_BLOCK(F) FOR_VECTORS(F, 0) FOR_VECTORS(F, 1)
 #define FOR_CHANNELS(F) F(0) F(1)
 #endif
-#define ACC_LOAD(i, v) npk_v a##i##v = (i) < mr && (v) < nv ? acc[i][v] : npk_broadcast(0);
+#define ACC_LOAD(i, v) npk_v a##i##v = (i) < mr && (v) < nv ? npk_broadcast(start[i]) : npk_broadcast(0);
 #define ACC_STORE(i, v) \
   if ((i) < mr && (v) < nv) acc[i][v] = a##i##v;
 #define ACC_DOT(i, v) \
   if ((i) < mr && (v) < nv) a##i##v = npk_dot(a##i##v, x##v, w##i);
 #define WEIGHT(i) const npk_v w##i = (i) < mr ? npk_broadcast(w[i][2 * g]) : npk_broadcast(0);
 
-// acc[i][v] += the panel's vector v . channel i's weights (word 2g of w[i]).
+// acc[i][v] = start[i] + the panel's vector v . channel i's weights (word 2g of w[i]).
 static inline __attribute__((always_inline)) void dot(const uint8_t* panel, int32_t groups, int32_t stride,
-                                                      const int32_t* const* w, npk_v acc[MR][NPK_VECTORS],
-                                                      const int32_t mr, const int32_t nv) {
+                                                      const int32_t* const* w, const int32_t* start,
+                                                      npk_v acc[MR][NPK_VECTORS], const int32_t mr, const int32_t nv) {
   FOR_BLOCK(ACC_LOAD)
   for (int32_t g = 0; g < groups; ++g) {
     const uint8_t* at = panel + g * stride;
@@ -165,11 +165,12 @@ static inline __attribute__((always_inline)) void dot(const uint8_t* panel, int3
 
 #define DOT_CASE(MRC, NVC) \
   case (MRC) * 8 + (NVC):  \
-    dot(panel, groups, stride, w, acc, MRC, NVC); \
+    dot(panel, groups, stride, w, start, acc, MRC, NVC); \
     break
 
-__attribute__((noinline)) static void dot_block(const uint8_t* panel, int32_t groups, int32_t stride, const int32_t* const* w,
-                      npk_v acc[MR][NPK_VECTORS], int32_t mr, int32_t nv) {
+__attribute__((noinline)) static void dot_block(const uint8_t* panel, int32_t groups, int32_t stride,
+                                               const int32_t* const* w, const int32_t* start,
+                                               npk_v acc[MR][NPK_VECTORS], int32_t mr, int32_t nv) {
   switch (mr * 8 + nv) {
     DOT_CASE(2, 1);
     DOT_CASE(2, 2);
@@ -269,12 +270,13 @@ static inline __attribute__((always_inline)) npk_v load_runs(const uint8_t* at, 
 #endif
 }
 
-// acc[i][v] += the interleaved input of vector v at group g . channel i's
+// acc[i][v] = start[i] + the interleaved input of vector v at group g . channel i's
 // weights: `at[g]` is group g's byte offset in the interleaved input.
 static inline __attribute__((always_inline)) void dot_direct(const uint8_t* base, const int32_t* at, int32_t groups,
                                                              const npk_runs_t* runs, const int32_t* const* w,
-                                                             npk_v acc[MR][NPK_VECTORS], const int32_t mr,
-                                                             const int32_t nv, const int32_t single) {
+                                                             const int32_t* start, npk_v acc[MR][NPK_VECTORS],
+                                                             const int32_t mr, const int32_t nv,
+                                                             const int32_t single) {
   FOR_BLOCK(ACC_LOAD)
   // A vector of one run: its first word and lanes, read once.
   const npk_run_t* r0 = &runs->run[runs->first[0]];
@@ -310,15 +312,16 @@ static inline __attribute__((always_inline)) void dot_direct(const uint8_t* base
 #define DIRECT_CASE(MRC, NVC)                                                 \
   case (MRC) * 8 + (NVC):                                                     \
     if (single) {                                                             \
-      dot_direct(base, at, groups, runs, w, acc, MRC, NVC, 1);                \
+      dot_direct(base, at, groups, runs, w, start, acc, MRC, NVC, 1);         \
     } else {                                                                  \
-      dot_direct(base, at, groups, runs, w, acc, MRC, NVC, 0);                \
+      dot_direct(base, at, groups, runs, w, start, acc, MRC, NVC, 0);         \
     }                                                                         \
     break
 
-__attribute__((noinline)) static void direct_block(const uint8_t* base, const int32_t* at, int32_t groups, const npk_runs_t* runs,
-                         int32_t single, const int32_t* const* w, npk_v acc[MR][NPK_VECTORS], int32_t mr,
-                         int32_t nv) {
+__attribute__((noinline)) static void direct_block(const uint8_t* base, const int32_t* at, int32_t groups,
+                                                  const npk_runs_t* runs, int32_t single, const int32_t* const* w,
+                                                  const int32_t* start, npk_v acc[MR][NPK_VECTORS], int32_t mr,
+                                                  int32_t nv) {
   switch (mr * 8 + nv) {
     DIRECT_CASE(2, 1);
     DIRECT_CASE(2, 2);
@@ -508,19 +511,19 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
       // Channels come in pairs (an odd last one with a zero partner).
       const int32_t left = (oc - c0 + 1) & ~1, mr = left < MR ? left : MR;
       const int32_t* w[MR];
+      int32_t start[MR];  // broadcast by the dot itself: a vector stored and read back stalls on store forwarding
       npk_v acc[MR][NPK_VECTORS];
       for (int32_t i = 0; i < mr; ++i) {
         const int32_t c = c0 + i;
         w[i] = weights + (c >> 1) * weight_groups * 2 + (c & 1);
-        const npk_v start = npk_broadcast(c < oc ? npk_fold(o.bias[c], in_zp, weight_sum[c]) : 0);
-        for (int32_t v = 0; v < NPK_VECTORS; ++v) acc[i][v] = start;
+        start[i] = c < oc ? npk_fold(o.bias[c], in_zp, weight_sum[c]) : 0;
       }
       if (gathered) {
-        dot_block(gathered_panel, weight_groups, gathered_vectors * GROUP_BYTES, w, acc, mr, nv);
+        dot_block(gathered_panel, weight_groups, gathered_vectors * GROUP_BYTES, w, start, acc, mr, nv);
       } else if (direct) {
-        direct_block(panel, offsets, weight_groups, &in_runs, single, w, acc, mr, nv);
+        direct_block(panel, offsets, weight_groups, &in_runs, single, w, start, acc, mr, nv);
       } else {
-        dot_block(panel, groups, pk.vectors * GROUP_BYTES, w, acc, mr, nv);
+        dot_block(panel, groups, pk.vectors * GROUP_BYTES, w, start, acc, mr, nv);
       }
       for (int32_t i = 0; i < mr && c0 + i < oc; ++i) {
         const npk_channel_t k = npk_channel(&vo, c0 + i);
