@@ -47,16 +47,23 @@ static inline void store_n(int8_t* to, npk_v v, int32_t n) {
 #endif
 }
 
-// The sum of the first `n` lanes.
-static inline int32_t sum_n(npk_v v, int32_t n) {
+// total + the first `n` lanes of v, lane by lane.
+static inline npk_v add_n(npk_v total, npk_v v, int32_t n) {
 #if NPUKIT_S8_X86 == 512
-  return _mm512_mask_reduce_add_epi32((__mmask16)((1u << n) - 1u), v);
+  return _mm512_mask_add_epi32(total, (__mmask16)((1u << n) - 1u), total, v);
 #else
-  int32_t lanes[NPK_LANES] __attribute__((aligned(32)));
-  _mm256_store_si256((__m256i*)lanes, v);
-  int32_t sum = 0;
-  for (int32_t i = 0; i < n; ++i) sum += lanes[i];
-  return sum;
+  return _mm256_add_epi32(total, _mm256_and_si256(v, npk_lane_mask((1u << n) - 1u)));
+#endif
+}
+
+// The sum of all lanes.
+static inline int32_t sum_lanes(npk_v v) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_reduce_add_epi32(v);
+#else
+  const __m128i half = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  const __m128i quarter = _mm_add_epi32(half, _mm_unpackhi_epi64(half, half));
+  return _mm_cvtsi128_si32(_mm_add_epi32(quarter, _mm_shuffle_epi32(quarter, 1)));
 #endif
 }
 
@@ -119,7 +126,7 @@ int npukit_s8_average_x86(const int32_t* p, size_t input, size_t output, size_t 
   for (int32_t c = 0; c < channels; ++c) {
     const stage_t a = stage_of(bias[c], multiplier[c], shift[c], act_min, act_max, zp);
     const stage_t b = add ? stage_of(res_bias[c], res_multiplier[c], res_shift[c], res_min, res_max, res_zp) : a;
-    int32_t sum = 0;
+    npk_v total = npk_broadcast(0);  // summed across lanes once per channel
     for (int32_t y = 0; y < rows; ++y) {
       const int32_t* from = in + c * sc + y * sh;
       const int32_t* from_res = res + c * rc + y * rh;
@@ -130,9 +137,10 @@ int npukit_s8_average_x86(const int32_t* p, size_t input, size_t output, size_t 
           const npk_v r = stage_int8(&b, load_n(from_res + x, n));
           v = vo.small ? npk_add_small(&k, npk_sub32(v, k.conv_zp), r) : npk_add_general(&k, v, r);
         }
-        sum += sum_n(v, n);
+        total = add_n(total, v, n);
       }
     }
+    const int32_t sum = sum_lanes(total);
     // TFLite's average pool division: ties away from zero, then the clamp.
     out[c * p[NPUKIT_S8_W_OUT_SC]] = (int8_t)mynpu_clamp((sum > 0 ? sum + half : sum - half) / count, lo, hi);
   }
