@@ -36,6 +36,24 @@ static inline __attribute__((always_inline)) npk_v stage_int8(const stage_t* s, 
 // The first `n` (1..NPK_LANES) int32 at `at`, zero beyond.
 static inline npk_v load_n(const int32_t* at, int32_t n) { return npk_load_lanes(at, (1u << n) - 1u); }
 
+// NPK_LANES int32 at `at`.
+static inline npk_v load_all(const int32_t* at) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_loadu_si512(at);
+#else
+  return _mm256_loadu_si256((const __m256i*)at);
+#endif
+}
+
+// The low bytes of every lane stored at `to`.
+static inline void store_all(int8_t* to, npk_v v) {
+#if NPUKIT_S8_X86 == 512
+  _mm_storeu_si128((__m128i*)to, npk_low_bytes(v));
+#else
+  _mm_storel_epi64((__m128i*)to, npk_low_bytes(v));
+#endif
+}
+
 // The low bytes of the first `n` lanes stored at `to`.
 static inline void store_n(int8_t* to, npk_v v, int32_t n) {
 #if NPUKIT_S8_X86 == 512
@@ -81,15 +99,17 @@ int npukit_s8_residual_int8_x86(const int32_t* p, size_t residual, size_t output
   }
   const int32_t* acc = (const int32_t*)(residual + (size_t)p[NPUKIT_S8_W_RES_OFFSET]);
   int8_t* out = (int8_t*)(output + (size_t)p[NPUKIT_S8_W_OUT_OFFSET]);
+  // Rows that follow each other in both tensors are one row.
+  const int32_t dense = rh == cols && oh == cols;
+  const int32_t row_count = dense ? 1 : rows, row_length = dense ? rows * cols : cols;
   for (int32_t c = 0; c < channels; ++c) {
     const stage_t s = stage_of(bias[c], multiplier[c], shift[c], lo, hi, zp);
-    for (int32_t y = 0; y < rows; ++y) {
+    for (int32_t y = 0; y < row_count; ++y) {
       const int32_t* from = acc + c * rc + y * rh;
       int8_t* to = out + c * oc + y * oh;
-      for (int32_t x = 0; x < cols; x += NPK_LANES) {
-        const int32_t n = cols - x < NPK_LANES ? cols - x : NPK_LANES;
-        store_n(to + x, stage_int8(&s, load_n(from + x, n)), n);
-      }
+      int32_t x = 0;
+      for (; x + NPK_LANES <= row_length; x += NPK_LANES) store_all(to + x, stage_int8(&s, load_all(from + x)));
+      if (x < row_length) store_n(to + x, stage_int8(&s, load_n(from + x, row_length - x)), row_length - x);
     }
   }
   return 1;

@@ -622,6 +622,19 @@ static inline npk_add_t npk_add(const npk_out_t* vo) {
   return a;
 }
 
+// The low byte of each lane (as (int8_t) takes it), in lane order: 16
+// bytes, or 8 and zeros with AVX2.
+static inline __m128i npk_low_bytes(npk_v v) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_cvtepi32_epi8(v);
+#else
+  const __m256i low = _mm256_shuffle_epi8(v, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                                              -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                                              -1, -1));
+  return _mm_unpacklo_epi32(_mm256_castsi256_si128(low), _mm256_extracti128_si256(low, 1));
+#endif
+}
+
 // Lane-wise int32 arithmetic of either width.
 static inline npk_v npk_add32(npk_v a, npk_v b) { return NPK_OP(add_epi32)(a, b); }
 static inline npk_v npk_sub32(npk_v a, npk_v b) { return NPK_OP(sub_epi32)(a, b); }
@@ -719,7 +732,7 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
   }
   int8_t* base = (int8_t*)o->out + c * o->sc;
 #if NPUKIT_S8_X86 == 512
-  const __m128i bytes = _mm512_cvtepi32_epi8(v);  // the low byte of each lane, as (int8_t) does
+  const __m128i bytes = npk_low_bytes(v);
   if (out->whole[vector] != NPK_NOT_WHOLE) {
     _mm_storeu_si128((__m128i*)(base + out->whole[vector]), bytes);
     return;
@@ -740,10 +753,7 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
     }
   }
 #else
-  const __m256i low = _mm256_shuffle_epi8(v, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                                              -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                                              -1, -1));
-  const __m128i packed = _mm_unpacklo_epi32(_mm256_castsi256_si128(low), _mm256_extracti128_si256(low, 1));
+  const __m128i packed = npk_low_bytes(v);
   if (out->whole[vector] != NPK_NOT_WHOLE) {
     _mm_storel_epi64((__m128i*)(base + out->whole[vector]), packed);
     return;
