@@ -738,10 +738,15 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
     return;
   }
 #if NPK_SPOTS
-  if (out->spots[vector] != 0) {
+  const uint32_t spots = out->spots[vector];
+  if (spots != 0) {
     const __m128i packed = _mm_maskz_compress_epi8((__mmask16)out->valid[vector], bytes);
-    const __m256i placed = _mm256_maskz_expand_epi8((__mmask32)out->spots[vector], _mm256_castsi128_si256(packed));
-    _mm256_mask_storeu_epi8(base + out->base[vector], (__mmask32)out->spots[vector], placed);
+    if ((spots & (spots + 1)) == 0) {  // next to each other (a dense tensor): the packed bytes as they are
+      _mm_mask_storeu_epi8(base + out->base[vector], (__mmask16)spots, packed);
+      return;
+    }
+    const __m256i placed = _mm256_maskz_expand_epi8((__mmask32)spots, _mm256_castsi128_si256(packed));
+    _mm256_mask_storeu_epi8(base + out->base[vector], (__mmask32)spots, placed);
     return;
   }
 #endif
