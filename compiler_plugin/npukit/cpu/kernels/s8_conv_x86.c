@@ -484,21 +484,21 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
     const int32_t nv = (n + NPK_LANES - 1) / NPK_LANES;
     int32_t single = 1;
     if (grid) {
-      npk_lanes_grid(&lanes, p0, n, d.pitch, ow);
-      npk_runs_span(p0, n, positions, 0, 1, 1, &in_runs);  // one run per vector
-      npk_runs(&lanes, o.sh, o.sw, 1, &out_runs);
-      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, o.add.res_sh, o.add.res_sw, 1, &res_runs);
+      if (!vo.vector) npk_lanes_rows(&lanes, p0, n, d.pitch, ow);  // for the scalar output stage only
+      npk_runs_rows(p0, n, positions, positions, 0, 1, 1, &in_runs);  // one run per vector
+      npk_runs_rows(p0, n, d.pitch, ow, o.sh, o.sw, 1, &out_runs);
+      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_rows(p0, n, d.pitch, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
     } else {
-      if (!vo.vector) npk_lanes_span(&lanes, p0, n, ow);  // the lanes' pixels, for the scalar output stage only
-      npk_runs_span(p0, n, ow, o.sh, o.sw, 1, &out_runs);
-      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_span(p0, n, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
+      if (!vo.vector) npk_lanes_rows(&lanes, p0, n, ow, ow);  // the lanes' pixels, for the scalar output stage only
+      npk_runs_rows(p0, n, ow, ow, o.sh, o.sw, 1, &out_runs);
+      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_rows(p0, n, ow, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
       if (direct) {
         // Words of the interleaved input: a pixel's first is at row y * stride, column x of its phase.
-        npk_runs_span(p0, n, ow, stride_h * d.pitch, 1, 1, &in_runs);
+        npk_runs_rows(p0, n, ow, ow, stride_h * d.pitch, 1, 1, &in_runs);
         for (int32_t v = 0; v < nv; ++v) single &= in_runs.first[v + 1] - in_runs.first[v] == 1;
         if (gathered) gather(panel, offsets, weight_groups, &in_runs, nv, gathered_vectors, gathered_panel);
       } else {
-        npk_runs_span(p0, n, ow, step_y, pk.step, pk.step, &in_runs);
+        npk_runs_rows(p0, n, ow, ow, step_y, pk.step, pk.step, &in_runs);
 #if NPUKIT_S8_X86 == 512
         if (pk.step == 2 || pk.step == 4) {
           for (int32_t i = 0; i < in_runs.count; ++i) pk.spread[i] = spread_lanes(in_runs.run[i].lanes, pk.step);

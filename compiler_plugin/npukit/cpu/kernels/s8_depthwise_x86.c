@@ -214,38 +214,30 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
       }
     }
     for (int32_t panel = 0; panel < panels; ++panel) {
-      // Position (from the plane's first read) of each lane, and its output pixel.
-      int32_t first, y_row = 0;
+      // Position (from the plane's first read) of each lane, and its output
+      // pixel: flat lanes run across rows of step_y positions, of which the
+      // first ow are pixels; otherwise each is a pixel of one output row.
+      int32_t first, p0, pitch, n;
       if (flat) {
         first = panel * NPK_PANEL_LANES;
-        lanes.n = flat_positions - first < NPK_PANEL_LANES ? flat_positions - first : NPK_PANEL_LANES;
+        n = flat_positions - first < NPK_PANEL_LANES ? flat_positions - first : NPK_PANEL_LANES;
+        p0 = first, pitch = oh > 1 ? step_y : ow;
       } else {
-        y_row = panel / row_panels;
-        const int32_t x0 = panel % row_panels * NPK_PANEL_LANES;
+        const int32_t y_row = panel / row_panels, x0 = panel % row_panels * NPK_PANEL_LANES;
         first = y_row * step_y + x0;
-        lanes.n = ow - x0 < NPK_PANEL_LANES ? ow - x0 : NPK_PANEL_LANES;
+        n = ow - x0 < NPK_PANEL_LANES ? ow - x0 : NPK_PANEL_LANES;
+        p0 = y_row * ow + x0, pitch = ow;
       }
-      // Flat lanes run across rows of step_y positions.
-      int32_t y = y_row, x = first - y_row * step_y;
-      if (flat && oh > 1) y = first / step_y, x = first % step_y;
-      for (int32_t i = 0; i < lanes.n; ++i) {
-        const int32_t real = x < ow && y < oh;
-        lanes.y[i] = real ? y : -1;
-        lanes.x[i] = real ? x : 0;
-        if (++x == step_y && flat && oh > 1) x = 0, ++y;
-      }
-      const int32_t nv = (lanes.n + NPK_LANES - 1) / NPK_LANES;
+      if (!vo.vector) npk_lanes_rows(&lanes, p0, n, pitch, ow);  // for the scalar output stage only
+      npk_runs_rows(p0, n, pitch, ow, o.sh, o.sw, 1, &out_runs);
+      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_rows(p0, n, pitch, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
+      const int32_t nv = (n + NPK_LANES - 1) / NPK_LANES;
       for (int32_t v = 0; v < nv; ++v) {
-        int32_t last = -1;
-        for (int32_t i = 0; i < NPK_LANES; ++i) {
-          const int32_t at = v * NPK_LANES + i;
-          if (at < lanes.n && lanes.y[at] >= 0) last = i;
-        }
+        uint32_t pixels = 0;  // the vector's lanes that are output pixels
+        for (int32_t i = out_runs.first[v]; i < out_runs.first[v + 1]; ++i) pixels |= out_runs.run[i].lanes;
         start[v] = first + v * NPK_LANES;
-        bytes[v] = last < 0 ? 0 : last + 1;
+        bytes[v] = pixels == 0 ? 0 : 32 - __builtin_clz(pixels);
       }
-      npk_runs(&lanes, o.sh, o.sw, 1, &out_runs);
-      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs(&lanes, o.add.res_sh, o.add.res_sw, 1, &res_runs);
 #if NPUKIT_S8_X86 == 512
       if (moved) {
         // Lanes each vector's row-0 spread must hold: up to the panel's last

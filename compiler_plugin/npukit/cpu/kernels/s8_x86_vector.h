@@ -140,57 +140,38 @@ static inline void npk_runs_index(npk_runs_t* r, int32_t step) {
   }
 }
 
-// The runs of the elements y * sy + x * sx of the panel's lanes, where
-// consecutive lanes of one run are `step` elements apart.
-static inline void npk_runs(const npk_lanes_t* l, int32_t sy, int32_t sx, int32_t step, npk_runs_t* r) {
-  int32_t n = 0, prev = 0, open = 0;
-  for (int32_t v = 0; v <= NPK_VECTORS; ++v) r->first[v] = 0;
-  for (int32_t i = 0; i < l->n; ++i) {
-    const int32_t lane = i % NPK_LANES, vector = i / NPK_LANES;
-    if (l->y[i] < 0) {
-      open = 0;
+// A panel whose lanes are the `n` consecutive positions from `p0` of rows
+// of `pitch`, of which the first `width` of each row are output pixels (the
+// others have none): every lane a pixel where pitch == width (convolutions),
+// and the positions between rows too on the grid and flat depthwise lanes.
+static inline void npk_lanes_rows(npk_lanes_t* l, int32_t p0, int32_t n, int32_t pitch, int32_t width) {
+  l->n = n;
+  for (int32_t i = 0, y = p0 / pitch, x = p0 % pitch; i < n; ++i) {
+    l->y[i] = x < width ? y : -1, l->x[i] = x;
+    if (++x == pitch) x = 0, ++y;
+  }
+}
+
+// The runs of the elements y * sy + x * sx of the pixels of such a panel,
+// where consecutive lanes of one run are `step` elements apart; found a row
+// segment at a time. A run continues into the next segment only from the
+// lane before it (no position between).
+static inline void npk_runs_rows(int32_t p0, int32_t n, int32_t pitch, int32_t width, int32_t sy, int32_t sx,
+                                 int32_t step, npk_runs_t* r) {
+  int32_t count = 0, y = p0 / pitch, x = p0 % pitch, last = 0, end = -1;
+  for (int32_t i = 0; i < n;) {
+    if (x >= width) {  // positions between rows
+      i += pitch - x, x = 0, ++y;
       continue;
     }
-    const int32_t at = l->y[i] * sy + l->x[i] * sx;
-    if (open && lane != 0 && at == prev + step) {
-      r->run[n - 1].lanes |= 1u << lane;
-    } else {
-      r->run[n].offset = at - lane * step;
-      r->run[n].lanes = 1u << lane;
-      r->run[n].vector = vector;
-      ++n;
-      open = 1;
-    }
-    prev = at;
-  }
-  r->count = n;
-  npk_runs_index(r, step);
-}
-
-// A panel whose lanes are the `n` consecutive output pixels from pixel
-// `p0` of rows of `ow` (every lane a pixel, as in convolutions).
-static inline void npk_lanes_span(npk_lanes_t* l, int32_t p0, int32_t n, int32_t ow) {
-  l->n = n;
-  for (int32_t i = 0, y = p0 / ow, x = p0 % ow; i < n; ++i) {
-    l->y[i] = y, l->x[i] = x;
-    if (++x == ow) x = 0, ++y;
-  }
-}
-
-// npk_runs for such a panel: the same runs, found a row segment at a time
-// instead of a lane at a time.
-static inline void npk_runs_span(int32_t p0, int32_t n, int32_t ow, int32_t sy, int32_t sx, int32_t step,
-                                 npk_runs_t* r) {
-  int32_t count = 0, y = p0 / ow, x = p0 % ow, last = 0;
-  for (int32_t i = 0; i < n;) {
     const int32_t lane = i % NPK_LANES;
     int32_t len = NPK_LANES - lane;
-    if (len > ow - x) len = ow - x;
+    if (len > width - x) len = width - x;
     if (len > n - i) len = n - i;
     if (sx != step) len = 1;  // lanes of a row are not `step` apart: one run each
     const int32_t at = y * sy + x * sx;
     const uint32_t bits = (uint32_t)((1ull << len) - 1u) << lane;
-    if (i > 0 && lane != 0 && at == last + step) {
+    if (end == i && lane != 0 && at == last + step) {
       r->run[count - 1].lanes |= bits;
     } else {
       r->run[count].offset = at - lane * step;
@@ -199,32 +180,13 @@ static inline void npk_runs_span(int32_t p0, int32_t n, int32_t ow, int32_t sy, 
       ++count;
     }
     last = at + (len - 1) * step;
-    i += len, x += len;
-    if (x == ow) x = 0, ++y;
+    i += len, x += len, end = i;
+    if (x == pitch) x = 0, ++y;
   }
   r->count = count;
   npk_runs_index(r, step);
 }
 
-// A panel whose lanes are the `n` consecutive positions from `p0` of rows
-// of `pitch`, of which the first `width` of each row are output pixels (the
-// others have none).
-static inline void npk_lanes_grid(npk_lanes_t* l, int32_t p0, int32_t n, int32_t pitch, int32_t width) {
-  l->n = n;
-  for (int32_t i = 0, y = p0 / pitch, x = p0 % pitch; i < n; ++i) {
-    l->y[i] = x < width ? y : -1, l->x[i] = x;
-    if (++x == pitch) x = 0, ++y;
-  }
-}
-
-static inline uint32_t npk_valid_lanes(const npk_lanes_t* l, int32_t vector) {
-  uint32_t m = 0;
-  for (int32_t i = 0; i < NPK_LANES; ++i) {
-    const int32_t at = vector * NPK_LANES + i;
-    if (at < l->n && l->y[at] >= 0) m |= 1u << i;
-  }
-  return m;
-}
 
 // The layer's output stage as vectors apply it.
 typedef struct {
