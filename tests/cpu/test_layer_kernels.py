@@ -292,6 +292,9 @@ CASES = {
     "3x3 16->16 + add": Case(in_c=16, in_hw=(10, 34), out_c=16, mode="add", relu=False),
     "10x4 1->64 stride 2 into a padded plane": Case(in_c=1, in_hw=(58, 12), out_c=64, kernel=(10, 4),
                                                    stride=(2, 2), out_border=1),
+    # One input channel and kernel rows of four taps: a K group is four adjacent input bytes.
+    "4x4 1->8, rows of four taps": Case(in_c=1, in_hw=(11, 40), out_c=8, kernel=(4, 4)),
+    "1x4 1->6 stride (1, 4), rows of four taps": Case(in_c=1, in_hw=(3, 70), out_c=6, kernel=(1, 4), stride=(1, 4)),
     "1x1 64->64 at 25x5 into a padded plane": Case(in_c=64, in_hw=(25, 5), out_c=64, kernel=(1, 1), out_border=1),
     "1x1 16->32 stride 2 + add of int32 accumulators (resnet's shortcut)": Case(
         in_c=16, in_hw=(32, 32), out_c=32, kernel=(1, 1), stride=(2, 2), mode="add_accumulators", relu=False),

@@ -35,6 +35,15 @@ typedef struct {
   const int32_t* offsets;  // input element offset of each K index from a pixel's first one
   int32_t k, groups, step, vectors;
   uint64_t spread[NPK_PANEL_LANES];  // run lanes as byte masks of a `step`-strided load
+  // With VBMI, where each K group is four adjacent input bytes (one input
+  // channel, kernel rows of four taps): per run, the bytes its lanes read
+  // and its lanes as [lane][4] byte masks; `taps` gives lane l's four bytes
+  // from byte l * step.
+  int32_t row_taps;
+  uint64_t reach[NPK_PANEL_LANES], words[NPK_PANEL_LANES];
+#if NPUKIT_S8_X86 == 512
+  __m512i taps;
+#endif
 } pack_t;
 
 #if NPUKIT_S8_X86 == 512
@@ -110,6 +119,22 @@ static inline void store_group(uint8_t* at, npk_v x) {
 }
 
 static void pack(const pack_t* pk, const npk_runs_t* runs, int32_t vectors, uint8_t* panel) {
+#if NPUKIT_S8_X86 == 512 && defined(__AVX512VBMI__)
+  if (pk->row_taps) {  // each run's four bytes per lane: one load and one byte permute per K group
+    for (int32_t g = 0; g < pk->groups; ++g) {
+      const int8_t* src = pk->in + pk->offsets[4 * g];
+      for (int32_t v = 0; v < vectors; ++v) {
+        __m512i x = _mm512_setzero_si512();
+        for (int32_t i = runs->first[v]; i < runs->first[v + 1]; ++i) {
+          const __m512i bytes = _mm512_maskz_loadu_epi8(pk->reach[i], src + runs->run[i].offset);
+          x = _mm512_mask_permutexvar_epi8(x, pk->words[i], pk->taps, bytes);
+        }
+        store_group(panel + (g * pk->vectors + v) * GROUP_BYTES, npk_u8(x));
+      }
+    }
+    return;
+  }
+#endif
   for (int32_t g = 0; g < pk->groups; ++g) {
     for (int32_t v = 0; v < vectors; ++v) {
       __m128i row[4];
@@ -391,6 +416,17 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   pk.step = stride_w * sw;
   pk.vectors = PANEL_BYTES / (k_padded * NPK_LANES);
   if (pk.vectors > NPK_VECTORS) pk.vectors = NPK_VECTORS;
+  // Lane l's taps are bytes l * step .. l * step + 3 of a 64-byte load: step 4 at most.
+  pk.row_taps = ic == 1 && kw == 4 && dil_w == 1 && sw == 1 && pk.step <= 4;
+#if NPUKIT_S8_X86 == 512 && defined(__AVX512VBMI__)
+  {
+    int8_t taps[64];
+    for (int32_t b = 0; b < 64; ++b) taps[b] = (int8_t)(b / 4 * pk.step + b % 4);
+    pk.taps = _mm512_loadu_si512(taps);
+  }
+#else
+  pk.row_taps = 0;
+#endif
 
   direct_t d;
   d.phases = stride_w;
@@ -500,7 +536,15 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
       } else {
         npk_runs_rows(p0, n, ow, ow, step_y, pk.step, pk.step, &in_runs);
 #if NPUKIT_S8_X86 == 512
-        if (pk.step == 2 || pk.step == 4) {
+        if (pk.row_taps) {
+          for (int32_t i = 0; i < in_runs.count; ++i) {
+            const uint32_t l = in_runs.run[i].lanes;
+            const int32_t low = __builtin_ctz(l), high = 31 - __builtin_clz(l);
+            const int32_t bytes = (high - low) * pk.step + 4;
+            pk.reach[i] = (bytes == 64 ? ~0ull : (1ull << bytes) - 1u) << (low * pk.step);
+            pk.words[i] = spread_lanes(l, 4) * 0xfu;
+          }
+        } else if (pk.step == 2 || pk.step == 4) {
           for (int32_t i = 0; i < in_runs.count; ++i) pk.spread[i] = spread_lanes(in_runs.run[i].lanes, pk.step);
         }
 #endif
