@@ -571,7 +571,7 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
       }
       for (int32_t i = 0; i < mr && c0 + i < oc; ++i) {
         const npk_channel_t k = npk_channel(&vo, c0 + i);
-        for (int32_t v = 0; v < nv; ++v) npk_store(&vo, &k, &add, acc[i][v], c0 + i, v, &out_runs, &res_runs, &lanes);
+        npk_store_vectors(&vo, &k, &add, acc[i], c0 + i, nv, &out_runs, &res_runs, &lanes);
       }
     }
   }

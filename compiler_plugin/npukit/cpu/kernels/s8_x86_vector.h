@@ -630,6 +630,58 @@ static inline __attribute__((always_inline)) npk_v npk_add_small(const npk_add_t
   return npk_add32(npk_scale_clamped(&add->small_out, add->small_floor, sum, add->small_lo, add->small_hi), add->zp);
 }
 
+// Channel `c`'s int8 outputs of pixel vector `vector` (as int32 lanes)
+// stored at the panel's runs `out`.
+static inline __attribute__((always_inline)) void npk_put(const npukit_s8_output_t* o, const npk_runs_t* out,
+                                                          npk_v v, int32_t c, int32_t vector) {
+  int8_t* base = (int8_t*)o->out + c * o->sc;
+#if NPUKIT_S8_X86 == 512
+  const __m128i bytes = npk_low_bytes(v);
+  if (out->whole[vector] != NPK_NOT_WHOLE) {
+    _mm_storeu_si128((__m128i*)(base + out->whole[vector]), bytes);
+    return;
+  }
+#if NPK_SPOTS
+  const uint32_t spots = out->spots[vector];
+  if (spots != 0) {
+    const __m128i packed = _mm_maskz_compress_epi8((__mmask16)out->valid[vector], bytes);
+    if ((spots & (spots + 1)) == 0) {  // next to each other (a dense tensor): the packed bytes as they are
+      _mm_mask_storeu_epi8(base + out->base[vector], (__mmask16)spots, packed);
+      return;
+    }
+    const __m256i placed = _mm256_maskz_expand_epi8((__mmask32)spots, _mm256_castsi128_si256(packed));
+    _mm256_mask_storeu_epi8(base + out->base[vector], (__mmask32)spots, placed);
+    return;
+  }
+#endif
+  for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
+    if (out->run[i].lanes == 0xffffu) {
+      _mm_storeu_si128((__m128i*)(base + out->run[i].offset), bytes);
+    } else {
+      _mm_mask_storeu_epi8(base + out->run[i].offset, (__mmask16)out->run[i].lanes, bytes);
+    }
+  }
+#else
+  const __m128i packed = npk_low_bytes(v);
+  if (out->whole[vector] != NPK_NOT_WHOLE) {
+    _mm_storel_epi64((__m128i*)(base + out->whole[vector]), packed);
+    return;
+  }
+  int8_t bytes[16] __attribute__((aligned(16)));
+  _mm_store_si128((__m128i*)bytes, packed);
+  for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
+    const npk_run_t* r = &out->run[i];
+    if (r->lanes == 0xff) {
+      _mm_storel_epi64((__m128i*)(base + r->offset), packed);
+    } else {
+      for (int32_t lane = 0; lane < NPK_LANES; ++lane) {
+        if (r->lanes >> lane & 1) base[r->offset + lane] = bytes[lane];
+      }
+    }
+  }
+#endif
+}
+
 // Output channel `c` of pixel vector `vector` from its accumulators: `k`
 // the channel's constants (npk_channel), `add` the layer's ADD (npk_add,
 // OUT_ADD only), `out` and `res` the panel's runs in the output and
@@ -692,52 +744,26 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
       return;
     }
   }
-  int8_t* base = (int8_t*)o->out + c * o->sc;
-#if NPUKIT_S8_X86 == 512
-  const __m128i bytes = npk_low_bytes(v);
-  if (out->whole[vector] != NPK_NOT_WHOLE) {
-    _mm_storeu_si128((__m128i*)(base + out->whole[vector]), bytes);
+  npk_put(o, out, v, c, vector);
+}
+
+// Four vectors of one channel on the one-rounding stage: their arithmetic
+// in one straight stretch of code (four independent chains the compiler
+// interleaves), then their stores. Other cases vector by vector.
+static inline __attribute__((always_inline)) void npk_store_vectors(const npk_out_t* vo, const npk_channel_t* k,
+                                                                    const npk_add_t* add, const npk_v* acc,
+                                                                    int32_t c, int32_t nv, const npk_runs_t* out,
+                                                                    const npk_runs_t* res, const npk_lanes_t* l) {
+  if (nv == 4 && vo->stage == NPK_STAGE_SMALL_FLOOR) {
+    const npk_v v0 = npk_int8_small(k, acc[0], 1), v1 = npk_int8_small(k, acc[1], 1);
+    const npk_v v2 = npk_int8_small(k, acc[2], 1), v3 = npk_int8_small(k, acc[3], 1);
+    npk_put(vo->o, out, v0, c, 0);
+    npk_put(vo->o, out, v1, c, 1);
+    npk_put(vo->o, out, v2, c, 2);
+    npk_put(vo->o, out, v3, c, 3);
     return;
   }
-#if NPK_SPOTS
-  const uint32_t spots = out->spots[vector];
-  if (spots != 0) {
-    const __m128i packed = _mm_maskz_compress_epi8((__mmask16)out->valid[vector], bytes);
-    if ((spots & (spots + 1)) == 0) {  // next to each other (a dense tensor): the packed bytes as they are
-      _mm_mask_storeu_epi8(base + out->base[vector], (__mmask16)spots, packed);
-      return;
-    }
-    const __m256i placed = _mm256_maskz_expand_epi8((__mmask32)spots, _mm256_castsi128_si256(packed));
-    _mm256_mask_storeu_epi8(base + out->base[vector], (__mmask32)spots, placed);
-    return;
-  }
-#endif
-  for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
-    if (out->run[i].lanes == 0xffffu) {
-      _mm_storeu_si128((__m128i*)(base + out->run[i].offset), bytes);
-    } else {
-      _mm_mask_storeu_epi8(base + out->run[i].offset, (__mmask16)out->run[i].lanes, bytes);
-    }
-  }
-#else
-  const __m128i packed = npk_low_bytes(v);
-  if (out->whole[vector] != NPK_NOT_WHOLE) {
-    _mm_storel_epi64((__m128i*)(base + out->whole[vector]), packed);
-    return;
-  }
-  int8_t bytes[16] __attribute__((aligned(16)));
-  _mm_store_si128((__m128i*)bytes, packed);
-  for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
-    const npk_run_t* r = &out->run[i];
-    if (r->lanes == 0xff) {
-      _mm_storel_epi64((__m128i*)(base + r->offset), packed);
-    } else {
-      for (int32_t lane = 0; lane < NPK_LANES; ++lane) {
-        if (r->lanes >> lane & 1) base[r->offset + lane] = bytes[lane];
-      }
-    }
-  }
-#endif
+  for (int32_t v = 0; v < nv; ++v) npk_store(vo, k, add, acc[v], c, v, out, res, l);
 }
 
 #endif  // NPUKIT_S8_X86
