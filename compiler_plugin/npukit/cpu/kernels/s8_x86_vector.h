@@ -123,19 +123,19 @@ static inline void npk_runs_index(npk_runs_t* r, int32_t step) {
     const npk_run_t* run = &r->run[r->first[v]];
     const int32_t base = run[0].offset + __builtin_ctz(run[0].lanes);
     uint32_t spots = 0, valid = 0;
-    int32_t last = base - 1;
-    for (int32_t i = 0; i < r->first[v + 1] - r->first[v] && valid != ~0u; ++i) {
-      for (uint32_t lanes = run[i].lanes; lanes != 0; lanes &= lanes - 1) {
-        const int32_t at = run[i].offset + __builtin_ctz(lanes);
-        if (at <= last || at - base >= 32) {
-          valid = ~0u;  // not so placed
-          break;
-        }
-        spots |= 1u << (at - base), last = at;
-      }
-      if (valid != ~0u) valid |= run[i].lanes;
+    int32_t last = base - 1, placed = 1;
+    // A run's elements rise with its lanes (offset + lane): it is so placed
+    // when its lowest follows the previous run's highest and its highest is
+    // within 32 of the base; its spots are then its lanes moved by offset - base.
+    for (int32_t i = 0; i < r->first[v + 1] - r->first[v] && placed; ++i) {
+      const uint32_t lanes = run[i].lanes;
+      const int32_t low = run[i].offset + __builtin_ctz(lanes), high = run[i].offset + 31 - __builtin_clz(lanes);
+      const int32_t shift = run[i].offset - base;
+      placed = low > last && high - base < 32;
+      spots |= (uint32_t)(shift >= 0 ? (uint64_t)lanes << shift : (uint64_t)lanes >> -shift);
+      valid |= lanes, last = high;
     }
-    if (valid == ~0u) continue;
+    if (!placed) continue;
     r->base[v] = base, r->valid[v] = valid, r->spots[v] = spots;
   }
 }
