@@ -36,15 +36,6 @@ static inline __attribute__((always_inline)) npk_v stage_int8(const stage_t* s, 
 // The first `n` (1..NPK_LANES) int32 at `at`, zero beyond.
 static inline npk_v load_n(const int32_t* at, int32_t n) { return npk_load_lanes(at, (1u << n) - 1u); }
 
-// NPK_LANES int32 at `at`.
-static inline npk_v load_all(const int32_t* at) {
-#if NPUKIT_S8_X86 == 512
-  return _mm512_loadu_si512(at);
-#else
-  return _mm256_loadu_si256((const __m256i*)at);
-#endif
-}
-
 // The low bytes of every lane stored at `to`.
 static inline void store_all(int8_t* to, npk_v v) {
 #if NPUKIT_S8_X86 == 512
@@ -108,7 +99,9 @@ int npukit_s8_residual_int8_x86(const int32_t* p, size_t residual, size_t output
       const int32_t* from = acc + c * rc + y * rh;
       int8_t* to = out + c * oc + y * oh;
       int32_t x = 0;
-      for (; x + NPK_LANES <= row_length; x += NPK_LANES) store_all(to + x, stage_int8(&s, load_all(from + x)));
+      for (; x + NPK_LANES <= row_length; x += NPK_LANES) {
+        store_all(to + x, stage_int8(&s, npk_load_vector(from + x)));
+      }
       if (x < row_length) store_n(to + x, stage_int8(&s, load_n(from + x, row_length - x)), row_length - x);
     }
   }

@@ -109,15 +109,6 @@ static inline npk_v interleave(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
 #endif
 }
 
-// One vector's four K values into a panel (GROUP_BYTES, aligned).
-static inline void store_group(uint8_t* at, npk_v x) {
-#if NPUKIT_S8_X86 == 512
-  _mm512_store_si512(at, x);
-#else
-  _mm256_store_si256((__m256i*)at, x);
-#endif
-}
-
 static void pack(const pack_t* pk, const npk_runs_t* runs, int32_t vectors, uint8_t* panel) {
 #if NPUKIT_S8_X86 == 512 && defined(__AVX512VBMI__)
   if (pk->row_taps) {  // each run's four bytes per lane: one load and one byte permute per K group
@@ -129,7 +120,7 @@ static void pack(const pack_t* pk, const npk_runs_t* runs, int32_t vectors, uint
           const __m512i bytes = _mm512_maskz_loadu_epi8(pk->reach[i], src + runs->run[i].offset);
           x = _mm512_mask_permutexvar_epi8(x, pk->words[i], pk->taps, bytes);
         }
-        store_group(panel + (g * pk->vectors + v) * GROUP_BYTES, npk_u8(x));
+        npk_store_vector(panel + (g * pk->vectors + v) * GROUP_BYTES, npk_u8(x));
       }
     }
     return;
@@ -142,17 +133,9 @@ static void pack(const pack_t* pk, const npk_runs_t* runs, int32_t vectors, uint
         const int32_t k = 4 * g + t;
         row[t] = k < pk->k ? gather_row(pk, pk->in + pk->offsets[k], runs, v) : _mm_setzero_si128();
       }
-      store_group(panel + (g * pk->vectors + v) * GROUP_BYTES, interleave(row[0], row[1], row[2], row[3]));
+      npk_store_vector(panel + (g * pk->vectors + v) * GROUP_BYTES, interleave(row[0], row[1], row[2], row[3]));
     }
   }
-}
-
-static inline npk_v load_group(const uint8_t* at) {
-#if NPUKIT_S8_X86 == 512
-  return _mm512_load_si512(at);
-#else
-  return _mm256_load_si256((const __m256i*)at);
-#endif
 }
 
 // A block's accumulators as named variables a<i><v> (channel i, vector v),
@@ -180,8 +163,9 @@ static inline __attribute__((always_inline)) void dot(const uint8_t* panel, int3
   FOR_BLOCK(ACC_LOAD)
   for (int32_t g = 0; g < groups; ++g) {
     const uint8_t* at = panel + g * stride;
-    const npk_v x0 = load_group(at), x1 = nv > 1 ? load_group(at + GROUP_BYTES) : x0;
-    const npk_v x2 = nv > 2 ? load_group(at + 2 * GROUP_BYTES) : x0, x3 = nv > 3 ? load_group(at + 3 * GROUP_BYTES) : x0;
+    const npk_v x0 = npk_load_vector(at), x1 = nv > 1 ? npk_load_vector(at + GROUP_BYTES) : x0;
+    const npk_v x2 = nv > 2 ? npk_load_vector(at + 2 * GROUP_BYTES) : x0;
+    const npk_v x3 = nv > 3 ? npk_load_vector(at + 3 * GROUP_BYTES) : x0;
     FOR_CHANNELS(WEIGHT)
     FOR_BLOCK(ACC_DOT)
   }
@@ -370,7 +354,8 @@ static void gather(const uint8_t* base, const int32_t* at, int32_t groups, const
   const int32_t* f = runs->first;
   for (int32_t g = 0; g < groups; ++g) {
     for (int32_t v = 0; v < nv; ++v) {
-      store_group(panel + (g * vectors + v) * GROUP_BYTES, load_runs(base + at[g], &runs->run[f[v]], f[v + 1] - f[v]));
+      const npk_v x = load_runs(base + at[g], &runs->run[f[v]], f[v + 1] - f[v]);
+      npk_store_vector(panel + (g * vectors + v) * GROUP_BYTES, x);
     }
   }
 }
@@ -571,7 +556,7 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
       }
       for (int32_t i = 0; i < mr && c0 + i < oc; ++i) {
         const npk_channel_t k = npk_channel(&vo, c0 + i);
-        npk_store_vectors(&vo, &k, &add, acc[i], c0 + i, nv, &out_runs, &res_runs, &lanes);
+        npk_store_channel(&vo, &k, &add, acc[i], c0 + i, nv, &out_runs, &res_runs, &lanes);
       }
     }
   }

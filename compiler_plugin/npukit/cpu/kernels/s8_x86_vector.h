@@ -41,6 +41,22 @@ static inline npk_v npk_broadcast(int32_t x) {
 #endif
 }
 
+// A whole vector read from, or written to, memory of any alignment.
+static inline npk_v npk_load_vector(const void* at) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_loadu_si512(at);
+#else
+  return _mm256_loadu_si256((const __m256i*)at);
+#endif
+}
+static inline void npk_store_vector(void* at, npk_v v) {
+#if NPUKIT_S8_X86 == 512
+  _mm512_storeu_si512(at, v);
+#else
+  _mm256_storeu_si256((__m256i*)at, v);
+#endif
+}
+
 #if NPUKIT_S8_X86 == 256
 // The int32 lanes whose bits are set in `lanes`, as an AVX2 mask (all ones).
 static inline __m256i npk_lane_mask(uint32_t lanes) {
@@ -54,7 +70,7 @@ static inline __attribute__((always_inline)) npk_v npk_load_lanes(const void* at
 #if NPUKIT_S8_X86 == 512
   return _mm512_maskz_loadu_epi32((__mmask16)lanes, at);
 #else
-  if (lanes == 0xffu) return _mm256_loadu_si256((const __m256i*)at);
+  if (lanes == 0xffu) return npk_load_vector(at);
   return _mm256_maskload_epi32((const int*)at, npk_lane_mask(lanes));
 #endif
 }
@@ -714,11 +730,7 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
     case NPK_STAGE_INT32: {
       int32_t* base = (int32_t*)o->out + c * o->sc;
       if (out->whole[vector] != NPK_NOT_WHOLE) {
-#if NPUKIT_S8_X86 == 512
-        _mm512_storeu_si512(base + out->whole[vector], acc);
-#else
-        _mm256_storeu_si256((__m256i*)(base + out->whole[vector]), acc);
-#endif
+        npk_store_vector(base + out->whole[vector], acc);
         return;
       }
       for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
@@ -731,12 +743,8 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
       return;
     }
     default: {  // NPK_STAGE_LANES
-      int32_t lanes[NPK_LANES] __attribute__((aligned(64)));
-#if NPUKIT_S8_X86 == 512
-      _mm512_store_si512(lanes, acc);
-#else
-      _mm256_store_si256((__m256i*)lanes, acc);
-#endif
+      int32_t lanes[NPK_LANES];
+      npk_store_vector(lanes, acc);
       for (int32_t i = 0; i < NPK_LANES; ++i) {
         const int32_t at = vector * NPK_LANES + i;
         if (at < l->n && l->y[at] >= 0) npukit_s8_store(o, lanes[i], c, l->y[at], l->x[at]);
@@ -747,13 +755,14 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
   npk_put(o, out, v, c, vector);
 }
 
-// Four vectors of one channel on the one-rounding stage: their arithmetic
-// in one straight stretch of code (four independent chains the compiler
-// interleaves), then their stores. Other cases vector by vector.
-static inline __attribute__((always_inline)) void npk_store_vectors(const npk_out_t* vo, const npk_channel_t* k,
-                                                                    const npk_add_t* add, const npk_v* acc,
-                                                                    int32_t c, int32_t nv, const npk_runs_t* out,
-                                                                    const npk_runs_t* res, const npk_lanes_t* l) {
+// A channel's `nv` vectors stored. Four on the one-rounding stage have
+// their arithmetic in one straight stretch of code (four independent chains
+// the compiler interleaves), then their stores; other cases go vector by
+// vector.
+static inline __attribute__((always_inline)) void npk_store_channel(const npk_out_t* vo, const npk_channel_t* k,
+                                                                   const npk_add_t* add, const npk_v* acc,
+                                                                   int32_t c, int32_t nv, const npk_runs_t* out,
+                                                                   const npk_runs_t* res, const npk_lanes_t* l) {
   if (nv == 4 && vo->stage == NPK_STAGE_SMALL_FLOOR) {
     const npk_v v0 = npk_int8_small(k, acc[0], 1), v1 = npk_int8_small(k, acc[1], 1);
     const npk_v v2 = npk_int8_small(k, acc[2], 1), v3 = npk_int8_small(k, acc[3], 1);
