@@ -79,8 +79,13 @@ static inline __m128i gather_row(const pack_t* pk, const int8_t* src, const npk_
     return _mm512_cvtepi32_epi8(x);
   }
 #else
-  if (pk->step == 1 && end == first + 1 && runs->run[first].lanes == 0xffu) {
-    return _mm_loadl_epi64((const __m128i*)(src + runs->run[first].offset));
+  if (pk->step == 1) {
+    if (end == first + 1 && runs->run[first].lanes == 0xffu) {
+      return _mm_loadl_epi64((const __m128i*)(src + runs->run[first].offset));
+    }
+    uint64_t x = 0;
+    for (int32_t i = first; i < end; ++i) x |= npk_load_run(src + runs->run[i].offset, runs->run[i].lanes);
+    return _mm_cvtsi64_si128((long long)x);
   }
 #endif
   int8_t bytes[16] __attribute__((aligned(16)));

@@ -23,6 +23,7 @@ typedef struct {
   const int8_t* in;
   int32_t kh, kw, dy, dx, chunk, chunks, sc;
   int32_t reach;  // input elements a plane's outputs read, from its first
+  const int8_t* end;  // the end of the last plane's reach: whole loads below it stay in the tensor
 #if NPUKIT_S8_X86 == 512
   __m512i index, shuffle;
   __m512i row1, row2;  // channel_moved's lanes of kernel rows 1 and 2
@@ -32,16 +33,17 @@ typedef struct {
 } dw_t;
 
 // The unsigned input bytes of vector lanes starting at `src` for one chunk of
-// taps, spread into [lane][tap]; `bytes` are those the lanes read.
-static inline npk_v taps(const dw_t* d, const int8_t* src, const int8_t* plane, int32_t bytes) {
+// taps, spread into [lane][tap]; `bytes` are those the lanes read (with
+// AVX2, the whole 32 bytes are read where they lie in the tensor: below the
+// last plane's reach, past the plane's own into the next plane).
+static inline npk_v taps(const dw_t* d, const int8_t* src, int32_t bytes) {
 #if NPUKIT_S8_X86 == 512
-  (void)plane;
   const __m256i row = _mm256_maskz_loadu_epi8((__mmask32)((1ull << bytes) - 1), src);
   const __m512i spread = _mm512_permutexvar_epi32(d->index, npk_u8(_mm512_castsi256_si512(row)));
   return _mm512_shuffle_epi8(spread, d->shuffle);
 #else
   __m256i row;
-  if (src + 32 <= plane + d->reach) {
+  if (src + 32 <= d->end) {
     row = _mm256_loadu_si256((const __m256i*)src);
   } else {
     int8_t copy[32] __attribute__((aligned(32)));
@@ -75,10 +77,10 @@ static inline __attribute__((always_inline)) void channel(const dw_t* d, const n
       const int8_t* src = plane + i * d->dy + ch * d->chunk * d->dx;
       const npk_v w = npk_broadcast(words[i * chunks + ch]);
       const int32_t extra = (in_chunk - 1) * d->dx;
-      if (live0) a0 = npk_dot(a0, taps(d, src + start[0], plane, bytes[0] + extra), w);
-      if (live1) a1 = npk_dot(a1, taps(d, src + start[1], plane, bytes[1] + extra), w);
-      if (live2) a2 = npk_dot(a2, taps(d, src + start[2], plane, bytes[2] + extra), w);
-      if (live3) a3 = npk_dot(a3, taps(d, src + start[3], plane, bytes[3] + extra), w);
+      if (live0) a0 = npk_dot(a0, taps(d, src + start[0], bytes[0] + extra), w);
+      if (live1) a1 = npk_dot(a1, taps(d, src + start[1], bytes[1] + extra), w);
+      if (live2) a2 = npk_dot(a2, taps(d, src + start[2], bytes[2] + extra), w);
+      if (live3) a3 = npk_dot(a3, taps(d, src + start[3], bytes[3] + extra), w);
     }
   }
   const npk_channel_t k = npk_channel(vo, c);
@@ -106,7 +108,7 @@ static inline __attribute__((always_inline)) void channel_moved(const dw_t* d, c
   const int8_t* plane = d->in + c * d->sc;
   // Named vectors, so that they stay in registers (a spread stored and read
   // back as a whole vector stalls on store forwarding).
-#define SPREAD(u) (nv >= (u) && spread_bytes[u] > 0 ? taps(d, plane + start[u], plane, spread_bytes[u]) : zero)
+#define SPREAD(u) (nv >= (u) && spread_bytes[u] > 0 ? taps(d, plane + start[u], spread_bytes[u]) : zero)
   const __m512i zero = _mm512_setzero_si512();
   const __m512i s0 = SPREAD(0), s1 = SPREAD(1), s2 = SPREAD(2), s3 = SPREAD(3), s4 = SPREAD(4);
 #undef SPREAD
@@ -146,6 +148,8 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
   const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
   const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * sh;
   d.reach = (oh - 1) * step_y + ow + (d.kh - 1) * d.dy + (d.kw - 1) * d.dx;
+  const int64_t last_plane = (int64_t)(channels - 1) * d.sc;
+  d.end = d.in + (last_plane > 0 ? last_plane : 0) + d.reach;
 
   // Lane (dword) l of each 128-bit group takes tap j from byte l + j * dx of
   // the group's 16 bytes, which start at the group's first lane.

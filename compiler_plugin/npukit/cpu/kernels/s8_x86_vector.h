@@ -63,6 +63,55 @@ static inline __m256i npk_lane_mask(uint32_t lanes) {
   const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
   return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int32_t)lanes), bit), bit);
 }
+
+// AVX2 has no byte-masked access. A run of adjacent lanes (npk_run_t) of
+// bytes is read or written as two 4-, 2- or 1-byte accesses at its two ends,
+// overlapping where it is shorter than twice that: only its own bytes, in
+// a few instructions and branches that follow the run's length.
+static inline uint32_t npk_get32(const int8_t* at) {
+  uint32_t x;
+  __builtin_memcpy(&x, at, 4);
+  return x;
+}
+static inline uint16_t npk_get16(const int8_t* at) {
+  uint16_t x;
+  __builtin_memcpy(&x, at, 2);
+  return x;
+}
+
+// The bytes at `at + lane` for the adjacent lanes of `lanes`, in their
+// lanes' bytes of the result; zero elsewhere.
+static inline uint64_t npk_load_run(const int8_t* at, uint32_t lanes) {
+  const int32_t lo = __builtin_ctz(lanes), n = __builtin_ctz(~(lanes >> lo));
+  const int8_t* from = at + lo;
+  uint64_t x;
+  if (n >= 4) {
+    x = (uint64_t)npk_get32(from) | (uint64_t)npk_get32(from + n - 4) << (8 * (n - 4));
+  } else if (n >= 2) {
+    x = (uint64_t)npk_get16(from) | (uint64_t)npk_get16(from + n - 2) << (8 * (n - 2));
+  } else {
+    x = (uint8_t)*from;
+  }
+  return x << (8 * lo);
+}
+
+// Bytes `lanes` (adjacent) of `bytes` stored at `at + lane`.
+static inline void npk_store_run(int8_t* at, uint64_t bytes, uint32_t lanes) {
+  const int32_t lo = __builtin_ctz(lanes), n = __builtin_ctz(~(lanes >> lo));
+  int8_t* to = at + lo;
+  bytes >>= 8 * lo;
+  if (n >= 4) {
+    const uint32_t first = (uint32_t)bytes, last = (uint32_t)(bytes >> (8 * (n - 4)));
+    __builtin_memcpy(to, &first, 4);
+    __builtin_memcpy(to + n - 4, &last, 4);
+  } else if (n >= 2) {
+    const uint16_t first = (uint16_t)bytes, last = (uint16_t)(bytes >> (8 * (n - 2)));
+    __builtin_memcpy(to, &first, 2);
+    __builtin_memcpy(to + n - 2, &last, 2);
+  } else {
+    *to = (int8_t)bytes;
+  }
+}
 #endif
 
 // The int32 at `at` of the lanes whose bits are set in `lanes`, zero in the others.
@@ -411,15 +460,11 @@ static inline __m256i npk_load_residual(const npk_out_t* vo, const npk_runs_t* r
   if (res->whole[vector] != NPK_NOT_WHOLE) {
     return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(base + res->whole[vector])));
   }
-  int8_t bytes[16] __attribute__((aligned(16)));
-  _mm_store_si128((__m128i*)bytes, _mm_setzero_si128());
+  uint64_t bytes = 0;
   for (int32_t i = res->first[vector]; i < res->first[vector + 1]; ++i) {
-    const npk_run_t* r = &res->run[i];
-    for (int32_t lane = 0; lane < NPK_LANES; ++lane) {
-      if (r->lanes >> lane & 1) bytes[lane] = base[r->offset + lane];
-    }
+    bytes |= npk_load_run(base + res->run[i].offset, res->run[i].lanes);
   }
-  return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)bytes));
+  return _mm256_cvtepi8_epi32(_mm_cvtsi64_si128((long long)bytes));
 }
 
 #endif
@@ -683,17 +728,9 @@ static inline __attribute__((always_inline)) void npk_put(const npukit_s8_output
     _mm_storel_epi64((__m128i*)(base + out->whole[vector]), packed);
     return;
   }
-  int8_t bytes[16] __attribute__((aligned(16)));
-  _mm_store_si128((__m128i*)bytes, packed);
+  const uint64_t bytes = (uint64_t)_mm_cvtsi128_si64(packed);
   for (int32_t i = out->first[vector]; i < out->first[vector + 1]; ++i) {
-    const npk_run_t* r = &out->run[i];
-    if (r->lanes == 0xff) {
-      _mm_storel_epi64((__m128i*)(base + r->offset), packed);
-    } else {
-      for (int32_t lane = 0; lane < NPK_LANES; ++lane) {
-        if (r->lanes >> lane & 1) base[r->offset + lane] = bytes[lane];
-      }
-    }
+    npk_store_run(base + out->run[i].offset, bytes, out->run[i].lanes);
   }
 #endif
 }
