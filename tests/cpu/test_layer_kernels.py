@@ -17,7 +17,9 @@ must stay as they were."""
 from __future__ import annotations
 
 import ctypes
+import mmap
 import subprocess
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -187,6 +189,33 @@ def _multipliers(rng, acc: np.ndarray, case: Case) -> list[tuple[int, int]]:
     return result
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+_PROT_NONE = 0  # mmap has no name for it
+
+
+@contextmanager
+def guarded(data: bytes):
+    """The address of a copy of `data` whose last byte is followed by an
+    unreadable page: a kernel that reads past the end of an input binding
+    crashes instead of reading whatever follows it."""
+    page = mmap.PAGESIZE
+    size = -(-len(data) // page) * page + page
+    memory = mmap.mmap(-1, size)
+    start = size - page - len(data)
+    memory[start: start + len(data)] = data
+    pointer = ctypes.c_char.from_buffer(memory)
+    base = ctypes.addressof(pointer)
+    if _LIBC.mprotect(base + size - page, page, _PROT_NONE) != 0:
+        raise OSError(ctypes.get_errno(), "mprotect of the guard page failed")
+    try:
+        yield base + start
+    finally:
+        _LIBC.mprotect(base + size - page, page, mmap.PROT_READ | mmap.PROT_WRITE)
+        del pointer
+        memory.close()
+
+
 def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelChoice()) -> None:
     """Runs one layer (the way `choice` says) and checks every byte of its
     output binding; `adjust` may replace the drawn multipliers."""
@@ -270,11 +299,11 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
     params = np.zeros(len(block) + 64, np.uint8)
     start = -params.ctypes.data % 64
     params[start: start + len(block)] = np.frombuffer(block, np.uint8)
-    in_bytes = np.frombuffer(bytes(3) + in_full.tobytes() + bytes(64), np.uint8).copy()
     res_offset = add.residual.tensor.offset if add is not None else 0
-    res_bytes = np.frombuffer(bytes(res_offset) + residual_full.tobytes() + bytes(64), np.uint8).copy()
     out_array = np.frombuffer(out_bytes, np.uint8)
-    layer(params.ctypes.data + start, in_bytes.ctypes.data, out_array.ctypes.data, res_bytes.ctypes.data)
+    with guarded(bytes(3) + in_full.tobytes()) as in_at, \
+            guarded(bytes(res_offset) + residual_full.tobytes()) as res_at:
+        layer(params.ctypes.data + start, in_at, out_array.ctypes.data, res_at)
 
     got = np.frombuffer(out_bytes, out_dtype, int(np.prod(ofm.tensor.shape)), ofm.tensor.offset)
     np.testing.assert_array_equal(got.reshape(ofm.tensor.shape), expected)
@@ -517,11 +546,10 @@ def run_average_case(build, case: AverageCase, rng) -> None:
     start = -params.ctypes.data % 64
     params[start: start + len(block)] = np.frombuffer(block, np.uint8)
     full = acc.astype(np.int32) if case.layout == "CHW" else acc.T.astype(np.int32)
-    in_bytes = np.frombuffer(bytes(4) + full.tobytes() + bytes(64), np.uint8).copy()
-    res_bytes = np.frombuffer(bytes(8) + res_full.tobytes() + bytes(64), np.uint8).copy()
     out = rng.integers(0, 256, 3 + c + 64, dtype=np.uint8)
     before = out.copy()
-    layer(params.ctypes.data + start, in_bytes.ctypes.data, out.ctypes.data, res_bytes.ctypes.data)
+    with guarded(bytes(4) + full.tobytes()) as in_at, guarded(bytes(8) + res_full.tobytes()) as res_at:
+        layer(params.ctypes.data + start, in_at, out.ctypes.data, res_at)
     np.testing.assert_array_equal(out[3: 3 + c].view(np.int8), expected)
     np.testing.assert_array_equal(out[:3], before[:3])
     np.testing.assert_array_equal(out[3 + c:], before[3 + c:])
