@@ -35,14 +35,19 @@ typedef struct {
   const int32_t* offsets;  // input element offset of each K index from a pixel's first one
   int32_t k, groups, step, vectors;
   uint64_t spread[NPK_PANEL_LANES];  // run lanes as byte masks of a `step`-strided load
-  // With VBMI, where each K group is four adjacent input bytes (one input
-  // channel, kernel rows of four taps): per run, the bytes its lanes read
-  // and its lanes as [lane][4] byte masks; `taps` gives lane l's four bytes
-  // from byte l * step.
+  // Where each K group is four adjacent input bytes (one input channel,
+  // kernel rows of four taps; with AVX-512 only with VBMI): with AVX-512,
+  // per run, the bytes its lanes read and its lanes as [lane][4] byte
+  // masks, and `taps` gives lane l's four bytes from byte l * step; with
+  // AVX2, `taps` gives them from a 128-bit half's first lane, and `end` is
+  // where the layer's reads end.
   int32_t row_taps;
   uint64_t reach[NPK_PANEL_LANES], words[NPK_PANEL_LANES];
 #if NPUKIT_S8_X86 == 512
   __m512i taps;
+#else
+  __m256i taps;
+  const int8_t* end;
 #endif
 } pack_t;
 
@@ -114,7 +119,45 @@ static inline npk_v interleave(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
 #endif
 }
 
+#if NPUKIT_S8_X86 == 256
+
+// A K group of four adjacent input bytes per lane (pk->row_taps) for the
+// lanes of vector v, as signed bytes, zero in lanes without a pixel: per
+// run, the two 128-bit halves' bytes loaded and spread into their lanes
+// with one shuffle, where those 32 bytes lie in the layer's reads.
+static inline __m256i row_taps(const pack_t* pk, const int8_t* src, const npk_runs_t* runs, int32_t v) {
+  __m256i x = _mm256_setzero_si256();
+  for (int32_t i = runs->first[v]; i < runs->first[v + 1]; ++i) {
+    const int8_t* at = src + runs->run[i].offset;
+    const uint32_t lanes = runs->run[i].lanes;
+    if (at >= pk->in && at + 4 * pk->step + 16 <= pk->end) {
+      const __m256i bytes = _mm256_loadu2_m128i((const __m128i*)(at + 4 * pk->step), (const __m128i*)at);
+      x = _mm256_or_si256(x, _mm256_and_si256(_mm256_shuffle_epi8(bytes, pk->taps), npk_lane_mask(lanes)));
+    } else {  // at the layer's first or last reads: lane by lane
+      uint32_t words[NPK_LANES] __attribute__((aligned(32)));
+      for (int32_t lane = 0; lane < NPK_LANES; ++lane) {
+        words[lane] = lanes >> lane & 1 ? npk_get32(at + lane * pk->step) : 0;
+      }
+      x = _mm256_or_si256(x, _mm256_load_si256((const __m256i*)words));
+    }
+  }
+  return x;
+}
+
+#endif
+
 static void pack(const pack_t* pk, const npk_runs_t* runs, int32_t vectors, uint8_t* panel) {
+#if NPUKIT_S8_X86 == 256
+  if (pk->row_taps) {
+    for (int32_t g = 0; g < pk->groups; ++g) {
+      const int8_t* src = pk->in + pk->offsets[4 * g];
+      for (int32_t v = 0; v < vectors; ++v) {
+        npk_store_vector(panel + (g * pk->vectors + v) * GROUP_BYTES, npk_u8(row_taps(pk, src, runs, v)));
+      }
+    }
+    return;
+  }
+#endif
 #if NPUKIT_S8_X86 == 512 && defined(__AVX512VBMI__)
   if (pk->row_taps) {  // each run's four bytes per lane: one load and one byte permute per K group
     for (int32_t g = 0; g < pk->groups; ++g) {
@@ -413,6 +456,13 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
     int8_t taps[64];
     for (int32_t b = 0; b < 64; ++b) taps[b] = (int8_t)(b / 4 * pk.step + b % 4);
     pk.taps = _mm512_loadu_si512(taps);
+  }
+#elif NPUKIT_S8_X86 == 256
+  {
+    int8_t taps[16];
+    for (int32_t b = 0; b < 16; ++b) taps[b] = (int8_t)(b / 4 * pk.step + b % 4);
+    pk.taps = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)taps));
+    pk.end = pk.in + (oh - 1) * stride_h * sh + (ow - 1) * pk.step + (kh - 1) * dy + 4;
   }
 #else
   pk.row_taps = 0;
