@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from npukit.cpu.archive_build import c_archive
+from npukit.cpu.archive_build import c_archive, gcc_for, run_tool
 from npukit.cpu.kernel_choice import KernelChoice
 from npukit.mynpu.requantization import ADD_LEFT_SHIFT
 from npukit.mynpu.supported_operators import LayerSpec, TensorLayout
 from npukit.runtime.sources import runtime_source_root
-from npukit.targets.cpu_presets import CpuPreset
+from npukit.targets.cpu_presets import HOST, CpuPreset
 
 KERNELS_DIR = Path(__file__).with_name("kernels")
 HEADER = KERNELS_DIR / "s8_layer.h"
@@ -189,6 +189,17 @@ def kernel_library(preset: CpuPreset, host_arch: tuple[str, ...] = ("-march=nati
     mynpu = runtime_source_root() / "hal_driver" / "src" / "mynpu"  # requantize.h, the shared arithmetic
     return c_archive(preset, "npukit-kernels", [KERNELS_DIR / s for s in SOURCES], [KERNELS_DIR, mynpu],
                      (*optimize, *_FREESTANDING), [*(KERNELS_DIR / h for h in HEADERS), mynpu / "requantize.h"])
+
+
+X86_KERNELS = {512: "AVX-512 VNNI", 256: "AVX2", 0: "portable C only"}
+
+
+def host_vector_kernels(host_arch: tuple[str, ...] = ("-march=native",)) -> str:
+    """Which x86 vector kernels the host archive built with ``host_arch``
+    has: s8_x86.h's NPUKIT_S8_X86 as the host compiler sees it."""
+    defines = run_tool([gcc_for(HOST), *host_arch, "-dM", "-E", "-x", "c", str(KERNELS_DIR / "s8_x86.h")])
+    found = re.search(r"^#define NPUKIT_S8_X86 (\d+)$", defines, re.M)
+    return X86_KERNELS[int(found.group(1))] if found else X86_KERNELS[0]
 
 
 def kernel_link_objects(preset: CpuPreset) -> list[Path]:
