@@ -453,6 +453,7 @@ def test_each_build_has_its_instructions(build):
     if name.startswith("avx512"):
         assert "vpdpbusd" in text and "zmm" in text
         assert ("vpexpandb" in text) == (name == "avx512-vbmi2")
+        assert ("npukit_s8_depthwise_vbmi" in text and "vpermb" in text) == (name == "avx512-vbmi2")
     elif name == "avx2":
         assert "vpmaddwd" in text and "ymm" in text and "zmm" not in text and "vpdpbusd" not in text
     else:

@@ -132,6 +132,9 @@ static inline __attribute__((always_inline)) void channel_moved(const dw_t* d, c
 #endif
 
 int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
+#if NPUKIT_S8_X86 == 512 && defined(__AVX512VBMI__)
+  if (npukit_s8_depthwise_vbmi(p, input, output, residual)) return 1;
+#endif
   const int32_t sw = p[NPUKIT_S8_W_IN_SW], sh = p[NPUKIT_S8_W_IN_SH];
   if (p[NPUKIT_S8_W_STRIDE_W] * sw != 1) return 0;
   dw_t d;

@@ -1,5 +1,5 @@
 // Which x86 vector kernels a build has (s8_conv_x86.c, s8_depthwise_x86.c,
-// s8_accumulators_x86.c;
+// s8_depthwise_vbmi.c, s8_accumulators_x86.c;
 // their shared code is s8_x86_vector.h).
 //
 // NPUKIT_S8_X86 is 512 with AVX-512 VNNI (VL, BW), 256 with AVX2, and 0 on
@@ -20,6 +20,8 @@
 // Both return 0 when they leave the layer to the portable kernel.
 int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t residual);
 int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_t residual);
+// With AVX-512 VBMI only (s8_depthwise_vbmi.c); npukit_s8_depthwise_x86 tries it first.
+int npukit_s8_depthwise_vbmi(const int32_t* p, size_t input, size_t output, size_t residual);
 int npukit_s8_average_x86(const int32_t* p, size_t input, size_t output, size_t residual);
 int npukit_s8_residual_int8_x86(const int32_t* p, size_t residual, size_t output);
 
