@@ -93,15 +93,23 @@ static inline __m128i gather_row(const pack_t* pk, const int8_t* src, const npk_
     return _mm_cvtsi64_si128((long long)x);
   }
 #endif
-  int8_t bytes[16] __attribute__((aligned(16)));
-  _mm_store_si128((__m128i*)bytes, _mm_setzero_si128());
+  // Element by element over the runs' lanes, built in two 64-bit halves in
+  // registers (bytes stored one by one and read back as a vector would wait
+  // for the stores).
+  uint64_t low = 0, high = 0;
   for (int32_t i = first; i < end; ++i) {
     const npk_run_t* r = &runs->run[i];
-    for (int32_t lane = 0; lane < NPK_LANES; ++lane) {
-      if (r->lanes >> lane & 1) bytes[lane] = src[r->offset + lane * pk->step];
+    for (uint32_t lanes = r->lanes; lanes != 0; lanes &= lanes - 1) {
+      const int32_t lane = __builtin_ctz(lanes);
+      const uint64_t byte = (uint8_t)src[r->offset + lane * pk->step];
+      if (lane < 8) {
+        low |= byte << (8 * lane);
+      } else {
+        high |= byte << (8 * (lane - 8));
+      }
     }
   }
-  return _mm_load_si128((const __m128i*)bytes);
+  return _mm_set_epi64x((long long)high, (long long)low);
 }
 
 // Four K indices' rows -> [lane][4] unsigned bytes.
