@@ -148,7 +148,7 @@ int npukit_s8_average_x86(const int32_t* p, size_t input, size_t output, size_t 
         npk_v v = stage_int8(&a, load_n(from + x, n));
         if (add) {
           const npk_v r = stage_int8(&b, load_n(from_res + x, n));
-          v = vo.small ? npk_add_small(&k, npk_sub32(v, k.conv_zp), r) : npk_add_general(&k, v, r);
+          v = vo.small ? npk_add_small(&k, npk_sub32(v, k.conv_zp), r, 1) : npk_add_general(&k, v, r);
         }
         total = add_n(total, v, n);
       }

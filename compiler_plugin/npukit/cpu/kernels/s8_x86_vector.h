@@ -263,6 +263,9 @@ typedef struct {
   int32_t lo, hi;  // activation range minus the output zero point
   int32_t add_lo, add_hi;  // the ADD's activation range minus its output zero point
   int32_t stage;           // NPK_STAGE_*: which of npk_store's arithmetic applies
+  // On the small arithmetic with AVX-512, the activation range is all of
+  // int8: npk_put's saturating narrowing is the clamp, which is left out.
+  int32_t saturate;
   npk_v lo_v, hi_v, zp_v;  // lo, hi and the output zero point in every lane
 } npk_out_t;
 
@@ -298,6 +301,7 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
   v.lo = v.hi = 0;
   v.add_lo = v.add_hi = 0;
   v.small = 0;
+  v.saturate = 0;
   v.lo_v = v.hi_v = v.zp_v = npk_broadcast(0);
   if (o->mode == NPUKIT_S8_OUT_INT32) {
     v.vector = 1;
@@ -329,6 +333,8 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
     }
   }
   v.small = v.vector && (o->mode == NPUKIT_S8_OUT_ADD ? o->add_small && narrow : o->small);
+  v.saturate = NPUKIT_S8_X86 == 512 && v.small && o->mode == NPUKIT_S8_OUT_INT8 && o->act_min == -128 &&
+               o->act_max == 127;
   v.lo_v = npk_broadcast(v.lo), v.hi_v = npk_broadcast(v.hi), v.zp_v = npk_broadcast(o->zp);
   if (!v.vector) {
     v.stage = NPK_STAGE_LANES;
@@ -549,11 +555,13 @@ static inline __attribute__((always_inline)) npk_v npk_scale_floor(const npk_sca
   return NPK_OP(sra_epi32)(npk_high_words(a, s->multiplier, s->floor_round), s->floor_shift);
 }
 
-// npk_scale(2a) clamped to [lo, hi]: on one rounding where `floor` (lo >= 0 and e >= 1).
+// npk_scale(2a) clamped to [lo, hi]: on one rounding where `floor` (lo >= 0
+// and e >= 1). Unclamped where not `clamp` (the caller's saturating
+// narrowing is the clamp); the value is then below 2^30 in magnitude.
 static inline __attribute__((always_inline)) npk_v npk_scale_clamped(const npk_scale_t* s, int32_t floor, npk_v a,
-                                                                     npk_v lo, npk_v hi) {
+                                                                     npk_v lo, npk_v hi, int32_t clamp) {
   const npk_v x = floor ? npk_scale_floor(s, a) : npk_scale(s, NPK_OP(add_epi32)(a, a));
-  return NPK_OP(min_epi32)(NPK_OP(max_epi32)(x, lo), hi);
+  return clamp ? NPK_OP(min_epi32)(NPK_OP(max_epi32)(x, lo), hi) : x;
 }
 
 // One ADD operand on the small arithmetic: npk_scale of (d << 21) for
@@ -601,6 +609,7 @@ typedef struct {
   npk_operand_t small_conv, small_res;
   npk_scale_t small_out;
   int32_t small_floor;  // npk_scale_clamped's for small_out
+  int32_t saturate;     // npk_out_t's, for the ADD's sum: its clamp is int8's range
   npk_v conv_offset;
   npk_v small_lo, small_hi;  // int8's range and the activation range, both minus the output zero point
   npk_v conv_zp, res_zp, lo, hi, zp;
@@ -639,17 +648,19 @@ static inline npk_add_t npk_add(const npk_out_t* vo) {
   if (lo > hi) lo = hi = narrow_hi < vo->add_lo ? vo->add_lo : vo->add_hi;
   a.small_lo = npk_broadcast(small ? lo : 0), a.small_hi = npk_broadcast(small ? hi : 0);
   a.small_floor = small && lo >= 0 && k->out_shift < 0;
+  a.saturate = NPUKIT_S8_X86 == 512 && small && lo == narrow_lo && hi == narrow_hi;
   a.conv_zp = npk_broadcast(k->conv_zp), a.res_zp = npk_broadcast(k->res_zp);
   a.lo = npk_broadcast(vo->add_lo), a.hi = npk_broadcast(vo->add_hi), a.zp = npk_broadcast(k->out_zp);
   a.shift = _mm_cvtsi32_si128(k->left_shift);
   return a;
 }
 
-// The low byte of each lane (as (int8_t) takes it), in lane order: 16
-// bytes, or 8 and zeros with AVX2.
+// Each lane as a byte, in lane order: 16 bytes, or 8 and zeros with AVX2;
+// lanes outside int8 saturate with AVX-512 (npk_out_t's saturate), their low
+// byte is taken with AVX2.
 static inline __m128i npk_low_bytes(npk_v v) {
 #if NPUKIT_S8_X86 == 512
-  return _mm512_cvtepi32_epi8(v);
+  return _mm512_cvtsepi32_epi8(v);
 #else
   const __m256i low = _mm256_shuffle_epi8(v, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
                                                               -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -673,8 +684,8 @@ static inline __attribute__((always_inline)) npk_v npk_int8_general(const npk_ch
   return npk_add32(npk_clamp(npk_requantize(&k->rq, acc), k->lo, k->hi), k->zp);
 }
 static inline __attribute__((always_inline)) npk_v npk_int8_small(const npk_channel_t* k, npk_v acc,
-                                                                  int32_t floor) {
-  return npk_add32(npk_scale_clamped(&k->scale, floor, acc, k->lo, k->hi), k->zp);
+                                                                  int32_t floor, int32_t clamp) {
+  return npk_add32(npk_scale_clamped(&k->scale, floor, acc, k->lo, k->hi, clamp), k->zp);
 }
 
 // TFLite's int8 ADD of int8 values v and r (as int32 lanes): the general
@@ -686,9 +697,11 @@ static inline __attribute__((always_inline)) npk_v npk_add_general(const npk_add
   const npk_v b = npk_requantize(&add->res, npk_sll(npk_sub32(r, add->res_zp), add->shift));
   return npk_add32(npk_clamp(npk_requantize(&add->out, npk_add_sat(a, b)), add->lo, add->hi), add->zp);
 }
-static inline __attribute__((always_inline)) npk_v npk_add_small(const npk_add_t* add, npk_v d, npk_v r) {
+static inline __attribute__((always_inline)) npk_v npk_add_small(const npk_add_t* add, npk_v d, npk_v r,
+                                                                 int32_t clamp) {
   const npk_v sum = npk_add32(npk_operand(&add->small_conv, d), npk_operand(&add->small_res, npk_sub32(r, add->res_zp)));
-  return npk_add32(npk_scale_clamped(&add->small_out, add->small_floor, sum, add->small_lo, add->small_hi), add->zp);
+  return npk_add32(npk_scale_clamped(&add->small_out, add->small_floor, sum, add->small_lo, add->small_hi, clamp),
+                   add->zp);
 }
 
 // Channel `c`'s int8 outputs of pixel vector `vector` (as int32 lanes)
@@ -748,17 +761,18 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
   npk_v v;
   switch (vo->stage) {
     case NPK_STAGE_SMALL_FLOOR:
-      v = npk_int8_small(k, acc, 1);
+      v = vo->saturate ? npk_int8_small(k, acc, 1, 0) : npk_int8_small(k, acc, 1, 1);
       break;
     case NPK_STAGE_SMALL:
-      v = npk_int8_small(k, acc, 0);
+      v = vo->saturate ? npk_int8_small(k, acc, 0, 0) : npk_int8_small(k, acc, 0, 1);
       break;
     case NPK_STAGE_GENERAL:
       v = npk_int8_general(k, acc);
       break;
     case NPK_STAGE_ADD_SMALL: {  // the int8 value minus the ADD's conv_zp, without the output zero point between
-      const npk_v d = npk_add32(npk_scale_clamped(&k->scale, k->floor, acc, k->lo, k->hi), add->conv_offset);
-      v = npk_add_small(add, d, npk_load_residual(vo, res, vector, c));
+      const npk_v d = npk_add32(npk_scale_clamped(&k->scale, k->floor, acc, k->lo, k->hi, 1), add->conv_offset);
+      const npk_v r = npk_load_residual(vo, res, vector, c);
+      v = add->saturate ? npk_add_small(add, d, r, 0) : npk_add_small(add, d, r, 1);
       break;
     }
     case NPK_STAGE_ADD_GENERAL:
@@ -800,15 +814,24 @@ static inline __attribute__((always_inline)) void npk_store_channel(const npk_ou
                                                                    const npk_add_t* add, const npk_v* acc,
                                                                    int32_t c, int32_t nv, const npk_runs_t* out,
                                                                    const npk_runs_t* res, const npk_lanes_t* l) {
+#define NPK_FOUR_FLOOR(clamp)                                                                          \
+  do {                                                                                                 \
+    const npk_v v0 = npk_int8_small(k, acc[0], 1, clamp), v1 = npk_int8_small(k, acc[1], 1, clamp); \
+    const npk_v v2 = npk_int8_small(k, acc[2], 1, clamp), v3 = npk_int8_small(k, acc[3], 1, clamp); \
+    npk_put(vo->o, out, v0, c, 0);                                                                     \
+    npk_put(vo->o, out, v1, c, 1);                                                                     \
+    npk_put(vo->o, out, v2, c, 2);                                                                     \
+    npk_put(vo->o, out, v3, c, 3);                                                                     \
+  } while (0)
   if (nv == 4 && vo->stage == NPK_STAGE_SMALL_FLOOR) {
-    const npk_v v0 = npk_int8_small(k, acc[0], 1), v1 = npk_int8_small(k, acc[1], 1);
-    const npk_v v2 = npk_int8_small(k, acc[2], 1), v3 = npk_int8_small(k, acc[3], 1);
-    npk_put(vo->o, out, v0, c, 0);
-    npk_put(vo->o, out, v1, c, 1);
-    npk_put(vo->o, out, v2, c, 2);
-    npk_put(vo->o, out, v3, c, 3);
+    if (vo->saturate) {
+      NPK_FOUR_FLOOR(0);
+    } else {
+      NPK_FOUR_FLOOR(1);
+    }
     return;
   }
+#undef NPK_FOUR_FLOOR
   for (int32_t v = 0; v < nv; ++v) npk_store(vo, k, add, acc[v], c, v, out, res, l);
 }
 
