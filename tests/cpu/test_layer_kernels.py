@@ -373,6 +373,9 @@ CASES = {
                                                       mode="int32"),
     "depthwise wide rows": Case(kind="depthwise", in_c=3, in_hw=(5, 70), out_c=3, in_border=9),
     "depthwise 5x5": Case(kind="depthwise", in_c=4, in_hw=(11, 13), out_c=4, kernel=(5, 5)),
+    # With VBMI: all 25 taps of a vector's 16 pixels in one 64-byte window (7 groups of four taps).
+    "depthwise 5x5 in one window": Case(kind="depthwise", in_c=5, in_hw=(8, 8), out_c=5, kernel=(5, 5)),
+    "depthwise 7x7 row by row": Case(kind="depthwise", in_c=3, in_hw=(12, 30), out_c=3, kernel=(7, 7), in_border=1),
     "depthwise 1x9, dilation (1, 3)": Case(kind="depthwise", in_c=3, in_hw=(4, 40), out_c=3, kernel=(1, 9),
                                            dilation=(1, 3)),
     "depthwise 3x3, dilation 6": Case(kind="depthwise", in_c=3, in_hw=(20, 30), out_c=3, dilation=(6, 6)),

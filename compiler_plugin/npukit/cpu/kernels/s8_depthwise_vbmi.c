@@ -18,7 +18,7 @@
 #if NPUKIT_S8_X86 == 512 && defined(__AVX512VBMI__)
 
 #define CHANNEL_BLOCK 64
-#define MAX_GROUPS 8  // groups of four taps per channel
+#define MAX_GROUPS 16  // groups of four taps per channel (a 7x7 kernel, row by row: 14)
 
 typedef struct {
   int32_t groups;            // of four taps, per channel
