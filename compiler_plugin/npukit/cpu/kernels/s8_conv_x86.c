@@ -560,22 +560,16 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   npk_lanes_t lanes;
   lanes.n = 0;
   npk_runs_t in_runs, out_runs, res_runs;
-  res_runs.count = 0;
-  for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
-  for (int32_t v = 0; v < NPK_VECTORS; ++v) res_runs.whole[v] = NPK_NOT_WHOLE;
+  npk_runs_none(&res_runs);
   for (int32_t p0 = 0; p0 < positions; p0 += per_panel) {
     const int32_t n = positions - p0 < per_panel ? positions - p0 : per_panel;
     const int32_t nv = (n + NPK_LANES - 1) / NPK_LANES;
     int32_t single = 1;
     if (grid) {
-      if (!vo.vector) npk_lanes_rows(&lanes, p0, n, d.pitch, ow);  // for the scalar output stage only
       npk_runs_rows(p0, n, positions, positions, 0, 1, 1, &in_runs);  // one run per vector
-      npk_runs_rows(p0, n, d.pitch, ow, o.sh, o.sw, 1, &out_runs);
-      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_rows(p0, n, d.pitch, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
+      npk_panel_runs(&vo, p0, n, d.pitch, ow, &lanes, &out_runs, &res_runs);
     } else {
-      if (!vo.vector) npk_lanes_rows(&lanes, p0, n, ow, ow);  // the lanes' pixels, for the scalar output stage only
-      npk_runs_rows(p0, n, ow, ow, o.sh, o.sw, 1, &out_runs);
-      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_rows(p0, n, ow, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
+      npk_panel_runs(&vo, p0, n, ow, ow, &lanes, &out_runs, &res_runs);
       if (direct) {
         // Words of the interleaved input: a pixel's first is at row y * stride, column x of its phase.
         npk_runs_rows(p0, n, ow, ow, stride_h * d.pitch, 1, 1, &in_runs);

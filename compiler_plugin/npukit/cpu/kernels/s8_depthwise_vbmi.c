@@ -137,9 +137,7 @@ int npukit_s8_depthwise_vbmi(const int32_t* p, size_t input, size_t output, size
   npk_lanes_t lanes;
   lanes.n = 0;
   npk_runs_t out_runs, res_runs;
-  res_runs.count = 0;
-  for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
-  for (int32_t v = 0; v < NPK_VECTORS; ++v) res_runs.whole[v] = NPK_NOT_WHOLE;
+  npk_runs_none(&res_runs);
   // Byte 0 of each lane's index repeated into its four bytes.
   const __m512i spread_byte = _mm512_set1_epi32(0x01010101);
   for (int32_t c0 = 0; c0 < channels; c0 += CHANNEL_BLOCK) {
@@ -151,9 +149,7 @@ int npukit_s8_depthwise_vbmi(const int32_t* p, size_t input, size_t output, size
     for (int32_t p0 = 0; p0 < pixels; p0 += NPK_PANEL_LANES) {
       const int32_t n = pixels - p0 < NPK_PANEL_LANES ? pixels - p0 : NPK_PANEL_LANES;
       const int32_t nv = (n + NPK_LANES - 1) / NPK_LANES;
-      if (!vo.vector) npk_lanes_rows(&lanes, p0, n, ow, ow);  // for the scalar output stage only
-      npk_runs_rows(p0, n, ow, ow, o.sh, o.sw, 1, &out_runs);
-      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_rows(p0, n, ow, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
+      npk_panel_runs(&vo, p0, n, ow, ow, &lanes, &out_runs, &res_runs);
       for (int32_t v = 0; v < nv; ++v) {
         // Each lane's first read, from the vector's first; lanes past the
         // panel repeat the first.

@@ -194,9 +194,7 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
   int32_t fold[CHANNEL_BLOCK];
   npk_lanes_t lanes;
   npk_runs_t out_runs, res_runs;
-  res_runs.count = 0;
-  for (int32_t v = 0; v <= NPK_VECTORS; ++v) res_runs.first[v] = 0;
-  for (int32_t v = 0; v < NPK_VECTORS; ++v) res_runs.whole[v] = NPK_NOT_WHOLE;
+  npk_runs_none(&res_runs);
   int32_t start[NPK_VECTORS + 1], bytes[NPK_VECTORS];
   for (int32_t c0 = 0; c0 < channels; c0 += CHANNEL_BLOCK) {
     const int32_t block = channels - c0 < CHANNEL_BLOCK ? channels - c0 : CHANNEL_BLOCK;
@@ -235,9 +233,7 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
         n = ow - x0 < NPK_PANEL_LANES ? ow - x0 : NPK_PANEL_LANES;
         p0 = y_row * ow + x0, pitch = ow;
       }
-      if (!vo.vector) npk_lanes_rows(&lanes, p0, n, pitch, ow);  // for the scalar output stage only
-      npk_runs_rows(p0, n, pitch, ow, o.sh, o.sw, 1, &out_runs);
-      if (o.mode == NPUKIT_S8_OUT_ADD) npk_runs_rows(p0, n, pitch, ow, o.add.res_sh, o.add.res_sw, 1, &res_runs);
+      npk_panel_runs(&vo, p0, n, pitch, ow, &lanes, &out_runs, &res_runs);
       const int32_t nv = (n + NPK_LANES - 1) / NPK_LANES;
       for (int32_t v = 0; v < nv; ++v) {
         uint32_t pixels = 0;  // the vector's lanes that are output pixels

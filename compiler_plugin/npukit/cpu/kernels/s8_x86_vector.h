@@ -704,6 +704,25 @@ static inline __attribute__((always_inline)) npk_v npk_add_small(const npk_add_t
                    add->zp);
 }
 
+// The runs of a layer without a residual: none in any vector.
+static inline void npk_runs_none(npk_runs_t* r) {
+  r->count = 0;
+  for (int32_t v = 0; v <= NPK_VECTORS; ++v) r->first[v] = 0;
+  for (int32_t v = 0; v < NPK_VECTORS; ++v) r->whole[v] = NPK_NOT_WHOLE, r->spots[v] = 0;
+}
+
+// What npk_store needs of a panel whose lanes are npk_lanes_rows's (`n`
+// positions from `p0` of rows of `pitch`, the first `width` of each a
+// pixel): the runs of the output tensor and of the residual (an ADD only),
+// and the lanes' pixels where the stage goes lane by lane.
+static inline void npk_panel_runs(const npk_out_t* vo, int32_t p0, int32_t n, int32_t pitch, int32_t width,
+                                  npk_lanes_t* lanes, npk_runs_t* out, npk_runs_t* res) {
+  const npukit_s8_output_t* o = vo->o;
+  if (!vo->vector) npk_lanes_rows(lanes, p0, n, pitch, width);
+  npk_runs_rows(p0, n, pitch, width, o->sh, o->sw, 1, out);
+  if (o->mode == NPUKIT_S8_OUT_ADD) npk_runs_rows(p0, n, pitch, width, o->add.res_sh, o->add.res_sw, 1, res);
+}
+
 // Channel `c`'s int8 outputs of pixel vector `vector` (as int32 lanes)
 // stored at the panel's runs `out`.
 static inline __attribute__((always_inline)) void npk_put(const npukit_s8_output_t* o, const npk_runs_t* out,
