@@ -825,32 +825,34 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
   npk_put(o, out, v, c, vector);
 }
 
-// A channel's `nv` vectors stored. Four on the one-rounding stage have
-// their arithmetic in one straight stretch of code (four independent chains
-// the compiler interleaves), then their stores; other cases go vector by
-// vector.
+// Four vectors of a channel on the one-rounding stage: their arithmetic in
+// one straight stretch of code (four independent chains the compiler
+// interleaves), then their stores; `clamp` is npk_int8_small's.
+static inline __attribute__((always_inline)) void npk_store_four_floor(const npk_out_t* vo, const npk_channel_t* k,
+                                                                       const npk_v* acc, int32_t c,
+                                                                       const npk_runs_t* out, const int32_t clamp) {
+  const npk_v v0 = npk_int8_small(k, acc[0], 1, clamp), v1 = npk_int8_small(k, acc[1], 1, clamp);
+  const npk_v v2 = npk_int8_small(k, acc[2], 1, clamp), v3 = npk_int8_small(k, acc[3], 1, clamp);
+  npk_put(vo->o, out, v0, c, 0);
+  npk_put(vo->o, out, v1, c, 1);
+  npk_put(vo->o, out, v2, c, 2);
+  npk_put(vo->o, out, v3, c, 3);
+}
+
+// A channel's `nv` vectors stored: four on the one-rounding stage together
+// (npk_store_four_floor), other cases vector by vector.
 static inline __attribute__((always_inline)) void npk_store_channel(const npk_out_t* vo, const npk_channel_t* k,
                                                                    const npk_add_t* add, const npk_v* acc,
                                                                    int32_t c, int32_t nv, const npk_runs_t* out,
                                                                    const npk_runs_t* res, const npk_lanes_t* l) {
-#define NPK_FOUR_FLOOR(clamp)                                                                          \
-  do {                                                                                                 \
-    const npk_v v0 = npk_int8_small(k, acc[0], 1, clamp), v1 = npk_int8_small(k, acc[1], 1, clamp); \
-    const npk_v v2 = npk_int8_small(k, acc[2], 1, clamp), v3 = npk_int8_small(k, acc[3], 1, clamp); \
-    npk_put(vo->o, out, v0, c, 0);                                                                     \
-    npk_put(vo->o, out, v1, c, 1);                                                                     \
-    npk_put(vo->o, out, v2, c, 2);                                                                     \
-    npk_put(vo->o, out, v3, c, 3);                                                                     \
-  } while (0)
   if (nv == 4 && vo->stage == NPK_STAGE_SMALL_FLOOR) {
     if (vo->saturate) {
-      NPK_FOUR_FLOOR(0);
+      npk_store_four_floor(vo, k, acc, c, out, 0);
     } else {
-      NPK_FOUR_FLOOR(1);
+      npk_store_four_floor(vo, k, acc, c, out, 1);
     }
     return;
   }
-#undef NPK_FOUR_FLOOR
   for (int32_t v = 0; v < nv; ++v) npk_store(vo, k, add, acc[v], c, v, out, res, l);
 }
 
