@@ -116,7 +116,7 @@ def board_row(models: Path, name: str, board: str, pipeline: str) -> dict:
 
 
 def tune_row(models: Path, name: str, target: str, runs: int) -> dict:
-    from npukit.cpu.tuning_search import tune
+    from npukit.tuning.tuning_search import tune
 
     result = tune(models / f"{name}.onnx", target, runs=runs)
     changed = [r for r in result.layers if r.best != 0]

@@ -9,7 +9,7 @@ import pytest
 
 from npukit.cli.main import main as npukit_main
 from npukit.deploy import qemu_runner
-from npukit.deploy.boards import get_board, list_boards
+from npukit.targets.boards import get_board, list_boards
 from npukit.deploy.toolchain_files import cross_presets, render
 from support.firmware import REPO, build_program, run_expecting
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from npukit.deploy.boards import list_boards
+from npukit.targets.boards import list_boards
 from support.firmware import build_sample, run_expecting
 
 BOARDS = [b.name for b in list_boards()]
@@ -13,7 +13,7 @@ BOARDS = [b.name for b in list_boards()]
 @pytest.mark.parametrize("mode", ["static", "embedded"])
 @pytest.mark.parametrize("board_name", BOARDS)
 def test_sample_passes_on_board(board_name, mode, tmp_path):
-    from npukit.deploy.boards import get_board
+    from npukit.targets.boards import get_board
 
     board = get_board(board_name)
     project = build_sample(board, mode, tmp_path)

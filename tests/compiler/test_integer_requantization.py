@@ -1,4 +1,4 @@
-"""TFLite's integer requantization in CPU code (npukit.cpu.fixed_point, as the
+"""TFLite's integer requantization in CPU code (npukit.quantization.fixed_point, as the
 integer-requantization pass emits it): compiled by IREE for this host and run,
 it gives what TFLite's arithmetic, written out in Python integers, gives."""
 
@@ -11,8 +11,8 @@ import pytest
 from iree.compiler import ir
 from iree.compiler.dialects import arith
 
-from npukit.cpu.fixed_point import FixedPoint
-from npukit.mynpu.requantization import quantize_multiplier
+from npukit.quantization.fixed_point import FixedPoint
+from npukit.quantization.requantization import quantize_multiplier
 from tests.support.tflite_arithmetic import requantize, requantize_once, rounding_divide
 
 N = 4096

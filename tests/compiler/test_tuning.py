@@ -13,7 +13,7 @@ import npukit
 from npukit.cli.main import main as cli_main
 from npukit.cpu.kernel_choice import KernelChoice
 from npukit.cpu.tuning_database import TunedLayer, TuningDatabase
-from npukit.cpu.tuning_search import tune
+from npukit.tuning.tuning_search import tune
 from npukit.errors import NpukitError
 from npukit.targets.cpu_presets import HOST
 from support.oracles import TFLiteReference
@@ -99,6 +99,6 @@ def test_board_tune_measures_both_weight_forms(shared_models, tmp_path):
         assert all(m is not None and m > 0 for m in layer.measured), layer
         assert layer.measured[layer.best] == min(layer.measured)
     assert 0 < result.tuned_total <= result.default_total
-    from npukit.deploy.boards import get_board
+    from npukit.targets.boards import get_board
 
     assert TuningDatabase(path).choices(get_board("mps2-an386").cpu) == {r.key: r.choice for r in result.layers}

@@ -28,9 +28,9 @@ import pytest
 
 from npukit.cpu.kernel_choice import KernelChoice
 from npukit.cpu.layer_kernels import kernel_library, layer_block
-from npukit.mynpu.dispatch_ir import SystemTensor
-from npukit.mynpu.requantization import ADD_LEFT_SHIFT
-from npukit.mynpu.supported_operators import AverageOutput, ElementwiseAdd, LayerSpec, ResidualAccumulators, \
+from npukit.layer_recognition.dispatch_ir import SystemTensor
+from npukit.quantization.requantization import ADD_LEFT_SHIFT
+from npukit.layer_recognition.layer_spec import AverageOutput, ElementwiseAdd, LayerSpec, ResidualAccumulators, \
     TensorLayout
 from npukit.targets.cpu_presets import HOST
 from support.tflite_arithmetic import requantize, requantize_once, rounding_divide

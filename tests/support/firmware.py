@@ -8,7 +8,7 @@ import pytest
 
 import npukit
 from npukit.deploy import firmware_build, qemu_runner
-from npukit.deploy.boards import Board
+from npukit.targets.boards import Board
 from npukit.deploy.firmware_project import FirmwareProject, write_project
 
 REPO = Path(__file__).resolve().parents[2]

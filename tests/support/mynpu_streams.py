@@ -14,7 +14,7 @@ import numpy as np
 from npukit.mynpu.executable import Executable, Export
 from npukit.mynpu.isa import CONSTANTS_BINDING, DMA_OVERHEAD_CYCLES, OP_OVERHEAD_CYCLES, CommandStream, \
     HardwareConfig, Op
-from npukit.mynpu.requantization import convolution_multipliers, quant_table
+from npukit.quantization.requantization import convolution_multipliers, quant_table
 
 ALIGN = 16
 

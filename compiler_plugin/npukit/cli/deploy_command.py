@@ -80,7 +80,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from npukit.deploy.boards import list_boards
+    from npukit.targets.boards import list_boards
     from npukit.deploy.deploy_report import format_board_list, format_outputs, format_table
 
     if args.list_boards:

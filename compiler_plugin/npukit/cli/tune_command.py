@@ -66,7 +66,7 @@ def _table(result) -> str:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from npukit.cpu.tuning_search import tune
+    from npukit.tuning.tuning_search import tune
 
     if args.runs < 1:
         raise NpukitError(f"--runs must be at least 1, not {args.runs}")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from npukit.mynpu.supported_operators import LayerSpec
+from npukit.layer_recognition.layer_spec import LayerSpec
 from npukit.targets.cpu_presets import CpuPreset
 
 WEIGHT_FORMS = ("int8", "int16")
@@ -85,13 +85,12 @@ def candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelChoice]:
 
 def layer_key(spec: LayerSpec) -> str:
     """The layer's geometry as text: equal keys, equal kernel work."""
-    from npukit.cpu.layer_kernels import addressing
 
     def chw(v) -> str:
         return "x".join(str(int(d)) for d in v)
 
     def strides(layout) -> str:
-        a = addressing(layout)
+        a = layout.addressing()
         return f"{a.sc},{a.sh},{a.sw}"
 
     parts = [spec.kind, f"in {chw(spec.ifm_chw)} [{strides(spec.ifm)}]", f"out {chw(spec.ofm_chw)} [{strides(spec.ofm)}]",

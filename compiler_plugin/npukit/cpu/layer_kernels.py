@@ -11,15 +11,14 @@ requantized accumulators. The block's word layout is read from the C header
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from npukit.cpu.archive_build import c_archive, gcc_for, run_tool
 from npukit.cpu.kernel_choice import KernelChoice
-from npukit.mynpu.requantization import ADD_LEFT_SHIFT
-from npukit.mynpu.supported_operators import LayerSpec, TensorLayout
+from npukit.layer_recognition.layer_spec import LayerSpec
+from npukit.quantization.requantization import ADD_LEFT_SHIFT
 from npukit.runtime.sources import runtime_source_root
 from npukit.targets.cpu_presets import HOST, CpuPreset
 
@@ -46,26 +45,6 @@ MAX_K = DEFINES["NPUKIT_S8_MAX_K"]
 
 class KernelUnsupported(Exception):
     """The layer kernels do not take this layer (the message says why)."""
-
-
-@dataclass(frozen=True)
-class Addressing:
-    """A tensor as the kernels address it: byte offset in its binding and
-    element strides for C, H and W."""
-
-    offset: int
-    sc: int
-    sh: int
-    sw: int
-
-
-def addressing(layout: TensorLayout) -> Addressing:
-    t = layout.tensor
-    dense = [int(np.prod(t.shape[d + 1:])) for d in range(len(t.shape))]
-    steps = t.strides or (1,) * len(t.shape)
-    start = sum(o * s for o, s in zip(t.offsets, dense))
-    role = {r: dense[d] * steps[d] for d, r in enumerate(layout.roles) if r is not None}
-    return Addressing(t.offset + start * t.element_bytes, role.get("C", 0), role.get("H", 0), role.get("W", 0))
 
 
 def reduction_length(spec: LayerSpec) -> int:
@@ -132,7 +111,7 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
     put(KERNEL_H=spec.kernel[0], KERNEL_W=spec.kernel[1], STRIDE_H=spec.stride[0], STRIDE_W=spec.stride[1],
         DILATION_H=spec.dilation[0], DILATION_W=spec.dilation[1])
     for prefix, layout in (("IN", spec.ifm), ("OUT", spec.ofm)) + ((("RES", spec.add.residual),) if spec.add else ()):
-        a = addressing(layout)
+        a = layout.addressing()
         put(**{f"{prefix}_OFFSET": a.offset, f"{prefix}_SC": a.sc, f"{prefix}_SH": a.sh, f"{prefix}_SW": a.sw})
     put(IN_ZP=spec.ifm_zp, OUT_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max,
         K_PADDED=0 if spec.kind == "average" else reduction_length(spec))

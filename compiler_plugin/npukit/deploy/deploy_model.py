@@ -25,7 +25,7 @@ import numpy as np
 import npukit
 from npukit.artifact import CompileResult
 from npukit.deploy import firmware_build, model_data, qemu_runner
-from npukit.deploy.boards import Board, get_board
+from npukit.targets.boards import Board, get_board
 from npukit.targets.cpu_pipeline import DEFAULT_CPU_PIPELINE
 from npukit.deploy.firmware_build import BoardCapacityError, check_toolchain, require_tool
 from npukit.deploy.firmware_project import FirmwareProject, write_project

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npukit.deploy.boards import Board
+from npukit.targets.boards import Board
 from npukit.deploy.deploy_model import DeployResult
 
 

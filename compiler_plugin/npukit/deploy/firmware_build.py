@@ -6,7 +6,7 @@ import re
 import shutil
 import subprocess
 
-from npukit.deploy.boards import Board
+from npukit.targets.boards import Board
 from npukit.deploy.firmware_project import FirmwareProject
 from npukit.errors import NpukitError, ToolchainError
 

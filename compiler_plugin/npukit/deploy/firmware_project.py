@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from npukit.artifact import CompileResult
-from npukit.deploy.boards import Board
+from npukit.targets.boards import Board
 from npukit.deploy.environment import template_environment
 from npukit.errors import ArtifactError
 from npukit.runtime.sources import runtime_source_root

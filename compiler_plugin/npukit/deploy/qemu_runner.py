@@ -6,7 +6,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from npukit.deploy.boards import Board
+from npukit.targets.boards import Board
 from npukit.deploy.firmware_build import require_tool
 from npukit.errors import RunError
 

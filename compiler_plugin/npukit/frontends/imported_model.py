@@ -9,7 +9,7 @@ from pathlib import Path
 from iree.compiler.api import Session, Source
 
 from npukit.errors import ModelError
-from npukit.frontends.model_format import ModelFormat, detect_format
+from npukit.frontends.model_format import ModelFormat
 from npukit.frontends.signature import EntryPoint
 
 
@@ -36,18 +36,3 @@ class ImportedModel:
                 raise ModelError(f"{self.path}: cannot open: {e}") from None
         return Source.wrap_buffer(session, self.mlir)
 
-
-def import_model(path: "str | Path", name: str | None = None) -> ImportedModel:
-    """Reads a model file of any supported format."""
-    path = Path(path)
-    fmt = detect_format(path)
-    model_name = name or path.stem
-    if fmt is ModelFormat.ONNX:
-        from npukit.frontends.onnx_frontend import import_onnx
-
-        return import_onnx(path, model_name)
-    if fmt is ModelFormat.TFLITE:
-        from npukit.frontends.tflite_frontend import import_tflite
-
-        return import_tflite(path, model_name)
-    return ImportedModel(path=path, format=fmt, name=model_name)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from npukit.mynpu.isa import CONSTANTS_BINDING, LAYOUT_CHW, LAYOUT_HWC, CommandStream, HardwareConfig, Op
-from npukit.mynpu.requantization import ADD_LEFT_SHIFT, quant_table
-from npukit.mynpu.supported_operators import LayerSpec, NotSupported, TensorLayout
+from npukit.quantization.requantization import ADD_LEFT_SHIFT, quant_table
+from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
 
 ALIGN = 16
 MAX_DMA_LENGTH = 1 << 24

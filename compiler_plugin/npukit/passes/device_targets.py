@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from npukit.mynpu.dispatch_ir import split_top_level
+from npukit.layer_recognition.dispatch_ir import split_top_level
 
 CPU_TARGET_PREFIX = '#hal.executable.target<"llvm-cpu", "'
 

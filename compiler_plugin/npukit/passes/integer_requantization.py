@@ -1,6 +1,6 @@
 """TFLite's integer requantization in the CPU code of quantized dispatches.
 
-IREE computes a quantized model's requantizations in f32 (epilogue.py shows
+IREE computes a quantized model's requantizations in f32 (float_epilogue.py shows
 the shapes). TFLite's kernels, TFLite Micro, CMSIS-NN and the mynpu device
 compute them in fixed point, and the two disagree by one step whenever a
 value lands near a rounding boundary; a residual network then carries that
@@ -32,11 +32,13 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
-from npukit.cpu.fixed_point import FixedPoint, split_shift
-from npukit.mynpu import epilogue as ep
-from npukit.mynpu.constant_pool import binding_sites, constant_reader
-from npukit.mynpu.dispatch_ir import UnreadableDispatch, defining_op, read_dispatch
-from npukit.mynpu.requantization import ADD_LEFT_SHIFT, accumulator_scale, addition_multipliers, as_f32, \
+from npukit.quantization.fixed_point import FixedPoint, split_shift
+from npukit.layer_recognition import float_epilogue as ep
+from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
+from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, defining_op, generic_inputs_count, map_dims, \
+    read_dispatch
+from npukit.layer_recognition.float_average import NotAnAverage, match_average
+from npukit.quantization.requantization import ADD_LEFT_SHIFT, accumulator_scale, addition_multipliers, as_f32, \
     integer_bias, quantize_multiplier
 
 
@@ -52,11 +54,6 @@ class _Factor:
     dim: int | None = None
 
 
-def map_dims(attr: ir.Attribute) -> list[int | None]:
-    """The loop dimension of each result of an indexing map (None: not a plain dimension)."""
-    results = [str(r) for r in ir.AffineMapAttr(attr).value.results]
-    return [int(r[1:]) if r.startswith("d") and r[1:].isdigit() else None for r in results]
-
 
 def _int_width(type_: ir.Type) -> int | None:
     try:
@@ -64,9 +61,6 @@ def _int_width(type_: ir.Type) -> int | None:
     except ValueError:
         return None
 
-
-def _inputs_count(generic: ir.Operation) -> int:
-    return int(list(ir.DenseI32ArrayAttr(generic.attributes["operandSegmentSizes"]))[0])
 
 
 class _GenericBody:
@@ -77,7 +71,7 @@ class _GenericBody:
         self.generic = generic
         self.block = generic.regions[0].blocks[0]
         self.args = list(self.block.arguments)
-        self.inputs_count = _inputs_count(generic)
+        self.inputs_count = generic_inputs_count(generic)
         self.inputs = list(generic.operands)[:self.inputs_count]
         self.maps = [map_dims(m) for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
         self.constant_of = constant_of
@@ -290,49 +284,6 @@ def _rewrite_elementwise(body: _GenericBody) -> bool:
     return True
 
 
-class NotAnAverage(_KeepFloat):
-    """The reduction and its consumer are not an average of int8 values."""
-
-
-@dataclass
-class Average:
-    """A reduction summing ``dequantize(summand)`` and its consumer dividing
-    the sum (its argument ``sum_arg``) by ``count`` and quantizing it with
-    the summand's own scale and zero point, after ``activation``."""
-
-    summand: ep.Node  # an int8-valued node of the reduction's body
-    count: int
-    sum_arg: int
-    quantize: ep.Quantize
-    activation: ep.Activation
-
-
-def match_average(reduction: ir.Operation, consumer: ir.Operation) -> Average:
-    """The average two ``linalg.generic`` ops compute, or NotAnAverage."""
-    summand = None
-    for a, b in ep.commuted(ep.expression_of(reduction), "arith.addf"):
-        if a.op == "arg" and a.value == _inputs_count(reduction):
-            summand = ep.match_dequantize_int8(b)
-            break
-    if summand is None or ep.scalar(summand.scales[0]) is None:
-        raise NotAnAverage("a reduction that is not a sum of dequantized int8 values")
-    quantize = ep.match_quantize(ep.expression_of(consumer))
-    activation = ep.match_activation(quantize.inner) if quantize else None
-    divided = activation.inner if activation else None
-    if activation is None or activation.kind == "unknown" or divided.op != "arith.divf" \
-            or divided.operands[0].op != "arg" or ep.scalar(divided.operands[1]) is None:
-        raise NotAnAverage("a sum that is not divided by a count and quantized")
-    sum_arg = divided.operands[0].value
-    if sum_arg >= _inputs_count(consumer) or list(consumer.operands)[sum_arg] != reduction.results[0]:
-        raise NotAnAverage("a division of something other than the sum")
-    count = ep.scalar(divided.operands[1])
-    if count != round(count) or not 0 < count <= 1 << 16:
-        raise NotAnAverage("an average over a count that is not an integer up to 65536")
-    if as_f32(ep.scalar(summand.scales[0])) != as_f32(quantize.scale) or summand.zero_point != quantize.zero_point:
-        raise NotAnAverage("an average whose output is quantized differently from its input")
-    return Average(summand.source, int(count), sum_arg, quantize, activation)
-
-
 def _rewrite_average(reduction: _GenericBody, consumer: _GenericBody) -> None:
     """The reduction sums the int8 values themselves (exactly, in f32: at most
     2^16 of them), the consumer divides the sum as TFLite's average pool does."""
@@ -395,7 +346,7 @@ def rewrite_dispatch(func: ir.Operation, constant_of) -> DispatchArithmetic:
             continue
         try:
             _rewrite_average(_GenericBody(generic, constant_of), _GenericBody(users[0], constant_of))
-        except _KeepFloat as e:
+        except (_KeepFloat, NotAnAverage) as e:
             result.kept_float.append(str(e))
             continue
         result.integer += 1

@@ -1,11 +1,11 @@
 """The tuned CPU pipeline's main step: quantized layers call npukit's kernels.
 
 At the 'stream' boundary each dispatch is matched with the same predicates
-the NPU uses (npukit.mynpu.supported_operators): an int8 convolution,
+the NPU uses (npukit.layer_recognition): an int8 convolution,
 depthwise convolution or fully connected layer with its requantization,
 ReLU and residual addition; and an average pool over another layer's int32
 accumulators with that layer's output stage fused in
-(npukit.cpu.accumulator_average). A matched dispatch's body is replaced by one
+(npukit.layer_recognition.accumulator_average). A matched dispatch's body is replaced by one
 call to ``npukit_s8_layer`` (npukit/cpu/kernels) with the layer's parameter
 block, tables and packed weights as read-only data of the executable, and
 one workgroup. The kernels compute TFLite's integer arithmetic exactly.
@@ -23,12 +23,13 @@ from pathlib import Path
 
 from iree.compiler import ir
 
-from npukit.cpu.accumulator_average import match_accumulator_average
+from npukit.layer_recognition.accumulator_average import match_accumulator_average
 from npukit.cpu.kernel_choice import KernelChoice, LayerChoices, candidates, layer_key
 from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, layer_block
-from npukit.mynpu.constant_pool import binding_sites, constant_reader
-from npukit.mynpu.dispatch_ir import UnreadableDispatch, read_dispatch
-from npukit.mynpu.supported_operators import LayerSpec, NotSupported, match_layer_at_site, reduces_accumulators
+from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
+from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, read_dispatch
+from npukit.layer_recognition.layer_match import match_layer_at_site, reduces_accumulators
+from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
 from npukit.passes.device_targets import cpu_executable_targets
 
 

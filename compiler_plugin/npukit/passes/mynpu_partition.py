@@ -7,7 +7,8 @@
   target stays beside it, so the stock runtime, which does not know
   ``mynpu-v1``, runs the CPU variant.
 - 'stream' (``partition``): each dispatch is matched against the NPU's
-  operators (npukit.mynpu.supported_operators); those that match are lowered
+  layers npukit.layer_recognition recognises, under the NPU's predicates
+  (npukit.mynpu.supported_operators); those that match are lowered
   to command streams, which the device's validator checks and costs now. The
   others stay on the CPU with the reason.
 - 'stream' too (``requantize_cpu_code``): every dispatch's CPU code gets
@@ -25,18 +26,18 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.errors import CompileError
-from npukit.mynpu.constant_pool import binding_sites
-from npukit.mynpu.dispatch_ir import UnreadableDispatch, read_dispatch
+from npukit.layer_recognition.constant_pool import binding_sites
+from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, read_dispatch
 from npukit.mynpu.executable import FORMAT, Executable, Export
 from npukit.mynpu.options import MynpuOptions
 from npukit.mynpu.report import DispatchRow, placement_report
 from npukit.mynpu.stream_generator import Constants, StreamPlan, generate
-from npukit.mynpu.supported_operators import LayerSpec, NotSupported, match_layer_at_site
+from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
+from npukit.mynpu.supported_operators import npu_layer
 from npukit.passes.device_targets import CPU_TARGET_PREFIX, device_globals
 from npukit.passes.dispatch_inventory import DispatchInventory
 from npukit.passes.integer_requantization import IntegerRequantization
 from npukit.passes.mynpu_binaries import ReplaceMynpuBinaries
-
 
 
 class MynpuTarget:
@@ -101,12 +102,7 @@ class MynpuTarget:
             return DispatchRow(name, kinds, "cpu", str(e), macs)
         site = sites.get(name)
         try:
-            spec = match_layer_at_site(body, site)
-            if spec.add is not None and spec.add.accumulators is not None:
-                raise NotSupported("a residual addition of another layer's int32 accumulator, requantized in this "
-                                   "dispatch (the NPU adds int8 tensors)")
-            if spec.kind == "depthwise" and self.options.depthwise == "cpu":
-                raise NotSupported("the hardware configuration has no OP_DEPTH_CONV (--mynpu-depthwise=cpu)")
+            spec = npu_layer(body, site, self.options)
             constants = Constants(bytearray(self.constants.data))
             mode = "per-channel" if self.options.depthwise == "per-channel" else "instruction"
             # The stream does not depend on the parallelism; only its cycles do.

@@ -1,1 +1,1 @@
-"""Compile targets: CPU presets, the NPU pairing, output modes."""
+"""Compile targets: CPU presets, the QEMU boards and their CPUs, the NPU pairing, output modes."""

@@ -221,16 +221,5 @@ def get_preset(name: str) -> CpuPreset:
         if key == preset.name or key in preset.aliases:
             return preset
     known = ", ".join(p.name for p in _PRESETS)
-    raise TargetError(f"unknown target '{name}'; known CPU targets: {known} (see `npukit targets`){_board_hint(name)}")
+    raise TargetError(f"unknown target '{name}'; known CPU targets: {known} (see `npukit targets`)")
 
-
-def _board_hint(name: str) -> str:
-    """Where ``name`` is a QEMU board rather than a CPU target: which target it is."""
-    from npukit.deploy.boards import get_board
-
-    try:
-        board = get_board(name)
-    except TargetError:
-        return ""
-    return f"; '{board.spec.name}' is a board: compile for its CPU, {board.cpu.name}, or `npukit deploy --board " \
-           f"{board.spec.name}`"

@@ -41,7 +41,10 @@ class Target:
             raise TargetError(
                 f"target '{spec}' is not of the form CPU, NPU or NPU+CPU (for example 'mynpu+cortex-m4')"
             )
-        cpu = get_preset(cpus[0]) if cpus else get_preset("host")
+        try:
+            cpu = get_preset(cpus[0]) if cpus else get_preset("host")
+        except TargetError as e:
+            raise TargetError(f"{e}{_board_hint(cpus[0])}") from None
         return Target(cpu=cpu, npu=npus[0] if npus else None)
 
     def to_json(self) -> dict:
@@ -58,3 +61,15 @@ class Target:
             "float_abi": c.float_abi,
             "index_bits": c.index_bits,
         }
+
+
+def _board_hint(name: str) -> str:
+    """Where ``name`` is a QEMU board rather than a CPU target: which target it is."""
+    from npukit.targets.boards import get_board
+
+    try:
+        board = get_board(name)
+    except TargetError:
+        return ""
+    return f"; '{board.spec.name}' is a board: compile for its CPU, {board.cpu.name}, or `npukit deploy --board " \
+           f"{board.spec.name}`"

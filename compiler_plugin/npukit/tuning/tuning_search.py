@@ -167,7 +167,7 @@ def tune(model: "str | Path", target: str, *, database: "str | Path | None" = No
     and records the winners in ``database`` (default: the tuning database
     compiles read). ``step(done, total)`` is called after each build (for a
     progress bar; the total is an estimate until the first build is done)."""
-    from npukit.deploy.boards import get_board, list_boards
+    from npukit.targets.boards import get_board, list_boards
     from npukit.targets.cpu_presets import HOST
 
     say = progress or (lambda _m: None)

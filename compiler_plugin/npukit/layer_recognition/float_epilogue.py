@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from iree.compiler import ir
 
-from npukit.mynpu.dispatch_ir import defining_op
-from npukit.mynpu.requantization import as_f32
+from npukit.layer_recognition.dispatch_ir import defining_op
+from npukit.quantization.requantization import as_f32
 
 
 @dataclass(frozen=True)

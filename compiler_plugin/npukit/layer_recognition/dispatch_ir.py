@@ -229,3 +229,13 @@ def dense_constant(value: ir.Value) -> np.ndarray | None:
         return dense_array(attr)
     except ValueError:
         return None
+
+
+def map_dims(attr: ir.Attribute) -> list[int | None]:
+    """The loop dimension of each result of an indexing map (None: not a plain dimension)."""
+    results = [str(r) for r in ir.AffineMapAttr(attr).value.results]
+    return [int(r[1:]) if r.startswith("d") and r[1:].isdigit() else None for r in results]
+
+
+def generic_inputs_count(generic: ir.Operation) -> int:
+    return int(list(ir.DenseI32ArrayAttr(generic.attributes["operandSegmentSizes"]))[0])

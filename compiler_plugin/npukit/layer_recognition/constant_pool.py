@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from iree.compiler import ir
 
-from npukit.mynpu.dispatch_ir import DTYPES, DispatchBody, constant_int, defining_op, dense_array, dense_constant, \
+from npukit.layer_recognition.dispatch_ir import DTYPES, DispatchBody, constant_int, defining_op, dense_array, dense_constant, \
     split_top_level
 
 

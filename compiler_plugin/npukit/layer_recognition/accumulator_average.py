@@ -15,11 +15,12 @@ from __future__ import annotations
 import numpy as np
 from iree.compiler import ir
 
-from npukit.mynpu import epilogue as ep
-from npukit.mynpu.dispatch_ir import DispatchBody
-from npukit.mynpu.supported_operators import AverageOutput, EpilogueInputs, LayerSpec, NotSupported, \
-    TensorLayout, add_parameters, residual_accumulators
-from npukit.passes.integer_requantization import NotAnAverage, map_dims, match_average
+from npukit.layer_recognition import float_epilogue as ep
+from npukit.layer_recognition.dispatch_ir import DispatchBody
+from npukit.layer_recognition.dispatch_ir import map_dims
+from npukit.layer_recognition.epilogue_parameters import EpilogueInputs, add_parameters, residual_accumulators
+from npukit.layer_recognition.float_average import NotAnAverage, match_average
+from npukit.layer_recognition.layer_spec import AverageOutput, LayerSpec, NotSupported, TensorLayout
 
 
 def _roles(dims: list[int | None]) -> tuple[str | None, ...]:

@@ -1,0 +1,180 @@
+"""The geometry of an int8 contraction from its indexing maps: which loop
+dimensions are channels, pixels and kernel taps, the strides and dilations,
+the input's layout, and the weights packed in the layer's order
+(conv [OC][KH][KW][IC], depthwise [KH][KW][C], fully connected [N][K])."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+from iree.compiler import ir
+
+from npukit.layer_recognition.dispatch_ir import DispatchBody
+from npukit.layer_recognition.layer_spec import NotSupported, TensorLayout
+
+_TERM = re.compile(r"^d(\d+)(?: \* (\d+))?$")
+
+
+def map_results(attr: ir.Attribute) -> list[list[tuple[int, int]]]:
+    """Each result of an affine map as [(dim, coefficient), ...] (a sum)."""
+    amap = ir.AffineMapAttr(attr).value
+    results = []
+    for expr in amap.results:
+        terms = []
+        for term in str(expr).split(" + "):
+            m = _TERM.match(term.strip())
+            if not m:
+                raise NotSupported(f"an indexing expression the NPU has no addressing for ({expr})")
+            terms.append((int(m.group(1)), int(m.group(2) or 1)))
+        results.append(terms)
+    return results
+
+
+def body_ops(op: ir.Operation) -> list[str]:
+    return [o.operation.name for o in op.regions[0].blocks[0].operations]
+
+
+def is_int8_contraction(op: ir.Operation) -> bool:
+    ops = body_ops(op)
+    return (len(op.operands) == 3 and sorted(ops) == sorted(["arith.extsi", "arith.extsi", "arith.muli",
+                                                             "arith.addi", "linalg.yield"])
+            and all(str(v.type).endswith("xi8>") for v in op.operands[:2])
+            and str(op.operands[2].type).endswith("xi32>"))
+
+
+@dataclass
+class Geometry:
+    kind: str
+    ifm: TensorLayout
+    ofm_roles: tuple[str | None, ...]
+    ifm_chw: tuple[int, int, int]
+    ofm_chw: tuple[int, int, int]
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    weights: np.ndarray
+    channel_position: int  # output dimension holding the channels
+
+
+def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> Geometry:
+    iterators = ["reduction" if "reduction" in str(t) else "parallel"
+                 for t in ir.ArrayAttr(op.attributes["iterator_types"])]
+    maps = [map_results(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    in_map, filter_map, out_map = maps
+    operands = list(op.operands)
+    ifm_tensor = body.loads.get(operands[0])
+    if ifm_tensor is None:
+        raise NotSupported("the input is not a tensor read from memory")
+    load_strides = ifm_tensor.strides or (1,) * len(ifm_tensor.shape)
+    if ifm_tensor.strides is not None:
+        # IREE reads a strided 1x1 convolution's input with element strides:
+        # the NPU reads the whole tensor and its convolution steps over them.
+        if any(o != 0 for o in ifm_tensor.offsets):
+            raise NotSupported("a strided read of part of the input")
+        ifm_tensor = replace(ifm_tensor, sizes=ifm_tensor.shape, strides=None)
+    if not ifm_tensor.is_whole:
+        raise NotSupported("the input is not a whole tensor read from memory")
+    weights = constant_of(operands[1])
+    if weights is None:
+        raise NotSupported("the weights are not compile-time constants")
+    if any(len(r) != 1 or r[0][1] != 1 for r in filter_map + out_map):
+        raise NotSupported("filter or output indexing is not a plain permutation")
+    out_dims = [r[0][0] for r in out_map]
+    filter_dims = [r[0][0] for r in filter_map]
+    sizes: dict[int, int] = {}
+    for dims, shape in ((out_dims, ir.ShapedType(operands[2].type).shape),
+                        (filter_dims, ir.ShapedType(operands[1].type).shape)):
+        for d, s in zip(dims, shape):
+            sizes[d] = s
+    pure_in = {r[0][0] for r in in_map if len(r) == 1 and r[0][1] == 1 and iterators[r[0][0]] == "reduction"}
+    pure_in |= {r[0][0] for r in in_map if len(r) == 1 and r[0][0] in filter_dims and r[0][0] in out_dims}
+    roles: dict[int, str] = {}
+    spatial: list[tuple[int, int, int | None, int]] = []  # (out dim, stride, kernel dim, dilation)
+    for r, load_stride in zip(in_map, load_strides):
+        if len(r) == 1 and r[0][0] in pure_in:
+            if load_stride != 1:
+                raise NotSupported("a strided read over channels")
+            continue
+        out_terms = [(d, c) for d, c in r if iterators[d] == "parallel"]
+        red_terms = [(d, c) for d, c in r if iterators[d] == "reduction"]
+        if len(out_terms) != 1 or len(red_terms) > 1:
+            raise NotSupported("an input window the NPU's convolution cannot express")
+        kernel_dim, dilation = red_terms[0] if red_terms else (None, 1)
+        spatial.append((out_terms[0][0], out_terms[0][1] * load_stride, kernel_dim, dilation * load_stride))
+    for d in range(len(iterators)):
+        if iterators[d] == "parallel":
+            in_filter, in_input = d in filter_dims, d in pure_in
+            if in_filter and in_input:
+                roles[d] = "C"  # depthwise channel
+            elif in_filter:
+                roles[d] = "OC"
+            elif any(s[0] == d for s in spatial):
+                roles[d] = "S"
+            elif sizes.get(d, 1) != 1:
+                raise NotSupported("a batch dimension")
+        else:
+            if any(s[2] == d for s in spatial):
+                roles[d] = "K"
+            elif d in pure_in and d in filter_dims:
+                roles[d] = "IC"
+            else:
+                raise NotSupported("a reduction that is not over input channels or the kernel window")
+    depthwise = "C" in roles.values()
+    channel = [d for d in out_dims if roles.get(d) in ("OC", "C")]
+    if len(channel) != 1:
+        raise NotSupported("not one output-channel dimension")
+    spatial_out = [d for d in out_dims if roles.get(d) == "S"]
+    if len(spatial_out) > 2:
+        raise NotSupported("more than two spatial dimensions")
+    by_out = {s[0]: s for s in spatial}
+    geometry_hw = [by_out[d] for d in spatial_out]
+    while len(geometry_hw) < 2:
+        geometry_hw.insert(0, (None, 1, None, 1))
+    (oy, sy, ky, dy), (ox, sx, kx, dx) = geometry_hw
+    oh, ow = sizes.get(oy, 1) if oy is not None else 1, sizes.get(ox, 1) if ox is not None else 1
+    kh, kw = (sizes[ky] if ky is not None else 1), (sizes[kx] if kx is not None else 1)
+    ic_dims = [d for d, r in roles.items() if r == "IC"]
+    if len(ic_dims) > 1:
+        raise NotSupported("more than one input-channel dimension")
+    ic = sizes[ic_dims[0]] if ic_dims else 1
+    oc = sizes[channel[0]]
+    if depthwise:
+        ic = oc
+    # Which input tensor dimension is C, H or W.
+    in_roles: list[str | None] = []
+    for r, s in zip(in_map, ifm_tensor.shape):
+        if len(r) == 1 and r[0][0] in pure_in:
+            in_roles.append("C")
+        else:
+            out_dim = next(d for d, _ in r if iterators[d] == "parallel")
+            in_roles.append("H" if out_dim == oy else "W")
+    ifm_shape = dict(zip(in_roles, ifm_tensor.shape))
+    ih, iw = ifm_shape.get("H", 1), ifm_shape.get("W", 1)
+    if (oh - 1) * sy + (kh - 1) * dy + 1 > ih or (ow - 1) * sx + (kw - 1) * dx + 1 > iw:
+        raise NotSupported("the window reaches outside the input")
+    out_roles = tuple("C" if d == channel[0] else ("H" if d == oy else "W") if d in (oy, ox) else None
+                      for d in out_dims)
+    # Packed weights in the ISA's layout.
+    order = {"conv": ["OC", "KH", "KW", "IC"], "depthwise": ["KH", "KW", "C"]}
+    role_of_filter = []
+    for d in filter_dims:
+        r = roles[d]
+        role_of_filter.append("KH" if d == ky else "KW" if d == kx else r)
+    if not spatial_out and not ky and not kx and not depthwise:
+        kind = "fully_connected"
+        target = ["OC", "IC"]
+    else:
+        kind = "depthwise" if depthwise else "conv"
+        target = order[kind]
+    expanded = np.asarray(weights, np.int8)
+    present = list(role_of_filter)
+    for role in target:
+        if role not in present:
+            expanded = expanded[..., np.newaxis]
+            present.append(role)
+    packed = np.ascontiguousarray(expanded.transpose([present.index(r) for r in target]))
+    ifm_layout = TensorLayout(ifm_tensor, tuple(in_roles))
+    return Geometry(kind, ifm_layout, out_roles, (ic, ih, iw), (oc, oh, ow), (kh, kw), (sy, sx), (dy, dx),
+                     packed, out_dims.index(channel[0]))

@@ -1,0 +1,146 @@
+"""A quantized layer in integer terms, as the recogniser hands it to its
+consumers (the mynpu lowering and the CPU layer kernels): geometry, tensors
+as the dispatch addresses them, packed weights, integer biases, zero points,
+fixed-point multipliers and the fused output stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from npukit.layer_recognition.dispatch_ir import SystemTensor
+
+
+class NotSupported(Exception):
+    """The dispatch is not a layer its consumer runs; the message is the reason."""
+
+
+@dataclass(frozen=True)
+class Addressing:
+    """A tensor as a kernel or the NPU addresses it: byte offset in its
+    binding and element strides for C, H and W."""
+
+    offset: int
+    sc: int
+    sh: int
+    sw: int
+
+
+@dataclass
+class TensorLayout:
+    """How a system tensor's dimensions map to C, H and W (missing ones are 1)."""
+
+    tensor: SystemTensor
+    roles: tuple[str | None, ...]  # per dimension: "C", "H", "W" or None (size 1)
+
+    @property
+    def layout(self) -> str:
+        order = [r for r, s in zip(self.roles, self.tensor.sizes) if r is not None and s > 1]
+        if order in (["C", "H", "W"], ["C", "H"], ["C", "W"]):
+            return "CHW"
+        if order in (["H", "W", "C"], ["H", "C"], ["W", "C"]):
+            return "HWC"
+        return "any" if len(order) <= 1 or "C" not in order else "other"
+
+    def addressing(self) -> Addressing:
+        t = self.tensor
+        dense = [int(np.prod(t.shape[d + 1:])) for d in range(len(t.shape))]
+        steps = t.strides or (1,) * len(t.shape)
+        start = sum(o * s for o, s in zip(t.offsets, dense))
+        role = {r: dense[d] * steps[d] for d, r in enumerate(self.roles) if r is not None}
+        return Addressing(t.offset + start * t.element_bytes, role.get("C", 0), role.get("H", 0), role.get("W", 0))
+
+
+@dataclass
+class ResidualAccumulators:
+    """A residual that is another layer's int32 accumulators, given the
+    output stage of that layer here (IREE fused it into the dispatch): its
+    int8 value is TFLite's requantization of accumulator + ``bias`` (the
+    layer's integer bias minus its input zero-point correction) with the
+    per-channel ``multipliers``, plus the ADD's residual zero point, clamped
+    to [act_min, act_max]."""
+
+    bias: np.ndarray  # int32 [OC]
+    multipliers: list[tuple[int, int]]
+    act_min: int
+    act_max: int
+
+
+@dataclass
+class ElementwiseAdd:
+    """TFLite's int8 ADD of the contraction's int8 result and ``residual``:
+    an int8 tensor, or int32 accumulators with ``accumulators`` set."""
+
+    residual: TensorLayout
+    residual_zp: int
+    conv_zp: int
+    input_multiplier: tuple[int, int]
+    residual_multiplier: tuple[int, int]
+    output_multiplier: tuple[int, int]
+    output_zp: int
+    act_min: int
+    act_max: int
+    accumulators: ResidualAccumulators | None = None
+
+
+@dataclass
+class AverageOutput:
+    """TFLite's int8 AVERAGE_POOL_2D over a whole plane: the sum of the int8
+    values divided by ``count`` with ties away from zero, clamped to
+    [act_min, act_max]."""
+
+    count: int
+    act_min: int
+    act_max: int
+
+
+@dataclass
+class LayerSpec:
+    """One layer in integer terms. ``kind`` "average" (CPU kernels only,
+    npukit.layer_recognition.accumulator_average) is a global average pool whose input is
+    another layer's int32 accumulators, given that layer's output stage
+    (bias, multipliers, zero point, range; ``add``: and an ADD with a third
+    layer's accumulators) and ``average``; it has no weights."""
+
+    kind: str  # "conv", "depthwise", "fully_connected", "average"
+    ifm: TensorLayout
+    ofm: TensorLayout
+    ifm_chw: tuple[int, int, int]
+    ofm_chw: tuple[int, int, int]
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    weights: np.ndarray  # ISA layout: conv [OC][KH][KW][IC], depthwise [KH][KW][C], FC [N][K]
+    bias: np.ndarray  # int32 [OC]
+    multipliers: list[tuple[int, int]] | None  # None: int32 accumulators out
+    ifm_zp: int
+    ofm_zp: int
+    act_min: int
+    act_max: int
+    relu: bool
+    add: ElementwiseAdd | None = None
+    notes: list[str] = field(default_factory=list)
+    average: AverageOutput | None = None
+
+    @property
+    def macs(self) -> int:
+        if self.kind == "average":
+            return 0
+        c, h, w = self.ofm_chw
+        taps = self.kernel[0] * self.kernel[1] * (1 if self.kind == "depthwise" else self.ifm_chw[0])
+        return c * h * w * taps
+
+    @property
+    def operation(self) -> str:
+        name = {"conv": "convolution", "depthwise": "depthwise convolution",
+                "fully_connected": "fully connected", "average": "requantization"}[self.kind]
+        if self.kind == "conv" and self.kernel == (1, 1):
+            name = "pointwise convolution"
+        if self.add is not None:
+            name += " + add"
+        if self.relu or (self.add is not None and self.add.act_min > -128):
+            name += " + relu"
+        if self.kind == "average":
+            name += " + average pool"
+        return name
