@@ -47,7 +47,7 @@ def match_accumulator_average(body: DispatchBody, constant_of) -> LayerSpec:
     stored = [t for v, t in body.stores if v == consumer.results[0]]
     if len(stored) != 1 or len(body.stores) != 1 or stored[0].dtype != "i8":
         raise NotSupported("the average is not stored once as int8")
-    inputs = EpilogueInputs(reduction, None, body, constant_of, 0, 2)
+    inputs = EpilogueInputs(reduction, None, body, constant_of, ("C", "W"))
     maps = [map_dims(m) for m in ir.ArrayAttr(reduction.attributes["indexing_maps"])]
 
     def layout(arg: int) -> TensorLayout:

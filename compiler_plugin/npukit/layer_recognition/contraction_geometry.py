@@ -55,7 +55,6 @@ class Geometry:
     stride: tuple[int, int]
     dilation: tuple[int, int]
     weights: np.ndarray
-    channel_position: int  # output dimension holding the channels
 
 
 def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> Geometry:
@@ -177,4 +176,4 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
     packed = np.ascontiguousarray(expanded.transpose([present.index(r) for r in target]))
     ifm_layout = TensorLayout(ifm_tensor, tuple(in_roles))
     return Geometry(kind, ifm_layout, out_roles, (ic, ih, iw), (oc, oh, ow), (kh, kw), (sy, sx), (dy, dx),
-                     packed, out_dims.index(channel[0]))
+                     packed)

@@ -18,29 +18,75 @@ from npukit.quantization.requantization import accumulator_scale, addition_multi
 class EpilogueInputs:
     """The epilogue generic's inputs, by block-argument index: the
     contraction's result (if it is one), per-channel constants and whole
-    tensors loaded from memory."""
+    tensors loaded from memory, with the role (C, H, W) of each dimension.
+
+    The roles follow the indexing maps: ``roles`` names the dimensions of the
+    contraction's result (or, without a contraction, the generic's loops);
+    the contraction result's map carries them to the loops, and each other
+    operand's map and the output's map carry them on, so an epilogue that
+    also transposes (stores HWC what the contraction computed CHW) is read
+    as it is."""
 
     def __init__(self, generic: ir.Operation, contraction: ir.Operation | None, body: DispatchBody, constant_of,
-                 channel_position: int, rank: int) -> None:
+                 roles: tuple[str | None, ...]) -> None:
         self.contraction_arg = None
         self.per_channel: dict[int, np.ndarray] = {}
         self.tensors: dict[int, SystemTensor] = {}
+        self.tensor_roles: dict[int, tuple[str | None, ...]] = {}
         maps = [map_results(m) for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+        loops = len(ir.ArrayAttr(generic.attributes["iterator_types"]))
         inputs = list(generic.operands)[:-1]
-        for i, (value, m) in enumerate(zip(inputs, maps)):
-            if contraction is not None and value == contraction.results[0]:
-                self.contraction_arg = i
+        dims_of = [_plain_dims(m) for m in maps]
+        loop_roles: list[str | None] = list(roles) if contraction is None else [None] * loops
+        if contraction is not None:
+            for i, value in enumerate(inputs):
+                if value == contraction.results[0]:
+                    self.contraction_arg = i
+            if self.contraction_arg is None:
+                raise NotSupported("the epilogue does not read the contraction's result")
+            dims = dims_of[self.contraction_arg]
+            if dims is None or sorted(dims) != list(range(loops)) or len(dims) != len(roles):
+                raise NotSupported("the epilogue reads the accumulators other than element by element")
+            for dim, role in zip(dims, roles):
+                loop_roles[dim] = role
+        if len(loop_roles) != loops:
+            raise NotSupported("an epilogue whose loops are not the layer's dimensions")
+        self.loop_roles = tuple(loop_roles)
+        channel = self.loop_roles.index("C") if "C" in self.loop_roles else None
+        for i, (value, dims) in enumerate(zip(inputs, dims_of)):
+            if i == self.contraction_arg:
                 continue
-            dims = [r[0][0] for r in m]
-            if dims == [channel_position]:
+            if dims is not None and channel is not None and dims == [channel]:
                 data = constant_of(value)
                 if data is None:
                     raise NotSupported("a per-channel epilogue operand that is not a constant")
                 self.per_channel[i] = np.asarray(data).reshape(-1)
-            elif dims == list(range(rank)) and value in body.loads:
+            elif dims is not None and sorted(dims) == list(range(loops)) and value in body.loads:
                 self.tensors[i] = body.loads[value]
+                self.tensor_roles[i] = tuple(self.loop_roles[d] for d in dims)
             else:
                 raise NotSupported("an epilogue operand the NPU cannot place")
+        out_dims = dims_of[len(inputs)] if len(dims_of) > len(inputs) else None
+        # None: the generic writes other than element by element (a reduction).
+        self.output_roles = tuple(self.loop_roles[d] for d in out_dims) \
+            if out_dims is not None and sorted(out_dims) == list(range(loops)) else None
+
+
+def _plain_dims(results: list[list[tuple[int, int]]]) -> list[int] | None:
+    """The loop dimension of each result of a map whose results are plain
+    dimensions, else None."""
+    if any(len(r) != 1 or r[0][1] != 1 for r in results):
+        return None
+    return [r[0][0] for r in results]
+
+
+def role_sizes(layout: TensorLayout) -> dict[str | None, int]:
+    """The size along C, H and W of a tensor (1 where it has no such dimension);
+    the None entry is the product of the dimensions without a role."""
+    sizes: dict[str | None, int] = {"C": 1, "H": 1, "W": 1, None: 1}
+    for role, size in zip(layout.roles, layout.tensor.sizes):
+        sizes[role] = sizes[role] * size
+    return sizes
 
 
 def _factor(node: ep.Node, inputs: EpilogueInputs, channels: int) -> np.ndarray:
@@ -120,15 +166,15 @@ def residual_accumulators(match: ep.RequantizedContraction, inputs: EpilogueInpu
 def add_parameters(match: ep.ResidualAdd, inputs: EpilogueInputs, like: TensorLayout,
                    channels: int) -> ElementwiseAdd:
     """TFLite's ADD of a matched residual addition; the residual must be a
-    whole tensor laid out as ``like`` (the output, or the tensor it is
-    added to)."""
+    whole tensor of the shape of ``like`` (the output, or the tensor it is
+    added to), in any layout."""
     residual_arg = (match.residual_requantized.accumulator.accumulator.value if match.residual_requantized
                     else match.residual.source.value)
     if residual_arg not in inputs.tensors:
         raise NotSupported("the residual operand is not a tensor in memory")
-    residual = inputs.tensors[residual_arg]
+    residual = TensorLayout(inputs.tensors[residual_arg], inputs.tensor_roles[residual_arg])
     dtype = "i32" if match.residual_requantized else "i8"
-    if residual.dtype != dtype or not residual.is_whole or residual.shape != like.tensor.sizes:
+    if residual.tensor.dtype != dtype or not residual.tensor.is_whole or role_sizes(residual) != role_sizes(like):
         raise NotSupported(f"the residual operand is not a whole {dtype} tensor of the output's shape")
     s1 = ep.scalar(match.contraction_scale)
     s2 = ep.scalar(match.residual.scales[0])
@@ -145,5 +191,5 @@ def add_parameters(match: ep.ResidualAdd, inputs: EpilogueInputs, like: TensorLa
         accumulators = residual_accumulators(fused, inputs, channels)
     low, high = ep.activation_range(match.activation, match.output)
     return ElementwiseAdd(
-        TensorLayout(residual, like.roles), match.residual.zero_point, match.contraction_zero_point,
+        residual, match.residual.zero_point, match.contraction_zero_point,
         *addition_multipliers(s1, s2, match.output.scale), match.output.zero_point, low, high, accumulators)

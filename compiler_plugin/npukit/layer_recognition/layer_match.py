@@ -52,7 +52,6 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
         raise NotSupported("the accumulator does not start at zero")
     geometry = contraction_geometry(contraction, body, constant_of)
     channels = geometry.ofm_chw[0]
-    rank = len(geometry.ofm_roles)
     if not others:
         stored = [t for v, t in body.stores if v == contraction.results[0]]
         if len(stored) != 1 or len(body.stores) != 1:
@@ -65,8 +64,10 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
     stored = [t for v, t in body.stores if v == generic.results[0]]
     if len(stored) != 1 or len(body.stores) != 1 or stored[0].dtype != "i8":
         raise NotSupported("the result is not stored once as int8")
-    ofm = TensorLayout(stored[0], geometry.ofm_roles)
-    inputs = EpilogueInputs(generic, contraction, body, constant_of, geometry.channel_position, rank)
+    inputs = EpilogueInputs(generic, contraction, body, constant_of, geometry.ofm_roles)
+    if inputs.output_roles is None:
+        raise NotSupported("the epilogue writes its result other than element by element")
+    ofm = TensorLayout(stored[0], inputs.output_roles)
     expression = ep.expression_of(generic)
     simple = ep.match_requantized(expression)
     if simple is not None:
