@@ -3,8 +3,8 @@
 # project's Python virtual environment. Usage: scripts/setup.sh demo|test
 #
 #   demo  the package and its runtime dependencies
-#   test  the same plus the test tools, TensorFlow (for .tflite models) and
-#         the sample-training dependencies
+#   test  the same plus the test tools, TensorFlow (to generate the test
+#         zoo's models) and the sample-training dependencies
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,7 +13,7 @@ PURPOSE="${1:-demo}"
 
 case "$PURPOSE" in
   demo) EXTRAS="" ;;
-  test) EXTRAS="[test,tflite,train]" ;;
+  test) EXTRAS="[test,train]" ;;
   *) echo "usage: $0 demo|test" >&2; exit 2 ;;
 esac
 

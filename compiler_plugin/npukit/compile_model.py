@@ -177,7 +177,7 @@ def compile(
 
     with StagedOutput(out) as staged:
         paths = OutputPaths(staged.directory, module_name)
-        plan = plan_for_target(tgt, mode, model_em, paths, list(iree_flags))
+        plan = plan_for_target(tgt, mode, model_em, paths, [*imported.iree_flags, *iree_flags])
         work = staged.directory / ".work"
         work.mkdir()
         if imported.mlir is not None:

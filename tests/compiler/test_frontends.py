@@ -1,4 +1,4 @@
-"""Model formats: detection, ONNX, TFLite (through tf2onnx), MLIR text and bytecode."""
+"""Model formats: detection, ONNX, TFLite (read directly), MLIR text and bytecode."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ def test_detects_formats_by_content(tmp_path, shared_models):
     assert detect_format(bc) is ModelFormat.MLIR_BYTECODE
 
 
-def test_tflite_model_through_tf2onnx(shared_models, artifact_cache, rng):
-    """The original .tflite, converted by tf2onnx, runs exactly like TFLite's
+def test_tflite_model_read_directly(shared_models, artifact_cache, rng):
+    """The .tflite file, read from its flatbuffer, runs exactly like TFLite's
     reference kernels (the default, tuned CPU pipeline)."""
     model = next(m for m in MLPERF_MODELS if m.name == "kws_int8")
     result = artifact_cache(shared_models / "kws_int8.tflite")
@@ -42,6 +42,15 @@ def test_tflite_model_through_tf2onnx(shared_models, artifact_cache, rng):
     reference = TFLiteReference(shared_models / "kws_int8.tflite", kernels="reference")
     for x in random_inputs(model, reference.input_shape, rng, 4):
         np.testing.assert_array_equal(loaded(x)[0], reference(x))
+
+
+def test_tflite_import_needs_no_tensorflow(shared_models):
+    """Importing a .tflite model loads neither TensorFlow nor a converter."""
+    code = ("import sys; from npukit.frontends import import_model; "
+            f"m = import_model({str(shared_models / 'resnet8_int8.tflite')!r}); "
+            "print(sorted(n for n in sys.modules if n.split('.')[0] in ('tensorflow', 'tf2onnx', 'keras')))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,8 @@ from npukit.quantization.requantization import ADD_LEFT_SHIFT
 from npukit.layer_recognition.layer_spec import AverageOutput, ElementwiseAdd, LayerSpec, ResidualAccumulators, \
     TensorLayout
 from npukit.targets.cpu_presets import HOST
-from support.tflite_arithmetic import requantize, requantize_once, rounding_divide
+from npukit.quantization.fixed_point_reference import scale_rounded_once_array
+from support.tflite_arithmetic import requantize, rounding_divide
 
 # Instruction sets the archive is built for, with the CPU flags (of
 # /proc/cpuinfo) needed to run it.
@@ -157,13 +158,21 @@ def _accumulators(case: Case, x: np.ndarray, weights: np.ndarray, bias: np.ndarr
     return acc
 
 
-def _requantized(case: Case, acc: np.ndarray, multipliers, out_zp: int, act: tuple[int, int]) -> np.ndarray:
+def _requantized(case: Case, acc: np.ndarray, multipliers, out_zp: int, act: tuple[int, int],
+                 scales: np.ndarray | None = None) -> np.ndarray:
+    if scales is not None:  # a fully connected layer: TFLite's double scale, rounded once
+        return np.clip(scale_rounded_once_array(acc, scales[:, None, None]) + out_zp, *act)
     out = np.empty(acc.shape, np.int64)
-    once = case.kind == "fully_connected"
     for c, (m, s) in enumerate(multipliers):
-        f = requantize_once if once else requantize
-        out[c] = np.vectorize(lambda a: f(int(a), m, s), otypes=[np.int64])(acc[c])
+        out[c] = np.vectorize(lambda a: requantize(int(a), m, s), otypes=[np.int64])(acc[c])
     return np.clip(out + out_zp, *act)
+
+
+def _fully_connected_scales(rng, multipliers) -> np.ndarray:
+    """Double scales near the drawn multipliers' values, differing from them in
+    the bits a Q31 multiplier cannot hold."""
+    real = np.array([m * 2.0 ** (s - 31) for m, s in multipliers])
+    return real * (1 + rng.uniform(-2e-9, 2e-9, real.size))
 
 
 def _add(v: np.ndarray, residual: np.ndarray, add: ElementwiseAdd) -> np.ndarray:
@@ -248,6 +257,9 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
     multipliers = None if case.mode == "int32" else _multipliers(rng, acc - bias[:, None, None], case)
     if adjust is not None:
         multipliers = adjust(multipliers)
+    scales = None
+    if case.kind == "fully_connected" and multipliers is not None:
+        scales = _fully_connected_scales(rng, multipliers)
     add = None
     residual_full = np.zeros(1, np.int8)
     if case.mode == "add":
@@ -268,12 +280,12 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
     spec = LayerSpec(kind=case.kind, ifm=ifm, ofm=ofm, ifm_chw=chw_in, ofm_chw=chw_out, kernel=case.kernel,
                      stride=case.stride, dilation=case.dilation, weights=weights, bias=bias,
                      multipliers=multipliers, ifm_zp=case.in_zp, ofm_zp=out_zp, act_min=act[0], act_max=act[1],
-                     relu=case.relu, add=add)
+                     relu=case.relu, add=add, scales=scales)
 
     if case.mode == "int32":
         want = acc
     else:
-        want = _requantized(case, acc, multipliers, out_zp, act)
+        want = _requantized(case, acc, multipliers, out_zp, act, scales)
         if add is not None and add.accumulators is not None:
             fused = add.accumulators
             residual_int8 = _requantized(replace(case, kind="conv"), res_acc, fused.multipliers, add.residual_zp,

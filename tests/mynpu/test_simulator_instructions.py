@@ -8,7 +8,8 @@ import pytest
 
 from npukit.mynpu.isa import DMA_OVERHEAD_CYCLES, OP_OVERHEAD_CYCLES, REGISTERS, CommandStream, HardwareConfig, Op
 from npukit.mynpu.simulator import StreamError, run_stream
-from tests.support.tflite_arithmetic import requantize, requantize_once
+from npukit.quantization.fixed_point_reference import scale_rounded_once_array
+from tests.support.tflite_arithmetic import requantize
 
 CONFIG = HardwareConfig(pes=8, sram_bytes=64 * 1024, dma_bytes_per_cycle=4)
 IFM, WGT, BIAS, QUANT, OFM, IFM2 = 0, 16384, 32768, 36864, 40960, 57344
@@ -104,17 +105,16 @@ def test_matmul(out_int32):
     x = rng.integers(-128, 128, (m, k), dtype=np.int8)
     w = rng.integers(-127, 128, (n, k), dtype=np.int8)
     bias = rng.integers(-1000, 1000, n).astype(np.int32)
-    quant = random_quant(rng, n)
+    scales = rng.uniform(1e-4, 2e-2, n)  # OP_MAT_MUL's table: binary64 scales
     acc = (x.astype(np.int64) - 2) @ w.T.astype(np.int64) + bias
     s = CommandStream().set(IFM_ADDR=IFM, IFM_H=m, IFM_W=1, IFM_C=k, OFM_ADDR=OFM, OFM_H=m, OFM_W=1, OFM_C=n,
                             WEIGHT_ADDR=WGT, BIAS_ADDR=BIAS, QUANT_ADDR=QUANT, IFM_ZP=2, OFM_ZP=1,
                             ACT_MIN=-100, ACT_MAX=100, OUT_INT32=int(out_int32)).op(Op.MAT_MUL).end()
-    run = run_stream(CONFIG, s.encode(), sram=sram_with(ifm=x, wgt=w, bias=bias, quant=np.array(quant, np.int32)))
+    run = run_stream(CONFIG, s.encode(), sram=sram_with(ifm=x, wgt=w, bias=bias, quant=scales.astype("<f8")))
     if out_int32:
         np.testing.assert_array_equal(run.sram[OFM:OFM + 4 * m * n].view(np.int32).reshape(m, n), acc)
     else:
-        expected = np.array([[max(-100, min(100, requantize_once(int(acc[i, j]), *quant[j]) + 1)) for j in range(n)]
-                             for i in range(m)], np.int8)
+        expected = np.clip(scale_rounded_once_array(acc, scales[None, :]) + 1, -100, 100).astype(np.int8)
         np.testing.assert_array_equal(run.sram[OFM:OFM + m * n].view(np.int8).reshape(m, n), expected)
     assert run.counters.macs == m * n * k
 
@@ -223,17 +223,19 @@ REQUANT_CASES = [
 def test_requantization_edge_cases(acc, mult, shift, ozp, op):
     """A 1x1 layer with weight 1, IFM 0 and the accumulator as its bias:
     convolutions round twice (TFLite's MultiplyByQuantizedMultiplier),
-    OP_MAT_MUL once (TFLite's fully connected kernel)."""
+    OP_MAT_MUL scales by the multiplier's value as a double and rounds once
+    (TFLite's fully connected kernel)."""
     s = CommandStream().set(IFM_ADDR=IFM, IFM_H=1, IFM_W=1, IFM_C=1, OFM_ADDR=OFM, OFM_H=1, OFM_W=1, OFM_C=1,
                             WEIGHT_ADDR=WGT, BIAS_ADDR=BIAS, QUANT_ADDR=QUANT, OFM_ZP=ozp, ACT_MIN=-128,
                             ACT_MAX=127)
     if op == Op.CONV:
         s.set(KERNEL_H=1, KERNEL_W=1, STRIDE_H=1, STRIDE_W=1, DILATION_H=1, DILATION_W=1)
     s.op(op).end()
-    sram = sram_with(ifm=np.zeros(1, np.int8), wgt=np.ones(1, np.int8), bias=np.array([acc], np.int32),
-                     quant=np.array([mult, shift], np.int32))
+    scale = mult * 2.0 ** (shift - 31)
+    quant = np.array([mult, shift], np.int32) if op == Op.CONV else np.array([scale], "<f8")
+    sram = sram_with(ifm=np.zeros(1, np.int8), wgt=np.ones(1, np.int8), bias=np.array([acc], np.int32), quant=quant)
     run = run_stream(CONFIG, s.encode(), sram=sram)
-    rounded = (requantize if op == Op.CONV else requantize_once)(acc, mult, shift)
+    rounded = requantize(acc, mult, shift) if op == Op.CONV else int(scale_rounded_once_array(acc, scale))
     assert int(run.sram[OFM:OFM + 1].view(np.int8)[0]) == max(-128, min(127, rounded + ozp))
 
 

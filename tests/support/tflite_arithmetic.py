@@ -27,13 +27,6 @@ def requantize(acc: int, mult: int, shift: int) -> int:
     return rdbpot(srdhm(x, mult), max(-shift, 0))
 
 
-def requantize_once(acc: int, mult: int, shift: int) -> int:
-    """The same product rounded once, ties toward +infinity (TFLite's fully
-    connected kernel), saturated to int32."""
-    total = 31 - max(-31, min(30, shift))
-    return max(-(2**31), min(2**31 - 1, (acc * mult + (1 << (total - 1))) >> total))  # >> floors
-
-
 def rounding_divide(x: int, divisor: int) -> int:
     """An average pool's sum divided by its count, ties away from zero."""
     half = divisor // 2

@@ -143,11 +143,21 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
     for name, table in tables.items():
         put(**{name: at})
         at += len(table)
+    scales = b""
+    if spec.kind == "fully_connected" and spec.multipliers is not None:
+        if spec.scales is None:
+            raise KernelUnsupported("a fully connected layer without its double scales")
+        at += at % 2  # binary64 values on an 8-byte boundary (the block is 16-byte aligned)
+        put(SCALE_AT=at)
+        scales = np.asarray(spec.scales, "<f8").tobytes()
+        at += 2 * channels
     put(WEIGHTS_AT=(4 * at + 7) // 8 * 8)
     head_words = np.concatenate([words, *tables.values()])
     if (head_words < -2**31).any() or (head_words >= 2**31).any():
         raise KernelUnsupported("a parameter outside int32")
     head = head_words.astype("<i4").tobytes()
+    if scales:
+        head += bytes(4 * int(words[WORDS["SCALE_AT"]]) - len(head)) + scales
     return head + bytes(int(words[WORDS["WEIGHTS_AT"]]) - len(head)) + _packed_weights(spec, choice).tobytes()
 
 

@@ -24,9 +24,11 @@ class ImportedModel:
     # when they are read from the MLIR itself.
     entry_points: list[EntryPoint] | None = None
     notes: list[str] = field(default_factory=list)
-    # For ONNX (and converted TFLite) models: (op_type, node name, outputs) of
+    # For ONNX models: (op_type, node name, outputs) of
     # every graph node, to name the node an error is about.
     onnx_nodes: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    # iree-compile flags the imported program needs (added before the caller's).
+    iree_flags: list[str] = field(default_factory=list)
 
     def open_source(self, session: Session) -> Source:
         if self.mlir is None:

@@ -18,7 +18,7 @@ def import_model(path: "str | Path", name: str | None = None) -> ImportedModel:
 
         return import_onnx(path, model_name)
     if fmt is ModelFormat.TFLITE:
-        from npukit.frontends.tflite_frontend import import_tflite
+        from npukit.frontends.tflite.importer import import_tflite
 
         return import_tflite(path, model_name)
     return ImportedModel(path=path, format=fmt, name=model_name)

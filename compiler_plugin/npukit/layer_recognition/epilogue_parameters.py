@@ -8,6 +8,7 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.layer_recognition import float_epilogue as ep
+from npukit.layer_recognition.scalar_expression import Node
 from npukit.layer_recognition.contraction_geometry import map_results
 from npukit.layer_recognition.dispatch_ir import DispatchBody, SystemTensor
 from npukit.layer_recognition.layer_spec import ElementwiseAdd, NotSupported, ResidualAccumulators, TensorLayout
@@ -89,7 +90,7 @@ def role_sizes(layout: TensorLayout) -> dict[str | None, int]:
     return sizes
 
 
-def _factor(node: ep.Node, inputs: EpilogueInputs, channels: int) -> np.ndarray:
+def _factor(node: Node, inputs: EpilogueInputs, channels: int) -> np.ndarray:
     values = ep.per_channel(node, inputs.per_channel)
     if values is None:
         raise NotSupported("a requantization scale that is not a constant")
@@ -129,8 +130,9 @@ def _multipliers(scale: np.ndarray, output: ep.Quantize) -> list[tuple[int, int]
 
 
 def requantization(match: ep.RequantizedContraction, inputs: EpilogueInputs, weights: np.ndarray, kind: str,
-                    channels: int) -> tuple[np.ndarray, list[tuple[int, int]], int]:
-    """(int32 biases, multipliers, input zero point) of a matched epilogue."""
+                    channels: int) -> tuple[np.ndarray, list[tuple[int, int]], int, np.ndarray]:
+    """(int32 biases, multipliers, input zero point, real output scales in
+    double precision) of a matched epilogue."""
     acc = match.accumulator
     if not ep.accumulates(match, inputs.contraction_arg):
         raise NotSupported("the epilogue does not requantize the contraction's accumulator")
@@ -145,7 +147,8 @@ def requantization(match: ep.RequantizedContraction, inputs: EpilogueInputs, wei
             ifm_zp = int(correction[nonzero[0]] // sums[nonzero[0]])
         if not np.array_equal(correction, ifm_zp * sums) or not -128 <= ifm_zp <= 127:
             raise NotSupported("the accumulator correction is not an input zero point times the weight sums")
-    return bias.astype(np.int32), _multipliers(scale, match.output), ifm_zp
+    real = np.asarray(scale, np.float64) / as_f32(match.output.scale)
+    return bias.astype(np.int32), _multipliers(scale, match.output), ifm_zp, real
 
 
 def residual_accumulators(match: ep.RequantizedContraction, inputs: EpilogueInputs,

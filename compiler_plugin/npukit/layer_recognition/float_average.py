@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from npukit.layer_recognition import float_epilogue as ep
+from npukit.layer_recognition.scalar_expression import Node, commuted, expression_of
 from npukit.layer_recognition.dispatch_ir import generic_inputs_count
 from npukit.quantization.requantization import as_f32
 
@@ -24,7 +25,7 @@ class Average:
     the sum (its argument ``sum_arg``) by ``count`` and quantizing it with
     the summand's own scale and zero point, after ``activation``."""
 
-    summand: ep.Node  # an int8-valued node of the reduction's body
+    summand: Node  # an int8-valued node of the reduction's body
     count: int
     sum_arg: int
     quantize: ep.Quantize
@@ -34,13 +35,13 @@ class Average:
 def match_average(reduction: ir.Operation, consumer: ir.Operation) -> Average:
     """The average two ``linalg.generic`` ops compute, or NotAnAverage."""
     summand = None
-    for a, b in ep.commuted(ep.expression_of(reduction), "arith.addf"):
+    for a, b in commuted(expression_of(reduction), "arith.addf"):
         if a.op == "arg" and a.value == generic_inputs_count(reduction):
             summand = ep.match_dequantize_int8(b)
             break
     if summand is None or ep.scalar(summand.scales[0]) is None:
         raise NotAnAverage("a reduction that is not a sum of dequantized int8 values")
-    quantize = ep.match_quantize(ep.expression_of(consumer))
+    quantize = ep.match_quantize(expression_of(consumer))
     activation = ep.match_activation(quantize.inner) if quantize else None
     divided = activation.inner if activation else None
     if activation is None or activation.kind == "unknown" or divided.op != "arith.divf" \

@@ -19,58 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from iree.compiler import ir
 
-from npukit.layer_recognition.dispatch_ir import defining_op
+from npukit.layer_recognition.scalar_expression import Node, commuted
 from npukit.quantization.requantization import as_f32
-
-
-@dataclass(frozen=True)
-class Node:
-    """``op`` is 'arg' (``value`` = block argument index), 'const' (``value`` =
-    the scalar) or an operation name with ``operands``."""
-
-    op: str
-    operands: tuple["Node", ...] = ()
-    value: object = None
-
-
-def expression_of(generic: ir.Operation) -> Node:
-    """The expression the generic's body yields (one result)."""
-    block = generic.regions[0].blocks[0]
-    args = list(block.arguments)
-    memo: dict = {}
-
-    def build(value: ir.Value) -> Node:
-        for i, a in enumerate(args):
-            if a == value:
-                return Node("arg", value=i)
-        owner = defining_op(value)
-        if isinstance(owner, ir.Operation):
-            key = owner
-            if key in memo:
-                return memo[key]
-            if owner.name == "arith.constant":
-                attr = owner.attributes["value"]
-                for cls in (ir.FloatAttr, ir.IntegerAttr):
-                    try:
-                        node = Node("const", value=cls(attr).value)
-                        break
-                    except ValueError:
-                        continue
-                else:
-                    node = Node("unknown", value=str(owner))
-            else:
-                predicate = None
-                if "predicate" in owner.attributes:
-                    predicate = ir.IntegerAttr(owner.attributes["predicate"]).value
-                node = Node(owner.name, tuple(build(v) for v in owner.operands), predicate)
-            memo[key] = node
-            return node
-        return Node("unknown", value=str(value))
-
-    terminator = list(block.operations)[-1]
-    if terminator.operation.name != "linalg.yield" or len(terminator.operands) != 1:
-        return Node("unknown")
-    return build(terminator.operands[0])
 
 
 def _is(node: Node, op: str) -> bool:
@@ -79,14 +29,6 @@ def _is(node: Node, op: str) -> bool:
 
 def _const(node: Node) -> float | None:
     return float(node.value) if node.op == "const" else None
-
-
-def commuted(node: Node, op: str):
-    """Both orders of a commutative binary node's operands."""
-    if node.op != op or len(node.operands) != 2:
-        return []
-    a, b = node.operands
-    return [(a, b), (b, a)]
 
 
 # cmpf predicates (arith.CmpFPredicate): ogt=2, oge=3, ugt=9, uge=10.

@@ -14,10 +14,14 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.layer_recognition import float_epilogue as ep
+from npukit.layer_recognition import integer_epilogue as ie
+from npukit.layer_recognition.scalar_expression import Node, expression_of
+from npukit.quantization.requantization import quantize_multiplier
 from npukit.layer_recognition.constant_pool import BindingSite, constant_reader
 from npukit.layer_recognition.contraction_geometry import Geometry, contraction_geometry, is_int8_contraction
 from npukit.layer_recognition.dispatch_ir import DispatchBody, defining_op, dense_constant
 from npukit.layer_recognition.epilogue_parameters import EpilogueInputs, add_parameters, requantization
+from npukit.layer_recognition.integer_parameters import OutputStage, addition, checked_output_stage
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
 
 
@@ -68,25 +72,63 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
     if inputs.output_roles is None:
         raise NotSupported("the epilogue writes its result other than element by element")
     ofm = TensorLayout(stored[0], inputs.output_roles)
-    expression = ep.expression_of(generic)
+    expression = expression_of(generic)
     simple = ep.match_requantized(expression)
     if simple is not None:
-        bias, multipliers, ifm_zp = requantization(simple, inputs, geometry.weights, geometry.kind, channels)
+        bias, multipliers, ifm_zp, scales = requantization(simple, inputs, geometry.weights, geometry.kind,
+                                                           channels)
         low, high = ep.activation_range(simple.activation, simple.output)
-        return _spec(geometry, ofm, bias, multipliers, ifm_zp, simple.output.zero_point, low, high,
+        spec = _spec(geometry, ofm, bias, multipliers, ifm_zp, simple.output.zero_point, low, high,
                      simple.activation.kind == "relu")
+        if geometry.kind == "fully_connected":
+            spec.scales = scales  # TFLite's fully connected kernel scales by this double
+        return spec
     residual = ep.match_residual_add(expression, inputs.contraction_arg)
     if residual is not None:
         if geometry.kind == "fully_connected":
             raise NotSupported("a fully connected layer with a residual addition")
         inner = residual.contraction
-        bias, multipliers, ifm_zp = requantization(inner, inputs, geometry.weights, geometry.kind, channels)
+        bias, multipliers, ifm_zp, _ = requantization(inner, inputs, geometry.weights, geometry.kind, channels)
         low, high = ep.activation_range(inner.activation, inner.output)
         spec = _spec(geometry, ofm, bias, multipliers, ifm_zp, inner.output.zero_point, low, high,
                      inner.activation.kind == "relu")
         spec.add = add_parameters(residual, inputs, ofm, channels)
         return spec
+    return _integer_epilogue(expression, geometry, ofm, inputs, channels)
+
+
+def _integer_epilogue(expression, geometry: Geometry, ofm: TensorLayout, inputs: EpilogueInputs,
+                      channels: int) -> LayerSpec:
+    """The integer output stages of the TFLite frontend (integer_epilogue)."""
+    requantized = ie.match_requantization(expression)
+    if requantized is not None and requantized.accumulator == Node("arg", value=inputs.contraction_arg, type="i32"):
+        stage = checked_output_stage(expression, requantized, inputs, channels)
+        return _integer_spec(geometry, ofm, stage)
+    added = ie.match_addition(expression)
+    if added is not None:
+        if geometry.kind == "fully_connected":
+            raise NotSupported("a fully connected layer with a residual addition")
+        stage, add = addition(expression, added, inputs, inputs.contraction_arg, ofm, channels)
+        spec = _integer_spec(geometry, ofm, stage)
+        spec.add = add
+        return spec
     raise NotSupported("an epilogue that is not a requantization (with ReLU) or a residual addition")
+
+
+def _integer_spec(geometry: Geometry, ofm: TensorLayout, stage: OutputStage) -> LayerSpec:
+    multipliers = stage.multipliers
+    if stage.scales is not None:
+        if geometry.kind != "fully_connected":
+            raise NotSupported("a convolution whose output stage rounds a double product once")
+        try:  # the nearest fixed-point multipliers, for what reports them; the layer runs on the scales
+            multipliers = [quantize_multiplier(float(s)) for s in stage.scales]
+        except ValueError as e:
+            raise NotSupported(str(e)) from None
+    # The input zero point is folded into the bias; the input was padded with it.
+    relu = stage.low == stage.zero_point > -128  # a fused ReLU left only the zero point and above
+    spec = _spec(geometry, ofm, stage.bias, multipliers, 0, stage.zero_point, stage.low, stage.high, relu)
+    spec.scales = stage.scales
+    return spec
 
 
 def match_layer_at_site(body: DispatchBody, site: "list[BindingSite] | str | None") -> LayerSpec:

@@ -122,6 +122,10 @@ class LayerSpec:
     add: ElementwiseAdd | None = None
     notes: list[str] = field(default_factory=list)
     average: AverageOutput | None = None
+    # A fully connected layer's output scaling: per channel, the double its
+    # accumulators are multiplied by before one rounding (TFLite's kernel);
+    # ``multipliers`` then only approximate it.
+    scales: np.ndarray | None = None
 
     @property
     def macs(self) -> int:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from npukit.mynpu.isa import CONSTANTS_BINDING, LAYOUT_CHW, LAYOUT_HWC, CommandStream, HardwareConfig, Op
-from npukit.quantization.requantization import ADD_LEFT_SHIFT, quant_table
+from npukit.quantization.requantization import ADD_LEFT_SHIFT, quant_table, scale_table
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
 
 ALIGN = 16
@@ -218,7 +218,11 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
                 tile_weights = np.ascontiguousarray(tile_weights.transpose(2, 0, 1))  # [C][KH][KW] = [OC][KH][KW][1]
             blobs = [(np.ascontiguousarray(tile_weights).tobytes(), buffers.weights),
                      (np.asarray(spec.bias[o0:o0 + t], np.int32).tobytes(), buffers.bias)]
-            if spec.multipliers is not None:
+            if spec.kind == "fully_connected" and spec.multipliers is not None:
+                if spec.scales is None:
+                    raise NotSupported("a fully connected layer without its double scales")
+                blobs.append((scale_table(spec.scales[o0:o0 + t]), buffers.quant))
+            elif spec.multipliers is not None:
                 blobs.append((quant_table(spec.multipliers[o0:o0 + t]), buffers.quant))
             for blob, sram_at in blobs:
                 _dma(s, CONSTANTS_BINDING, [(constants.add(blob), sram_at, len(blob), 1, 0, 0)], False)

@@ -8,8 +8,8 @@ step on. This pass rewrites, in every dispatch's ``linalg.generic`` bodies:
 
 - a requantized accumulator ``quantize(act(float(acc - corr) * s... + b))``
   into ``clamp(MBQM(acc - corr + bias, M[c], shift[c]) + zp)`` with the
-  integer bias and per-channel multipliers TFLite derives (rounded once for
-  a fully connected layer's, as TFLite's kernel does);
+  integer bias and per-channel multipliers TFLite derives (for a fully
+  connected layer, TFLite's kernel's double scale with one rounding);
 - a quantized addition ``quantize(act(dequantize(a) + dequantize(b)))`` into
   TFLite's int8 ADD (both operands shifted left by 20 and scaled, summed and
   scaled again), whatever computes ``a`` and ``b`` in the same body;
@@ -34,6 +34,7 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from npukit.quantization.fixed_point import FixedPoint, split_shift
 from npukit.layer_recognition import float_epilogue as ep
+from npukit.layer_recognition.scalar_expression import Node, expression_of
 from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, defining_op, generic_inputs_count, map_dims, \
     read_dispatch
@@ -105,7 +106,7 @@ class _GenericBody:
 
     # Compile-time values -----------------------------------------------------
 
-    def factor(self, node: ep.Node) -> _Factor:
+    def factor(self, node: Node) -> _Factor:
         if node.op == "const":
             return _Factor(np.array(float(node.value)))
         if node.op != "arg" or node.value >= self.inputs_count:
@@ -122,6 +123,20 @@ class _GenericBody:
     def arg(self, index: int) -> ir.Value:
         return self.args[index]
 
+    def per_channel_float(self, values: np.ndarray, dim: int | None, type_: ir.Type) -> ir.Value:
+        """A table of floats of ``type_`` indexed by the loop dimension ``dim``."""
+        table_type = ir.RankedTensorType.get([values.size], type_)
+        with ir.InsertionPoint(self.generic):
+            table_op = arith.ConstantOp(table_type, ir.DenseElementsAttr.get(values.astype(np.float64),
+                                                                             type=table_type))
+        self._tables.append(table_op.operation)
+        return tensor.ExtractOp(table_op.result, [self._index(dim)]).result
+
+    def _index(self, dim: int | None) -> ir.Value:
+        if dim not in self._indices:
+            self._indices[dim] = linalg.IndexOp(dim).result
+        return self._indices[dim]
+
     def per_channel(self, values: np.ndarray, dim: int | None) -> int | ir.Value:
         """A constant, or an i32 table indexed by the loop dimension ``dim``."""
         values = np.asarray(values, np.int64)
@@ -132,10 +147,7 @@ class _GenericBody:
             table_op = arith.ConstantOp(table_type, ir.DenseElementsAttr.get(values.astype(np.int32),
                                                                              type=table_type))
         self._tables.append(table_op.operation)
-        table = table_op.result
-        if dim not in self._indices:
-            self._indices[dim] = linalg.IndexOp(dim).result
-        return tensor.ExtractOp(table, [self._indices[dim]]).result
+        return tensor.ExtractOp(table_op.result, [self._index(dim)]).result
 
 
 def _channel_dim(factors: list[_Factor]) -> int | None:
@@ -156,19 +168,23 @@ def _broadcast(factors: list[_Factor]) -> list[np.ndarray]:
 
 def _requantize(body: _GenericBody, x: ir.Value, scales: np.ndarray, dim: int | None,
                 once: bool = False) -> ir.Value:
-    """MBQM(x, M, shift) for each channel's real scale (``once``: rounded once)."""
+    """MBQM(x, M, shift) for each channel's real scale; ``once``: TFLite's
+    fully connected scaling, the double product rounded once."""
+    if once:
+        f64 = ir.F64Type.get()
+        values = np.asarray(scales, np.float64).reshape(-1)
+        if values.size == 1 or np.all(values == values[0]):
+            return body.fixed.scale_rounded_once(x, float(values[0]))
+        return body.fixed.scale_rounded_once(x, body.per_channel_float(values, dim, f64))
     pairs = [quantize_multiplier(float(s)) for s in scales]
     multiplier = body.per_channel(np.array([m for m, _ in pairs]), dim)
-    if once:
-        shift = body.per_channel(np.array([s for _, s in pairs]), dim)
-        return body.fixed.multiply_by_quantized_multiplier_once(x, multiplier, shift)
     shifts = [split_shift(s) for _, s in pairs]
     left = body.per_channel(np.array([l for l, _ in shifts]), dim)
     right = body.per_channel(np.array([r for _, r in shifts]), dim)
     return body.fixed.multiply_by_quantized_multiplier(x, multiplier, left, right)
 
 
-def _emit_int8(body: _GenericBody, node: ep.Node) -> ir.Value:
+def _emit_int8(body: _GenericBody, node: Node) -> ir.Value:
     """An int8-valued node (an i8/i16 argument or a quantization) as i32."""
     if node.op == "arg":
         value = body.arg(node.value)
@@ -180,7 +196,7 @@ def _emit_int8(body: _GenericBody, node: ep.Node) -> ir.Value:
     return _emit_quantized(body, node)
 
 
-def _emit_quantized(body: _GenericBody, node: ep.Node) -> ir.Value:
+def _emit_quantized(body: _GenericBody, node: Node) -> ir.Value:
     quantize = ep.match_quantize(node)
     if quantize is None:
         raise _KeepFloat("not a quantization")
@@ -238,7 +254,7 @@ def _emit_accumulator(body: _GenericBody, acc: ep.Accumulator, quantize: ep.Quan
                        once=_is_fully_connected(body, acc.accumulator.value))
 
 
-def _emit_addition(body: _GenericBody, node: ep.Node, quantize: ep.Quantize) -> ir.Value:
+def _emit_addition(body: _GenericBody, node: Node, quantize: ep.Quantize) -> ir.Value:
     fixed = body.fixed
     if node.op != "arith.addf" or len(node.operands) != 2:
         raise _KeepFloat("the quantized value is neither an accumulator nor an addition of int8 values")
@@ -277,7 +293,7 @@ def _erase_dead(block: ir.Block) -> None:
 def _rewrite_elementwise(body: _GenericBody) -> bool:
     """An int8 result computed by quantization: the whole expression in
     integers (False: the result is not a quantization)."""
-    expression = ep.expression_of(body.generic)
+    expression = expression_of(body.generic)
     if expression.op != "arith.fptosi":
         return False
     body.replace_result(lambda: body.fixed.truncate(_emit_quantized(body, expression), 8))

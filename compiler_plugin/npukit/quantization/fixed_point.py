@@ -3,11 +3,11 @@
 The same arithmetic as the mynpu device (hal_driver/src/mynpu/requantize.h,
 docs/mynpu-isa.md "Arithmetic"): MultiplyByQuantizedMultiplier with a
 saturating left shift, a saturating rounding doubling high multiply and a
-rounding divide by a power of two with ties away from zero; and for fully
-connected layers the product rounded once, as TFLite's fully connected
-kernel computes it (OP_MAT_MUL does the same). Emitted at the
-current insertion point (and location) as scalar i32/i64 operations, so it
-can stand in a ``linalg.generic`` body. Multipliers and shifts are Python
+rounding divide by a power of two with ties away from zero; its int64
+variant for 16-bit activations; and for fully connected layers TFLite's
+kernel's double scale, rounded once (OP_MAT_MUL does the same). Emitted at
+the current insertion point (and location) as scalar operations, so it can
+stand in a ``linalg.generic`` body. Multipliers and shifts are Python
 ints (constants, folded by the compiler) or i32 values (per-channel tables).
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Union
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith
+from iree.compiler.dialects import arith, math
 
 Int = Union[int, ir.Value]
 
@@ -103,17 +103,49 @@ class FixedPoint:
         shifted = self.saturating_left_shift(x, left_shift)
         return self.rounding_divide_by_power_of_two(self.doubling_high_multiply(shifted, multiplier), right_shift)
 
-    def multiply_by_quantized_multiplier_once(self, x: ir.Value, multiplier: Int, shift: Int) -> ir.Value:
-        """The same product rounded once: (x * multiplier + 2^(30 - shift)) >>
-        (31 - shift) in 64 bits, saturated to int32 (TFLite's fully connected
-        kernel; shift in -31..30)."""
-        product = arith.MulIOp(self.value_i64(x), self.value_i64(multiplier)).result
-        if isinstance(shift, int):
-            total, half = self.constant(31 - shift, self.i64), self.constant(1 << (30 - shift), self.i64)
-        else:
-            total = arith.SubIOp(self.constant(31, self.i64), self.value_i64(shift)).result
-            half = arith.ShLIOp(self.constant(1, self.i64), arith.SubIOp(total, self.constant(1, self.i64)).result).result
-        return self.saturate32(arith.ShRSIOp(arith.AddIOp(product, half).result, total).result)
+    def saturating_doubling_high_multiply(self, a: ir.Value, b: Int) -> ir.Value:
+        """SaturatingRoundingDoublingHighMul for any operands (both INT32_MIN
+        gives INT32_MAX)."""
+        product = self.doubling_high_multiply(a, b)
+        if isinstance(b, int) and b != _I32_MIN:
+            return product
+        both_min = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.eq, a, self.constant(_I32_MIN)).result,
+                                arith.CmpIOp(arith.CmpIPredicate.eq, self.value(b), self.constant(_I32_MIN)).result)
+        return arith.SelectOp(both_min.result, self.constant(_I32_MAX), product).result
+
+    def multiply_by_quantized_multiplier_64(self, x: ir.Value, reduced_multiplier: Int, total_shift: Int) -> ir.Value:
+        """TFLite's MultiplyByQuantizedMultiplier of an int64 accumulator:
+        ``(x * reduced + 2^(total_shift - 1)) >> total_shift`` with the
+        multiplier reduced to 16 bits and total_shift = 15 - shift, both
+        prepared at compile time (reduced_multiplier_64); truncated to int32."""
+        product = arith.MulIOp(x, self.value_i64(reduced_multiplier)).result
+        shift = self.value_i64(total_shift)
+        half = arith.ShLIOp(self.constant(1, self.i64), arith.SubIOp(shift, self.constant(1, self.i64)).result).result
+        return self.truncate(arith.ShRSIOp(arith.AddIOp(product, half).result, shift).result, 32)
+
+    def scale_rounded_once(self, x: ir.Value, scale: "float | ir.Value") -> ir.Value:
+        """``round(double(x) * scale)`` with ties away from zero, as an i32:
+        TFLite's fully connected kernel scales its accumulators this way. The
+        product is rounded to double precision first, as the kernel's is."""
+        f64 = ir.F64Type.get()
+        factor = arith.ConstantOp(f64, ir.FloatAttr.get(f64, float(scale))).result if isinstance(scale, float) \
+            else scale
+        product = arith.MulFOp(arith.SIToFPOp(f64, x).result, factor).result
+        limit = arith.ConstantOp(f64, ir.FloatAttr.get(f64, float(1 << 40))).result
+        bounded = arith.MinimumFOp(arith.MaximumFOp(product, arith.NegFOp(limit).result).result, limit).result
+        whole = arith.FPToSIOp(self.i64, bounded).result  # toward zero
+        fraction = arith.SubFOp(bounded, arith.SIToFPOp(f64, whole).result).result
+        half = arith.ConstantOp(f64, ir.FloatAttr.get(f64, 0.5)).result
+        up = arith.ExtUIOp(self.i64, arith.CmpFOp(arith.CmpFPredicate.OGE, fraction, half).result).result
+        down = arith.ExtUIOp(self.i64, arith.CmpFOp(arith.CmpFPredicate.OLE, fraction,
+                                                      arith.NegFOp(half).result).result).result
+        return self.saturate32(arith.SubIOp(arith.AddIOp(whole, up).result, down).result)
+
+    def count_leading_zeros(self, x: ir.Value) -> ir.Value:
+        return math.CountLeadingZerosOp(x).result
+
+    def select(self, condition: ir.Value, if_true: Int, if_false: Int, type_: ir.Type | None = None) -> ir.Value:
+        return arith.SelectOp(condition, self.value(if_true, type_), self.value(if_false, type_)).result
 
     def rounding_divide(self, x: ir.Value, divisor: int) -> ir.Value:
         """x / divisor rounded to nearest with ties away from zero, as TFLite's
@@ -121,6 +153,12 @@ class FixedPoint:
         half = divisor // 2
         adjusted = arith.AddIOp(x, self.select_positive(x, half, -half, self.i32)).result
         return arith.DivSIOp(adjusted, self.constant(divisor)).result
+
+
+def reduced_multiplier_64(multiplier: int, shift: int) -> tuple[int, int]:
+    """The (16-bit multiplier, total shift) of TFLite's int64 MBQM."""
+    reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
+    return reduced, 15 - shift
 
 
 def split_shift(shift: int) -> tuple[int, int]:

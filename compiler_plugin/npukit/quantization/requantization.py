@@ -61,6 +61,11 @@ def quant_table(multipliers: Iterable[tuple[int, int]]) -> bytes:
     return b"".join(struct.pack("<ii", m, s) for m, s in multipliers)
 
 
+def scale_table(scales: Iterable[float]) -> bytes:
+    """OP_MAT_MUL's requantization table: one binary64 scale per channel."""
+    return b"".join(struct.pack("<d", float(s)) for s in scales)
+
+
 def addition_multipliers(first_scale: float, second_scale: float,
                          output_scale: float) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
     """TFLite's int8 ADD: the multipliers of the two operands (after the

@@ -46,15 +46,18 @@ static inline int32_t mynpu_requantize(int32_t acc, int32_t multiplier, int32_t 
   return mynpu_rdbpot(mynpu_srdhm(x, multiplier), right);
 }
 
-// The same product rounded once (ties toward +infinity), as TFLite's fully
-// connected kernel computes it; OP_MAT_MUL requantizes this way.
-static inline int32_t mynpu_requantize_once(int32_t acc, int32_t multiplier, int32_t shift) {
-  shift = mynpu_clamp(shift, -31, 30);
-  int total = 31 - shift;  // 1 .. 62
-  int64_t rounded = (int64_t)acc * (int64_t)multiplier + ((int64_t)1 << (total - 1));
-  // Floor division by 2^total without >> of a negative value.
-  int64_t quotient = rounded >= 0 ? rounded >> total : -((-rounded + ((int64_t)1 << total) - 1) >> total);
-  return mynpu_sat32(quotient);
+// A fully connected layer's output scaling, as TFLite's fully connected
+// kernel computes it: the accumulator times a binary64 scale, the product
+// rounded to double precision and then to an integer, ties away from zero,
+// saturated to int32. OP_MAT_MUL requantizes this way.
+static inline int32_t mynpu_scale_once(int32_t acc, double scale) {
+  double product = (double)acc * scale;
+  if (!(product > -1099511627776.0)) product = -1099511627776.0;  // also NaN: 2^40 bounds any int32 result
+  if (product > 1099511627776.0) product = 1099511627776.0;
+  int64_t whole = (int64_t)product;  // toward zero
+  double fraction = product - (double)whole;
+  whole += (fraction >= 0.5) - (fraction <= -0.5);
+  return mynpu_sat32(whole);
 }
 
 #endif  // NPUKIT_MYNPU_REQUANTIZE_H_

@@ -235,10 +235,16 @@ static iree_status_t contraction(machine_t* m, contraction_t kind, int relu) {
         if (out32) {
           memcpy(ofm + 4 * at, &acc, 4);
         } else {
-          int32_t q[2];
-          memcpy(q, quant + 8 * o, 8);
-          int32_t v = kind == MATMUL ? mynpu_requantize_once((int32_t)acc, q[0], q[1])
-                                     : mynpu_requantize((int32_t)acc, q[0], q[1]);
+          int32_t v;
+          if (kind == MATMUL) {
+            double scale;
+            memcpy(&scale, quant + 8 * o, 8);
+            v = mynpu_scale_once((int32_t)acc, scale);
+          } else {
+            int32_t q[2];
+            memcpy(q, quant + 8 * o, 8);
+            v = mynpu_requantize((int32_t)acc, q[0], q[1]);
+          }
           ofm[at] = (uint8_t)(int8_t)mynpu_clamp(mynpu_sat32((int64_t)v + ozp), lo, hi);
         }
       }

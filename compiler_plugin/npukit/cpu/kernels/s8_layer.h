@@ -18,7 +18,7 @@
 // NPUKIT_S8_KIND
 #define NPUKIT_S8_CONV 0             // convolution (also 1x1): acc = bias + sum (x - in_zp) * w
 #define NPUKIT_S8_DEPTHWISE 1        // one filter per channel
-#define NPUKIT_S8_FULLY_CONNECTED 2  // a convolution whose requantization rounds once (TFLite's FC)
+#define NPUKIT_S8_FULLY_CONNECTED 2  // a convolution scaled by a double and rounded once (TFLite's FC)
 #define NPUKIT_S8_AVERAGE 3          // a global average pool of another layer's int32 accumulators (s8_average.c)
 
 // NPUKIT_S8_OUTPUT
@@ -114,6 +114,9 @@ enum npukit_s8_word {
   NPUKIT_S8_W_RES_ACT_MAX,
   // NPUKIT_S8_AVERAGE: TFLite's int8 average of each channel's IN_H x IN_W
   // values (the sum divided by COUNT, ties away from zero, clamped).
+  // NPUKIT_S8_FULLY_CONNECTED: scale[OUT_C], binary64 at an 8-byte aligned
+  // word; each output is round(double(acc) * scale), ties away from zero.
+  NPUKIT_S8_W_SCALE_AT,
   NPUKIT_S8_W_AVERAGE_COUNT,
   NPUKIT_S8_W_AVERAGE_ACT_MIN,
   NPUKIT_S8_W_AVERAGE_ACT_MAX,

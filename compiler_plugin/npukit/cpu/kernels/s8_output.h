@@ -85,6 +85,7 @@ typedef struct {
   // 20: npukit_s8_add_channels.
   int32_t add_small;
   int32_t once;
+  const double* scale;  // a fully connected layer's scales (once), else NULL
   npukit_s8_add_t add;
 } npukit_s8_output_t;
 
@@ -104,6 +105,7 @@ static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t outpu
   o.sc = p[NPUKIT_S8_W_OUT_SC], o.sh = p[NPUKIT_S8_W_OUT_SH], o.sw = p[NPUKIT_S8_W_OUT_SW];
   o.zp = p[NPUKIT_S8_W_OUT_ZP], o.act_min = p[NPUKIT_S8_W_ACT_MIN], o.act_max = p[NPUKIT_S8_W_ACT_MAX];
   o.once = p[NPUKIT_S8_W_KIND] == NPUKIT_S8_FULLY_CONNECTED;
+  o.scale = o.once ? (const double*)(const void*)(p + p[NPUKIT_S8_W_SCALE_AT]) : (const double*)0;
   o.fast = o.mode == NPUKIT_S8_OUT_INT8 && !o.once;
   for (int32_t c = 0; o.fast && c < p[NPUKIT_S8_W_OUT_C]; ++c) {
     if (o.shift[c] > 0 || o.shift[c] < -31 || o.multiplier[c] < 0) o.fast = 0;
@@ -371,8 +373,7 @@ static void npukit_s8_store_general(const npukit_s8_output_t* o, int32_t acc, in
     ((int32_t*)o->out)[at] = acc;
     return;
   }
-  int32_t v = o->once ? mynpu_requantize_once(acc, o->multiplier[c], o->shift[c])
-                      : mynpu_requantize(acc, o->multiplier[c], o->shift[c]);
+  int32_t v = o->once ? mynpu_scale_once(acc, o->scale[c]) : mynpu_requantize(acc, o->multiplier[c], o->shift[c]);
   v = mynpu_clamp(mynpu_sat32((int64_t)v + o->zp), o->act_min, o->act_max);
   if (o->mode == NPUKIT_S8_OUT_ADD) {
     const npukit_s8_add_t* k = &o->add;

@@ -1,0 +1,277 @@
+"""CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and TRANSPOSE_CONV: a
+contraction (``linalg.generic``) of the input and the constant weights into
+accumulators, then the output stage of ``epilogues``.
+
+The reference kernels accumulate ``sum(w * (x - zp_in)) + bias`` in int32
+(int64 for 16-bit activations), skipping taps outside the input. Here the
+input is padded with its zero point, the contraction sums ``w * x`` over
+every tap, and ``-zp_in * sum(w)`` is folded into the bias per channel:
+the same integer, since padded taps then contribute ``w * zp_in - w *
+zp_in = 0`` and int32 arithmetic wraps alike in both orders.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from iree.compiler import ir
+from iree.compiler.dialects import arith
+
+from npukit.frontends.tflite import epilogues
+from npukit.frontends.tflite.flatbuffer_reader import Tensor
+from npukit.frontends.tflite.lowering import INT_RANGES, LoweringContext, lowers
+from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, element_type
+from npukit.quantization.tflite_prepare import activation_range, convolution_multipliers, float_activation_range, \
+    fully_connected_scales
+
+PADDING_SAME, PADDING_VALID = 0, 1
+
+
+def output_size(size: int, kernel: int, stride: int, dilation: int, padding: int) -> tuple[int, int, int]:
+    """(output size, padding before, padding after) as TFLite computes them."""
+    effective = (kernel - 1) * dilation + 1
+    out = (size + stride - 1) // stride if padding == PADDING_SAME else (size + stride - effective) // stride
+    total = max(0, (out - 1) * stride + effective - size)
+    return out, total // 2, total - total // 2
+
+
+def _arithmetic(ctx: LoweringContext, x: Tensor, w: Tensor, y: Tensor) -> str:
+    """'int8', 'int16x8' or 'float32', or the one-line refusal."""
+    kinds = {("int8", "int8", "int8"): "int8", ("int16", "int8", "int16"): "int16x8",
+             ("float32", "float32", "float32"): "float32", ("float32", "int8", "float32"): "float32"}
+    kind = kinds.get((x.dtype, w.dtype, y.dtype))
+    if kind is None:
+        raise ctx.unsupported(f"a {x.dtype} input with {w.dtype} weights and a {y.dtype} output (int8, int16 "
+                              "activations with int8 weights, and float32 are)")
+    return kind
+
+
+def float_weights(ctx: LoweringContext, position: int, channel_axis: int) -> np.ndarray:
+    """Constant weights as float32: as stored, or dequantized where a float
+    layer keeps them in int8 (a dynamic-range quantized, "hybrid", model)."""
+    w = ctx.input(position)
+    data = ctx.constant(position, "weights")
+    if w.dtype == "float32":
+        return data
+    q = ctx.quantization(w, "weight tensor")
+    shape = [1] * data.ndim
+    shape[q.dimension if q.per_channel else 0] = -1
+    scales = q.scales.reshape(shape) if q.per_channel else q.scales.reshape(())
+    zero_points = q.zero_points.reshape(shape) if q.per_channel else q.zero_points.reshape(())
+    return (scales * (data.astype(np.float32) - zero_points.astype(np.float32))).astype(np.float32)
+
+
+def _weight_scales(ctx: LoweringContext, w: Tensor, channels: int, channel_axis: int) -> np.ndarray:
+    q = ctx.quantization(w, "weight tensor")
+    if np.any(q.zero_points != 0):
+        raise ctx.unsupported("weights with a nonzero zero point")
+    if q.per_channel and (q.dimension != channel_axis or q.scales.size != channels):
+        raise ctx.unsupported(f"weights quantized per channel along dimension {q.dimension}")
+    return np.broadcast_to(q.scales, (channels,)).astype(np.float32)
+
+
+def _bias(ctx: LoweringContext, position: int, channels: int, kind: str) -> np.ndarray:
+    b = ctx.input(position)
+    if b is None:
+        return np.zeros(channels, np.float32 if kind == "float32" else np.int64)
+    if b.data is None:
+        raise ctx.unsupported("a bias that is not a constant")
+    data = np.asarray(b.data).reshape(-1)
+    if data.size != channels:
+        raise ctx.fail(f"a bias of {data.size} values for {channels} output channels")
+    if kind == "int8" and b.dtype != "int32":
+        raise ctx.unsupported(f"an int8 layer with a {b.dtype} bias")
+    if kind == "int16x8" and b.dtype not in ("int32", "int64"):
+        raise ctx.unsupported(f"a 16-bit layer with a {b.dtype} bias")
+    return data
+
+
+def _accumulate(ctx: LoweringContext, x: Value, w: Value, out_shape, iterators, x_map, w_map, out_map,
+                kind: str) -> Value:
+    """The contraction: sum of x * w into int32 (int8), int64 (int16x8) or float32."""
+    builder = ctx.builder
+    acc_dtype = {"int8": "int32", "int16x8": "int64", "float32": "float32"}[kind]
+    init = builder.filled(out_shape, acc_dtype, 0)
+    acc_type = element_type(acc_dtype)
+
+    def body(a, b, out):
+        if kind == "float32":
+            return arith.AddFOp(out, arith.MulFOp(a, b).result).result
+        product = arith.MulIOp(arith.ExtSIOp(acc_type, a).result, arith.ExtSIOp(acc_type, b).result).result
+        return arith.AddIOp(out, product).result
+
+    dims = len(iterators)
+    return builder.generic([(x, affine_map(dims, x_map)), (w, affine_map(dims, w_map))],
+                           [(init, affine_map(dims, out_map))], iterators, body)[0]
+
+
+def _output_stage(ctx: LoweringContext, kind: str, acc: Value, channel_dim: int, x: Tensor, y: Tensor,
+                  weight_scales: np.ndarray | None, bias: np.ndarray, weight_sums: np.ndarray | None,
+                  activation: int, fully_connected: bool = False) -> Value:
+    if kind == "float32":
+        low, high = _float_range(ctx, activation)
+        return epilogues.float_output(ctx, acc, channel_dim, bias if np.any(bias != 0) else None, low, high)
+    qx, qy = ctx.per_tensor(x, "input"), ctx.per_tensor(y, "output")
+    if kind == "int16x8" and (qx.zero_point != 0 or qy.zero_point != 0):
+        raise ctx.unsupported("16-bit activations with a nonzero zero point")
+    lo, hi = INT_RANGES[y.dtype]
+    try:
+        low, high = activation_range(activation, qy.scale, qy.zero_point, lo, hi)
+    except ValueError as e:
+        raise ctx.unsupported(str(e)) from None
+    bias = np.asarray(bias, np.int64)
+    if weight_sums is not None and qx.zero_point != 0:
+        bias = bias - qx.zero_point * weight_sums
+    if fully_connected:
+        scales = fully_connected_scales(qx.scale, weight_scales, qy.scale)
+        return epilogues.scale_once(ctx, acc, channel_dim, _wrap(bias, acc.dtype), scales, qy.zero_point, low,
+                                    high, y.dtype)
+    multipliers = convolution_multipliers(qx.scale, weight_scales, qy.scale)
+    if kind == "int8":
+        return epilogues.requantize_int32(ctx, acc, channel_dim, _wrap(bias, "int32"), multipliers, qy.zero_point,
+                                          low, high, y.dtype)
+    return epilogues.requantize_int64(ctx, acc, channel_dim, bias, multipliers, qy.zero_point, low, high, y.dtype)
+
+
+def _wrap(values: np.ndarray, dtype: str) -> np.ndarray:
+    """int64 values wrapped to int32 as the kernels' int32 arithmetic wraps them."""
+    if dtype != "int32":
+        return np.asarray(values, np.int64)
+    return ((np.asarray(values, np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+
+
+def _float_range(ctx: LoweringContext, activation: int) -> tuple[float, float]:
+    try:
+        return float_activation_range(activation)
+    except ValueError as e:
+        raise ctx.unsupported(str(e)) from None
+
+
+def builder_weights(ctx: LoweringContext, position: int, kind: str, channel_axis: int) -> Value:
+    """The weights as the contraction reads them (float32 for float layers)."""
+    if kind == "float32" and ctx.input(position).dtype != "float32":
+        return ctx.builder.constant(float_weights(ctx, position, channel_axis))
+    return ctx.value(ctx.input(position).index)
+
+
+def _check_size(ctx: LoweringContext, what: str, computed: int, declared: int) -> None:
+    if computed != declared:
+        raise ctx.fail(f"the output {what} is {declared}, but the input, kernel, stride and padding give {computed}")
+
+
+def _padded_input(ctx: LoweringContext, x: Value, kind: str, q_zero_point: int, pads) -> Value:
+    (top, bottom), (left, right) = pads
+    fill = 0.0 if kind == "float32" else q_zero_point
+    return ctx.builder.pad(x, [0, top, left, 0], [0, bottom, right, 0], fill)
+
+
+@lowers("CONV_2D")
+def conv_2d(ctx: LoweringContext, op) -> None:
+    x_t, w_t, y_t = ctx.input(0), ctx.input(1), ctx.output()
+    kind = _arithmetic(ctx, x_t, w_t, y_t)
+    weights = ctx.constant(1, "weights")
+    if len(x_t.shape) != 4 or weights.ndim != 4:
+        raise ctx.fail(f"a convolution of a {len(x_t.shape)}-d input with {weights.ndim}-d weights")
+    n, h, w, c = x_t.shape
+    oc, kh, kw, ic = weights.shape
+    if ic != c:
+        raise ctx.unsupported(f"a grouped convolution ({c // max(ic, 1)} groups)")
+    o = op.options
+    stride, dilation = (o.get("stride_h", 1), o.get("stride_w", 1)), (o.get("dilation_h_factor", 1),
+                                                                       o.get("dilation_w_factor", 1))
+    oh, top, bottom = output_size(h, kh, stride[0], dilation[0], o.get("padding", 0))
+    ow, left, right = output_size(w, kw, stride[1], dilation[1], o.get("padding", 0))
+    _check_size(ctx, "shape", (n, oh, ow, oc), y_t.shape)
+    zp = 0 if kind == "float32" else ctx.per_tensor(x_t, "input").zero_point
+    x = _padded_input(ctx, ctx.value(x_t.index), kind, zp, ((top, bottom), (left, right)))
+    w_value = builder_weights(ctx, 1, kind, 0)
+    sy, sx = stride
+    dy, dx = dilation
+    # Loops: n, oh, ow, oc, kh, kw, ic.
+    acc = _accumulate(ctx, x, w_value, (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
+                      [0, f"d1 * {sy} + d4 * {dy}", f"d2 * {sx} + d5 * {dx}", 6], [3, 4, 5, 6], [0, 1, 2, 3], kind)
+    bias = _bias(ctx, 2, oc, kind)
+    scales = None if kind == "float32" else _weight_scales(ctx, w_t, oc, 0)
+    sums = weights.reshape(oc, -1).astype(np.int64).sum(axis=1) if kind != "float32" else None
+    ctx.define(0, _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums,
+                                o.get("fused_activation_function", 0)))
+
+
+@lowers("DEPTHWISE_CONV_2D")
+def depthwise_conv_2d(ctx: LoweringContext, op) -> None:
+    x_t, w_t, y_t = ctx.input(0), ctx.input(1), ctx.output()
+    kind = _arithmetic(ctx, x_t, w_t, y_t)
+    weights = ctx.constant(1, "weights")
+    if len(x_t.shape) != 4 or weights.ndim != 4 or weights.shape[0] != 1:
+        raise ctx.fail("a depthwise convolution whose input or weights are not [1, H, W, C]")
+    n, h, w, c = x_t.shape
+    _, kh, kw, oc = weights.shape
+    if c == 0 or oc % c:
+        raise ctx.fail(f"{oc} output channels for {c} input channels")
+    multiplier = oc // c
+    o = op.options
+    stride, dilation = (o.get("stride_h", 1), o.get("stride_w", 1)), (o.get("dilation_h_factor", 1),
+                                                                       o.get("dilation_w_factor", 1))
+    oh, top, bottom = output_size(h, kh, stride[0], dilation[0], o.get("padding", 0))
+    ow, left, right = output_size(w, kw, stride[1], dilation[1], o.get("padding", 0))
+    _check_size(ctx, "shape", (n, oh, ow, oc), y_t.shape)
+    zp = 0 if kind == "float32" else ctx.per_tensor(x_t, "input").zero_point
+    x = _padded_input(ctx, ctx.value(x_t.index), kind, zp, ((top, bottom), (left, right)))
+    sy, sx = stride
+    dy, dx = dilation
+    builder = ctx.builder
+    bias = _bias(ctx, 2, oc, kind)
+    scales = None if kind == "float32" else _weight_scales(ctx, w_t, oc, 3)
+    sums = weights.reshape(-1, oc).astype(np.int64).sum(axis=0) if kind != "float32" else None
+    activation = o.get("fused_activation_function", 0)
+    if c == 1:
+        # One input channel: the multiplier's channels are a convolution's output channels.
+        source = float_weights(ctx, 1, 3) if kind == "float32" else weights
+        filters = builder.constant(np.ascontiguousarray(source.reshape(kh, kw, oc).transpose(2, 0, 1)[..., None]))
+        acc = _accumulate(ctx, x, filters, (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
+                          [0, f"d1 * {sy} + d4 * {dy}", f"d2 * {sx} + d5 * {dx}", 6], [3, 4, 5, 6], [0, 1, 2, 3],
+                          kind)
+        result = _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation)
+    elif multiplier == 1:
+        filters = builder.reshape(builder_weights(ctx, 1, kind, 3), (kh, kw, c))
+        # Loops: n, oh, ow, c, kh, kw.
+        acc = _accumulate(ctx, x, filters, (n, oh, ow, c), [PARALLEL] * 4 + [REDUCTION] * 2,
+                          [0, f"d1 * {sy} + d4 * {dy}", f"d2 * {sx} + d5 * {dx}", 3], [4, 5, 3], [0, 1, 2, 3], kind)
+        result = _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation)
+    else:
+        # Output channel c * multiplier + m: loops n, oh, ow, c, m, kh, kw over [.., C, M] accumulators.
+        filters = builder.reshape(builder_weights(ctx, 1, kind, 3), (kh, kw, c, multiplier))
+        acc = _accumulate(ctx, x, filters, (n, oh, ow, c, multiplier), [PARALLEL] * 5 + [REDUCTION] * 2,
+                          [0, f"d1 * {sy} + d5 * {dy}", f"d2 * {sx} + d6 * {dx}", 3], [5, 6, 3, 4],
+                          [0, 1, 2, 3, 4], kind)
+        acc = builder.reshape(acc, (n, oh, ow, oc))
+        result = _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation)
+    ctx.define(0, result)
+
+
+@lowers("FULLY_CONNECTED")
+def fully_connected(ctx: LoweringContext, op) -> None:
+    x_t, w_t, y_t = ctx.input(0), ctx.input(1), ctx.output()
+    kind = _arithmetic(ctx, x_t, w_t, y_t)
+    weights = ctx.constant(1, "weights")
+    o = op.options
+    if o.get("weights_format", 0) != 0:
+        raise ctx.unsupported("shuffled fully connected weights")
+    if weights.ndim != 2:
+        raise ctx.fail(f"fully connected weights of rank {weights.ndim}")
+    units, depth = weights.shape
+    if depth == 0 or x_t.elements % depth:
+        raise ctx.fail(f"an input of {x_t.elements} values for weights of depth {depth}")
+    batches = x_t.elements // depth
+    if y_t.elements != batches * units:
+        raise ctx.fail(f"an output of {y_t.elements} values for {batches} x {units}")
+    x = ctx.builder.reshape(ctx.value(x_t.index), (batches, depth))
+    # Loops: b, n, k.
+    acc = _accumulate(ctx, x, builder_weights(ctx, 1, kind, 0), (batches, units), [PARALLEL, PARALLEL, REDUCTION],
+                      [0, 2],
+                      [1, 2], [0, 1], kind)
+    bias = _bias(ctx, 2, units, kind)
+    scales = None if kind == "float32" else _weight_scales(ctx, w_t, units, 0)
+    sums = weights.astype(np.int64).sum(axis=1) if kind != "float32" else None
+    result = _output_stage(ctx, kind, acc, 1, x_t, y_t, scales, bias, sums, o.get("fused_activation_function", 0),
+                           fully_connected=kind != "float32")
+    ctx.define(0, result)

@@ -1,0 +1,144 @@
+"""SOFTMAX along the last axis.
+
+int8 input (int8 or int16 output): TFLite's reference kernel in gemmlowp's
+fixed point. Each exponential depends only on the difference to the row's
+maximum (-255..0), so the compiler tabulates them (and their Q12.19 share
+of the sum); at run time each row sums its table entries, takes the
+reciprocal of the sum with the kernel's three Newton-Raphson steps, and
+scales each exponential by it. Float: exp((x - max) * beta) / sum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from iree.compiler import ir
+from iree.compiler.dialects import arith
+from iree.compiler.dialects import math as mlir_math
+from iree.compiler.dialects import tensor
+
+from npukit.frontends.tflite.lowering import LoweringContext, lowers
+from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map
+from npukit.quantization.fixed_point import FixedPoint
+from npukit.quantization.fixed_point_reference import rdbpot
+from npukit.quantization.tflite_prepare import ACCUMULATION_INTEGER_BITS, softmax_exponentials, softmax_parameters
+
+
+def _row_reduce(ctx: LoweringContext, x: Value, dtype: str, init, combine) -> Value:
+    """A reduction of each row (the last axis) of ``x``."""
+    builder = ctx.builder
+    rank = x.rank
+    out = builder.filled(x.shape[:-1], dtype, init)
+    return builder.generic([(x, affine_map(rank, list(range(rank))))], [(out, affine_map(rank, list(range(rank - 1))))],
+                           [PARALLEL] * (rank - 1) + [REDUCTION], combine)[0]
+
+
+def _with_row(ctx: LoweringContext, x: Value, row: list[Value], dtype: str, body) -> Value:
+    """``body(element, *row_values)`` for each element of ``x``."""
+    builder = ctx.builder
+    rank = x.rank
+    inputs = [(x, affine_map(rank, list(range(rank))))] + [(r, affine_map(rank, list(range(rank - 1)))) for r in row]
+    out = builder.empty(x.shape, dtype)
+    return builder.generic(inputs, [(out, affine_map(rank, list(range(rank))))], [PARALLEL] * rank,
+                           lambda *args: body(*args[:-1]))[0]
+
+
+def _table_entry(table: Value, index: ir.Value) -> ir.Value:
+    return tensor.ExtractOp(table.value, [arith.IndexCastOp(ir.IndexType.get(), index).result]).result
+
+
+def _reciprocal(fixed: FixedPoint, total: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """gemmlowp's GetReciprocal of a positive Q12.19 sum: 1 / (1 + y) in
+    Q0.31 for the sum's normalised mantissa 1 + y, and the number of bits
+    of the sum over one unit."""
+    headroom = fixed.count_leading_zeros(total)
+    bits_over_unit = fixed.sub(ACCUMULATION_INTEGER_BITS, headroom)
+    shifted = arith.ShLIOp(total, headroom).result
+    y = fixed.add(shifted, -(1 << 31))  # wraps: (uint32(sum) << headroom) - 2^31
+    # half_denominator = (y + 1) / 2 in Q0.31, rounded: (y + 2^31) / 2 with y >= 0.
+    wide = arith.AddIOp(arith.ExtSIOp(fixed.i64, y).result, fixed.constant(1 << 31, fixed.i64)).result
+    half = fixed.truncate(arith.DivSIOp(wide, fixed.constant(2, fixed.i64)).result, 32)
+    x = fixed.add(1515870810, fixed.saturating_doubling_high_multiply(half, -1010580540))  # 48/17 - 32/17 * d
+    for _ in range(3):
+        error = fixed.sub(1 << 29, fixed.saturating_doubling_high_multiply(half, x))
+        x = fixed.add(x, fixed.saturating_left_shift(fixed.saturating_doubling_high_multiply(x, error), 2))
+    return fixed.saturating_left_shift(x, 1), bits_over_unit
+
+
+@lowers("SOFTMAX")
+def softmax(ctx: LoweringContext, op) -> None:
+    x_t, y_t = ctx.input(0), ctx.output()
+    builder = ctx.builder
+    beta = float(np.float32(op.options.get("beta", 1.0)))
+    x = ctx.value(x_t.index)
+    if x.rank == 0:
+        raise ctx.fail("a softmax of a scalar")
+    if x_t.dtype == "float32":
+        f32 = ir.F32Type.get()
+        row_max = _row_reduce(ctx, x, "float32", -float("inf"), lambda v, m: arith.MaximumFOp(m, v).result)
+        beta_value = lambda: arith.ConstantOp(f32, ir.FloatAttr.get(f32, beta)).result  # noqa: E731
+        exps = _with_row(ctx, x, [row_max], "float32",
+                         lambda v, m: mlir_math.ExpOp(arith.MulFOp(arith.SubFOp(v, m).result, beta_value()).result
+                                                      ).result)
+        total = _row_reduce(ctx, exps, "float32", 0.0, lambda v, s: arith.AddFOp(s, v).result)
+        ctx.define(0, _with_row(ctx, exps, [total], "float32", lambda e, s: arith.DivFOp(e, s).result))
+        return
+    if x_t.dtype != "int8" or y_t.dtype not in ("int8", "int16"):
+        raise ctx.unsupported(f"a SOFTMAX of {x_t.dtype} to {y_t.dtype}")
+    qx, qy = ctx.per_tensor(x_t, "input"), ctx.per_tensor(y_t, "output")
+    if y_t.dtype == "int8" and (qy.zero_point != -128 or abs(float(qy.scale) - 1 / 256) > 0.001 / 256):
+        raise ctx.fail("an int8 SOFTMAX whose output is not quantized with scale 1/256 and zero point -128")
+    try:
+        params = softmax_parameters(beta, qx.scale)
+    except ValueError as e:
+        raise ctx.unsupported(str(e)) from None
+    exponentials = softmax_exponentials(params)
+    # Each exponential's part of the sum: Q0.31 rescaled to Q12.19.
+    shares = np.array([rdbpot(int(e), ACCUMULATION_INTEGER_BITS) for e in exponentials], np.int32)
+    exp_table, share_table = builder.constant(exponentials), builder.constant(shares)
+    out_bits = 8 if y_t.dtype == "int8" else 16
+    type_min = -(1 << (out_bits - 1))
+    i32 = ir.IntegerType.get_signless(32)
+
+    def difference(fixed: FixedPoint, v, m):
+        return fixed.sub(m, arith.ExtSIOp(i32, v).result)  # max - x: the table index, 0..255
+
+    row_max = _row_reduce(ctx, x, "int8", -128, lambda v, m: arith.MaxSIOp(m, v).result)
+    total = _row_reduce_with(ctx, x, row_max, share_table, difference)
+
+    def row_scale(s, _r, _e):
+        fixed = FixedPoint()
+        reciprocal, bits_over_unit = _reciprocal(fixed, s)
+        return reciprocal, fixed.add(bits_over_unit, 31 - out_bits)
+
+    rows = total.rank
+    identity = affine_map(rows, list(range(rows)))
+    reciprocal_out, exponent_out = builder.empty(total.shape, "int32"), builder.empty(total.shape, "int32")
+    reciprocals, exponents = builder.generic([(total, identity)], [(reciprocal_out, identity), (exponent_out, identity)],
+                                             [PARALLEL] * rows, row_scale)
+
+    def output(v, m, reciprocal, exponent):
+        fixed = FixedPoint()
+        e = _table_entry(exp_table, difference(fixed, v, arith.ExtSIOp(i32, m).result))
+        unsaturated = fixed.rounding_divide_by_power_of_two(fixed.saturating_doubling_high_multiply(reciprocal, e),
+                                                            exponent)
+        value = fixed.clamp(fixed.add(unsaturated, type_min), type_min, -type_min - 1)
+        return fixed.truncate(value, out_bits)
+
+    ctx.define(0, _with_row(ctx, x, [row_max, reciprocals, exponents], y_t.dtype, output))
+
+
+def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, share_table: Value, difference) -> Value:
+    """Each row's sum of its elements' table entries (a wrapping int32 sum)."""
+    builder = ctx.builder
+    rank = x.rank
+    i32 = ir.IntegerType.get_signless(32)
+    out = builder.filled(x.shape[:-1], "int32", 0)
+
+    def body(v, m, acc):
+        fixed = FixedPoint()
+        share = _table_entry(share_table, difference(fixed, v, arith.ExtSIOp(i32, m).result))
+        return arith.AddIOp(acc, share).result
+
+    return builder.generic([(x, affine_map(rank, list(range(rank)))), (row_max, affine_map(rank, list(range(rank - 1))))],
+                           [(out, affine_map(rank, list(range(rank - 1))))], [PARALLEL] * (rank - 1) + [REDUCTION],
+                           body)[0]
