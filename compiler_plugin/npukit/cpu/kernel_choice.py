@@ -4,7 +4,10 @@ result says otherwise.
 
 - ``weights``: "int8" as the model has them, or "int16", widened at compile
   time so the Cortex-M DSP dot product needs no sign extension (fewer
-  instructions per MAC for twice the weight bytes). DSP cores only.
+  instructions per MAC for twice the weight bytes). DSP cores only. For a
+  depthwise layer, "taps" orders the int8 weights tap by tap with the
+  channels side by side, for the DSP kernel that runs channel-last layers
+  four channels at a time.
 - ``conv_form``: the x86 vector convolution's "packed" (im2col panels) or
   "direct" (the input read in place) form, or "auto" for the kernel's own
   rule. Host only; the kernel falls back to packed where direct cannot run.
@@ -21,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from npukit.layer_recognition.layer_spec import LayerSpec
 from npukit.targets.cpu_presets import CpuPreset
 
-WEIGHT_FORMS = ("int8", "int16")
+WEIGHT_FORMS = ("int8", "int16", "taps")
 CONV_FORMS = ("auto", "packed", "direct")
 
 
@@ -63,17 +66,23 @@ def _is_convolution(spec: LayerSpec) -> bool:
     return spec.kind in ("conv", "fully_connected")
 
 
+def _channels_last(spec: LayerSpec) -> bool:
+    """Input and output with their channels side by side (HWC)."""
+    return spec.ifm.addressing().sc == 1 and spec.ofm.addressing().sc == 1
+
+
 def default_choice(spec: LayerSpec, preset: CpuPreset) -> KernelChoice:
     """Without a tuning result: int16 weights on DSP cores (the measured
-    faster form), the x86 kernel's own rule on the host."""
-    if _is_convolution(spec) and has_dsp(preset):
-        return KernelChoice(weights="int16")
-    return KernelChoice()
+    faster form), tap-ordered depthwise weights for channel-last layers
+    there, the x86 kernel's own rule on the host."""
+    return candidates(spec, preset)[0]
 
 
 def candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelChoice]:
     """The choices worth measuring for this layer on this preset; the
     default first. One candidate means there is nothing to tune."""
+    if spec.kind == "depthwise" and has_dsp(preset) and _channels_last(spec):
+        return [KernelChoice(weights="taps"), KernelChoice()]
     if not _is_convolution(spec):
         return [KernelChoice()]
     if has_dsp(preset):

@@ -57,6 +57,10 @@ def _packed_weights(spec: LayerSpec, choice: KernelChoice) -> np.ndarray:
     w = np.asarray(spec.weights, np.int8)
     if spec.kind == "average":  # no weights
         return w
+    if spec.kind == "depthwise" and choice.weights == "taps":  # [KH][KW][C] -> [C / 4][KH * KW][4]
+        taps = w.reshape(-1, w.shape[-1])
+        taps = np.pad(taps, ((0, 0), (0, -taps.shape[1] % 4)))
+        return np.ascontiguousarray(taps.reshape(taps.shape[0], -1, 4).transpose(1, 0, 2))
     if spec.kind == "depthwise":  # [KH][KW][C] -> [C][KH * KW]
         return np.ascontiguousarray(w.reshape(-1, w.shape[-1]).T)
     oc = w.shape[0]
@@ -95,6 +99,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
     check_supported(spec)
     if choice.weights == "int16" and spec.kind == "depthwise":
         raise KernelUnsupported("int16 weights for a depthwise layer")
+    if choice.weights == "taps" and spec.kind != "depthwise":
+        raise KernelUnsupported("tap-ordered weights for a layer that is not depthwise")
     channels = spec.ofm_chw[0]
     words = np.zeros(WORDS["COUNT"], np.int64)
 

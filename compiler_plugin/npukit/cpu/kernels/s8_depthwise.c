@@ -6,6 +6,10 @@
 // contiguous values compute two neighbouring outputs from one word of each
 // input row: SXTB16 splits bytes (0..3) into (0, 2) and (1, 3), SMLAD takes
 // taps 0 and 2 of a row at once and SMLABB / SMLATB the middle tap.
+// Channel-last layers (weights NPUKIT_S8_WEIGHTS_TAPS) take four channels at
+// a time instead: one word of input and one of weights per tap hold the four
+// channels' values, SXTB16 splits both, and SMLABB / SMLATT accumulate each
+// channel, for two neighbouring output pixels at once.
 #include "s8_output.h"
 
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual);
@@ -130,6 +134,179 @@ static void channel_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const
 }
 #endif
 
+// Channel-last layers (NPUKIT_S8_WEIGHTS_TAPS): weights [OUT_C / 4][taps][4],
+// a word per tap of four neighbouring channels.
+
+// The weight of channel `c` at tap `t` of `taps`.
+static inline int32_t tap_weight(const int8_t* w, int32_t taps, int32_t c, int32_t t) {
+  return w[((c / 4) * taps + t) * 4 + c % 4];
+}
+
+// Output pixels (y, x) for x in [x0, x1) of channels [c0, c1), one at a time,
+// through the general store.
+static void channels_last_plain(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
+                                const int32_t* weight_sum, int32_t kh, int32_t kw, int32_t y, int32_t x0, int32_t x1,
+                                int32_t c0, int32_t c1) {
+  for (int32_t x = x0; x < x1; ++x) {
+    const int8_t* at = in + y * g->step_y + x * g->step_x;
+    for (int32_t c = c0; c < c1; ++c) {
+      int32_t acc = o->bias[c] - g->zp * weight_sum[c];
+      for (int32_t i = 0; i < kh; ++i) {
+        for (int32_t j = 0; j < kw; ++j) acc += at[i * g->dy + j * g->dx + c] * tap_weight(w, kh * kw, c, i * kw + j);
+      }
+      npukit_s8_store(o, acc, c, y, x);
+    }
+  }
+}
+
+#if defined(__ARM_FEATURE_DSP)
+// Accumulates tap word `wd` times input word `xd` into four channels.
+#define NPUKIT_S8_QUAD_TAP(xd, wd)                                                                 \
+  do {                                                                                             \
+    const int32_t x02 = __sxtb16(xd), x13 = npukit_s8_sxtb16_ror8(xd);                             \
+    const int32_t w02 = __sxtb16(wd), w13 = npukit_s8_sxtb16_ror8(wd);                             \
+    a0 = __smlabb(x02, w02, a0);                                                                   \
+    a2 = __smlatt(x02, w02, a2);                                                                   \
+    a1 = __smlabb(x13, w13, a1);                                                                   \
+    a3 = __smlatt(x13, w13, a3);                                                                   \
+  } while (0)
+
+// One 3x3 window of four channels: the tap at row i, column j is the word at
+// at + i * dy + j * dx (column 2 as a register offset shifted by 1), its
+// weights word wq[3 * i + j].
+#define NPUKIT_S8_QUAD_3X3_TAP(dx_operand, w_offset)                                                             \
+  "ldr %[x], [%[p]" dx_operand "]\n"                                                                            \
+  "ldr %[w], [%[wq], #" w_offset "]\n"                                                                          \
+  "sxtb16 %[t], %[x]\n"                                                                                         \
+  "sxtb16 %[u], %[w]\n"                                                                                         \
+  "smlabb %[a0], %[t], %[u], %[a0]\n"                                                                           \
+  "smlatt %[a2], %[t], %[u], %[a2]\n"                                                                           \
+  "sxtb16 %[x], %[x], ror #8\n"                                                                                 \
+  "sxtb16 %[w], %[w], ror #8\n"                                                                                 \
+  "smlabb %[a1], %[x], %[w], %[a1]\n"                                                                           \
+  "smlatt %[a3], %[x], %[w], %[a3]\n"
+#define NPUKIT_S8_QUAD_3X3_ROW(w0, w1, w2)                                                                       \
+  NPUKIT_S8_QUAD_3X3_TAP("", w0) NPUKIT_S8_QUAD_3X3_TAP(", %[dx]", w1) NPUKIT_S8_QUAD_3X3_TAP(", %[dx], lsl #1", w2)
+
+static inline __attribute__((always_inline)) void quad_taps_3x3(const int8_t* at, int32_t dx, int32_t dy,
+                                                                const npukit_s8_word_t* wq, int32_t* acc) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], x, w, t, u;
+  const int8_t* p = at;
+  __asm__(NPUKIT_S8_QUAD_3X3_ROW("0", "4", "8") "add %[p], %[p], %[dy]\n"
+          NPUKIT_S8_QUAD_3X3_ROW("12", "16", "20") "add %[p], %[p], %[dy]\n"
+          NPUKIT_S8_QUAD_3X3_ROW("24", "28", "32")
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [p] "+r"(p), [x] "=&r"(x), [w] "=&r"(w),
+            [t] "=&r"(t), [u] "=&r"(u)
+          : [dx] "r"(dx), [dy] "r"(dy), [wq] "r"(wq)
+          : "memory");
+  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+#undef NPUKIT_S8_QUAD_3X3_ROW
+#undef NPUKIT_S8_QUAD_3X3_TAP
+
+// Four channels' accumulators at one output pixel: the window's taps (kh x
+// kw, constants where the caller specializes) from `at`, weights from `wq`
+// on, doubled (the operand SMMULR needs) into `acc2`.
+static inline __attribute__((always_inline)) void quad_pixel(const plane_t* g, const int8_t* at,
+                                                             const npukit_s8_word_t* wq, const int32_t* start,
+                                                             int32_t* acc2, int32_t kh, int32_t kw) {
+  int32_t acc[4] = {start[0], start[1], start[2], start[3]};
+  if (kh == 3 && kw == 3) {
+    quad_taps_3x3(at, g->dx, g->dy, wq, acc);
+  } else {
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    for (int32_t i = 0; i < kh; ++i, at += g->dy) {
+      const int8_t* row = at;
+      for (int32_t j = 0; j < kw; ++j, row += g->dx) {
+        const int32_t xd = *(const unaligned_word_t*)(const void*)row;
+        const int32_t wd = *wq++;
+        NPUKIT_S8_QUAD_TAP(xd, wd);
+      }
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+  }
+  acc2[0] = 2 * acc[0], acc2[1] = 2 * acc[1], acc2[2] = 2 * acc[2], acc2[3] = 2 * acc[3];
+}
+
+// Output pixels per pass of the channel-last path: their four channels'
+// accumulators are computed first, then each channel's are requantized in
+// one run with its constants in registers.
+#define QUAD_PASS 64
+
+// One channel's outputs of a pass: `rows` x `cols` pixels, doubled
+// accumulators every 4 words from `acc2`, stored from `to` on.
+static void requantize_quad_channel(const npukit_s8_output_t* o, const int32_t* acc2, int32_t rows, int32_t cols,
+                                    const int32_t* rq, uint8_t* to) {
+  const int32_t m = rq[0], e = rq[1], half = rq[2], zp = o->zp, lo = o->act_min, hi = o->act_max;
+  const int32_t sh = o->sh, sw = o->sw;
+  for (int32_t r = 0; r < rows; ++r, to += sh) {
+    uint8_t* at = to;
+    for (int32_t x = 0; x < cols; ++x, acc2 += 4, at += sw) {
+      *at = (uint8_t)npukit_s8_output_small(*acc2, m, e, half, zp, lo, hi, 0);
+    }
+  }
+}
+
+// Channel-last, small path, int8 out: four channels at a time, each from its
+// bias with the input zero point folded in; channels beyond a multiple of
+// four take the plain loop.
+static void channels_last_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
+                              const int32_t* weight_sum, const int32_t* requant, int32_t channels, int32_t kh,
+                              int32_t kw) {
+  const int32_t quads = channels / 4, taps = kh * kw;
+  const int32_t rows_per_pass = g->ow <= QUAD_PASS ? QUAD_PASS / g->ow : 1;
+  const int32_t cols_per_pass = g->ow <= QUAD_PASS ? g->ow : QUAD_PASS;
+  int32_t acc2[4 * QUAD_PASS];
+  for (int32_t q = 0; q < quads; ++q) {
+    const int32_t c = 4 * q;
+    const int32_t start[4] = {o->bias[c] - g->zp * weight_sum[c], o->bias[c + 1] - g->zp * weight_sum[c + 1],
+                              o->bias[c + 2] - g->zp * weight_sum[c + 2], o->bias[c + 3] - g->zp * weight_sum[c + 3]};
+    const npukit_s8_word_t* wq = (const npukit_s8_word_t*)(const void*)(w + (size_t)q * taps * 4);
+    for (int32_t y0 = 0; y0 < g->oh; y0 += rows_per_pass) {
+      const int32_t rows = g->oh - y0 < rows_per_pass ? g->oh - y0 : rows_per_pass;
+      for (int32_t x0 = 0; x0 < g->ow; x0 += cols_per_pass) {
+        const int32_t cols = g->ow - x0 < cols_per_pass ? g->ow - x0 : cols_per_pass;
+        int32_t* a = acc2;
+        for (int32_t r = 0; r < rows; ++r) {
+          const int8_t* at = in + (y0 + r) * g->step_y + x0 * g->step_x + c;
+          for (int32_t x = 0; x < cols; ++x, at += g->step_x, a += 4) {
+            if (kh == 3 && kw == 3) {
+              quad_pixel(g, at, wq, start, a, 3, 3);
+            } else {
+              quad_pixel(g, at, wq, start, a, kh, kw);
+            }
+          }
+        }
+        uint8_t* to = o->out + y0 * o->sh + x0 * o->sw + c;
+        for (int32_t k = 0; k < 4; ++k) {
+          requantize_quad_channel(o, acc2 + k, rows, cols, requant + 3 * (c + k), to + k);
+        }
+      }
+    }
+  }
+  for (int32_t y = 0; y < g->oh && 4 * quads < channels; ++y) {
+    channels_last_plain(g, o, in, w, weight_sum, kh, kw, y, 0, g->ow, 4 * quads, channels);
+  }
+}
+#endif
+
+// Channel-last layers (NPUKIT_S8_WEIGHTS_TAPS).
+static void channels_last(const int32_t* p, const plane_t* g, const npukit_s8_output_t* o, const int8_t* in,
+                          const int8_t* w) {
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C];
+  const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
+  const int32_t* weight_sum = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
+#if defined(__ARM_FEATURE_DSP)
+  if (o->small && o->mode == NPUKIT_S8_OUT_INT8 && o->sc == 1 && p[NPUKIT_S8_W_IN_SC] == 1) {
+    channels_last_dsp(g, o, in, w, weight_sum, p + p[NPUKIT_S8_W_REQUANT_AT], channels, kh, kw);
+    return;
+  }
+#endif
+  for (int32_t y = 0; y < g->oh; ++y) {
+    channels_last_plain(g, o, in, w, weight_sum, kh, kw, y, 0, g->ow, 0, channels);
+  }
+}
+
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual) {
   const int32_t channels = p[NPUKIT_S8_W_OUT_C];
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
@@ -142,6 +319,10 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
       .dy = p[NPUKIT_S8_W_DILATION_H] * p[NPUKIT_S8_W_IN_SH], .dx = p[NPUKIT_S8_W_DILATION_W] * p[NPUKIT_S8_W_IN_SW],
       .zp = p[NPUKIT_S8_W_IN_ZP],
   };
+  if (p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_TAPS) {
+    channels_last(p, &g, &o, in, weights);
+    return;
+  }
   const int32_t* weight_sum = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
 #if defined(__ARM_FEATURE_DSP)
   const int32_t word_pairs = kh == 3 && kw == 3 && p[NPUKIT_S8_W_STRIDE_H] == 1 && p[NPUKIT_S8_W_STRIDE_W] == 1 &&

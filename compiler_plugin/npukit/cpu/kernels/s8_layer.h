@@ -26,10 +26,13 @@
 #define NPUKIT_S8_OUT_INT32 1  // the accumulators themselves
 #define NPUKIT_S8_OUT_ADD 2    // int8 as above, then TFLite's int8 ADD with a residual tensor
 
-// NPUKIT_S8_WEIGHT_FORM (convolution and fully connected layers)
+// NPUKIT_S8_WEIGHT_FORM. Convolution and fully connected layers:
 #define NPUKIT_S8_WEIGHTS_INT8 0   // int8, [OUT_C / 2][K_PADDED / 4][2][4]
 #define NPUKIT_S8_WEIGHTS_INT16 1  // DSP cores only: the same, widened to int16 with each group of four in the
                                    // order (0, 2, 1, 3) SMLAD pairs them in: twice the bytes, no SXTB16
+// Depthwise layers: NPUKIT_S8_WEIGHTS_INT8 is [OUT_C][KERNEL_H * KERNEL_W];
+#define NPUKIT_S8_WEIGHTS_TAPS 2  // [OUT_C / 4 rounded up][KERNEL_H * KERNEL_W][4], int8: a word holds one tap of
+                                  // four neighbouring channels (channel-last layers on DSP cores)
 
 // NPUKIT_S8_CONV_FORM (x86 vector convolution)
 #define NPUKIT_S8_CONV_AUTO 0    // the kernel's own rule
