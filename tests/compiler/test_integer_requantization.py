@@ -12,7 +12,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith
 
 from npukit.quantization.fixed_point import FixedPoint, reduced_multiplier_64
-from npukit.quantization.fixed_point_reference import scale_rounded_once_array, srdhm
+from npukit.quantization.fixed_point_reference import double_scale_parts, scale_rounded_once_array, srdhm
 from npukit.quantization.requantization import quantize_multiplier
 from tests.support.tflite_arithmetic import requantize, rounding_divide
 
@@ -61,7 +61,7 @@ def _emit(generic: ir.Operation, build) -> None:
 @pytest.fixture(scope="module")
 def compiled():
     with ir.Context():
-        text = (_elementwise("requantize", 3) + _elementwise("scale_once", 2, ("i32", "f64"))
+        text = (_elementwise("requantize", 3) + _elementwise("scale_once", 4)
                 + _elementwise("requantize_64", 3, ("i64", "i32", "i32")) + _elementwise("srdhm", 2)
                 + "".join(_elementwise(f"divide_{d}", 1) for d in DIVISORS))
         module = ir.Module.parse(text)
@@ -75,15 +75,15 @@ def compiled():
             return fixed.multiply_by_quantized_multiplier(x, multiplier, left, right)
 
         _emit(generics["requantize"], requantize_body)
-        _emit(generics["scale_once"], lambda fixed, args: fixed.scale_rounded_once(args[0], args[1]))
+        _emit(generics["scale_once"], lambda fixed, args: fixed.scale_rounded_once(
+            args[0], args[1], arith.ExtUIOp(fixed.i64, args[2]).result, args[3]))
         _emit(generics["requantize_64"], lambda fixed, args: fixed.multiply_by_quantized_multiplier_64(*args[:3]))
         _emit(generics["srdhm"], lambda fixed, args: fixed.saturating_doubling_high_multiply(args[0], args[1]))
         for d in DIVISORS:
             _emit(generics[f"divide_{d}"], lambda fixed, args, d=d: fixed.rounding_divide(args[0], d))
         assert module.operation.verify()
         text = str(module)
-    vmfb = ireec.compile_str(text, target_backends=["llvm-cpu"],
-                             extra_args=["--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false"])
+    vmfb = ireec.compile_str(text, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=host"])
     config = ireert.Config("local-sync")
     context = ireert.SystemContext(config=config)
     context.add_vm_module(ireert.VmModule.copy_buffer(config.vm_instance, vmfb))
@@ -112,13 +112,16 @@ def test_multiply_by_quantized_multiplier(compiled):
 
 
 def test_fully_connected_scaling(compiled):
-    """round(double(x) * scale), ties away from zero: TFLite's fully connected kernel."""
+    """round(fl64(x * scale)), ties away from zero, in 64-bit integers: what
+    TFLite's fully connected kernel computes with a double."""
     rng = np.random.default_rng(6)
     x = _accumulators(rng)
-    scales = np.exp(rng.uniform(np.log(1e-7), np.log(1e-1), N))
+    scales = np.exp(rng.uniform(np.log(1e-9), np.log(20.0), N))
     scales[:64] = 0.5  # exact ties, both signs
     x[:64] = np.arange(-32, 32) * 2 + 1
-    got = np.asarray(compiled.scale_once(x.astype(np.int32), scales))
+    parts = np.array([double_scale_parts(float(s)) for s in scales], np.int64)
+    got = np.asarray(compiled.scale_once(x.astype(np.int32), parts[:, 0].astype(np.int32),
+                                         parts[:, 1].astype(np.uint32).view(np.int32), parts[:, 2].astype(np.int32)))
     np.testing.assert_array_equal(got, scale_rounded_once_array(x, scales))
     assert list(got[:4]) == [-32, -31, -30, -29]  # -31.5 -> -32, -30.5 -> -31, ...
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from iree.compiler import ir
 
-from npukit.layer_recognition.dispatch_ir import DTYPES, DispatchBody, constant_int, defining_op, dense_array, dense_constant, \
-    split_top_level
+from npukit.layer_recognition.dispatch_ir import DTYPES, DispatchBody, UnreadableDispatch, constant_int, defining_op, \
+    dense_array, dense_constant, split_top_level
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,8 @@ def _stored_constants(module: ir.Operation) -> dict[str, bytes]:
         if len(constants) == 1 and len(stores) == 1:
             try:
                 found[stores[0]] = composite_bytes(constants[0].attributes["value"])
-            except ValueError:
-                continue
+            except (ValueError, UnreadableDispatch):
+                continue  # a pool npukit cannot lay out: its dispatches' constants stay unknown
     return found
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from iree.compiler import ir
 
-DTYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "f32": np.float32}
+DTYPES = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "f16": np.float16,
+          "f32": np.float32, "f64": np.float64}
 
 
 class UnreadableDispatch(Exception):
@@ -210,7 +211,7 @@ def dense_array(attr: ir.Attribute) -> np.ndarray:
     shape, dtype = tensor_type(str(dense.type))
     if dense.is_splat:
         return np.full(shape, dense.get_splat_value().value, dtype=DTYPES[dtype])
-    cls = ir.DenseFPElementsAttr if dtype == "f32" else ir.DenseIntElementsAttr
+    cls = ir.DenseFPElementsAttr if dtype.startswith("f") else ir.DenseIntElementsAttr
     return np.array(cls(dense), dtype=DTYPES[dtype]).reshape(shape)
 
 

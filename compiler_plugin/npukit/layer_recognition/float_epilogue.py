@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from iree.compiler import ir
 
 from npukit.layer_recognition.scalar_expression import Node, commuted
 from npukit.quantization.requantization import as_f32

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from npukit.layer_recognition.scalar_expression import Node, commuted, constant
+from npukit.layer_recognition.scalar_expression import Node, commuted
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -62,19 +62,23 @@ class Clamp:
 
 
 def match_clamp(node: Node) -> Clamp | None:
-    """minsi(maxsi(x, lo), hi) with constant bounds (either nesting order)."""
+    """minsi(maxsi(x, lo), hi) with constant bounds (either nesting order).
+    Where the lower bound is not negative IREE may write the outer minimum
+    unsigned (minui): the same for the non-negative values it then sees."""
     bounds: dict[str, int] = {}
+    unsigned = False
     for _ in range(2):
-        for kind, name in (("high", "arith.minsi"), ("low", "arith.maxsi")):
+        for kind, name in (("high", "arith.minsi"), ("high", "arith.minui"), ("low", "arith.maxsi")):
             for x, c in commuted(node, name):
                 if c.op == "const" and kind not in bounds:
                     bounds[kind] = int(c.value)
+                    unsigned = unsigned or name == "arith.minui"
                     node = x
                     break
             else:
                 continue
             break
-    if set(bounds) != {"low", "high"}:
+    if set(bounds) != {"low", "high"} or (unsigned and bounds["low"] < 0):
         return None
     return Clamp(node, bounds["low"], bounds["high"])
 
@@ -215,12 +219,13 @@ def match_multiplier(node: Node) -> Multiplier | None:
 
 @dataclass(frozen=True)
 class Requantization:
-    """zp + MBQM(accumulator + bias) (``scale``: or + round(double(acc + bias) * scale)), clamped."""
+    """zp + MBQM(accumulator + bias), or zp + round(double(acc + bias) *
+    scale) with the double given as (high, low, shift) parts, clamped."""
 
     accumulator: Node
     bias: Node | None
     multiplier: Multiplier | None
-    scale: Node | None
+    scale_parts: tuple[Node, Node, Node] | None
     zero_point: int
     low: int
     high: int
@@ -245,33 +250,59 @@ def _biased(node: Node) -> tuple[Node, Node | None]:
     return node, None
 
 
-def _rounded_once(node: Node) -> tuple[Node, Node] | None:
-    """round(double(x) * s) with ties away from zero, saturated to int32: (x, s)."""
-    total = _saturated_32(node)
-    difference = _ops(total, "arith.subi", 2) if total else None
-    if difference is None:
+def _walk(node: Node):
+    """Every node of the tree (shared subtrees once)."""
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        yield n
+        stack.extend(n.operands)
+
+
+def _rounded_once(node: Node) -> tuple[Node, tuple[Node, Node, Node]] | None:
+    """FixedPoint.scale_rounded_once(x, high, low, shift): (x, (high, low,
+    shift)). Read from its anchors, the product of |x| with the
+    significand's two halves and the exponent's subtraction; the rest of the
+    arithmetic is checked by evaluating it (integer_parameters)."""
+    if _saturated_32(node) is None:
         return None
-    for whole, up in commuted(difference[0], "arith.addi"):
-        convert = _ops(whole, "arith.fptosi", 1)
-        if convert is None or not _is_half_flag(up, 3, 0.5) or not _is_half_flag(difference[1], 5, -0.5):
-            continue
-        bounded = convert[0]
-        clamp_high = _ops(bounded, "arith.minimumf", 2)
-        clamp_low = _ops(clamp_high[0], "arith.maximumf", 2) if clamp_high else None
-        if clamp_low is None:
-            continue
-        product = clamp_low[0]
-        for converted, scale in commuted(product, "arith.mulf"):
-            source = _ops(converted, "arith.sitofp", 1)
-            if source and (scale.op in ("const", "arg")) and product.type == "f64":
-                return source[0], scale
-    return None
-
-
-def _is_half_flag(node: Node, predicate: int, half: float) -> bool:
-    inner = _ops(node, "arith.extui", 1)
-    compare = _ops(inner[0], "arith.cmpf", 2) if inner else None
-    return compare is not None and inner[0].value == predicate and constant(compare[1]) == half
+    split = None
+    for n in _walk(node):
+        for product_high, carried in commuted(n, "arith.addi"):
+            parts = _ops(carried, "arith.shrui", 2)
+            if parts is None or not _is_const(parts[1], 32):
+                continue
+            high = next(((a, m) for a, m in commuted(product_high, "arith.muli")
+                         if _parameter(m, width64=True) is not None), None)
+            low = next(((a, m) for a, m in commuted(parts[0], "arith.muli")
+                        if _parameter(m, width64=True) is not None and high is not None and a == high[0]), None)
+            if high and low:
+                split = (high[0], _parameter(high[1], width64=True), _parameter(low[1], width64=True))
+                break
+        if split:
+            break
+    if split is None:
+        return None
+    magnitude, high, low = split
+    choice = _ops(magnitude, "arith.select", 3)
+    if choice is None or _ops(choice[1], "arith.subi", 2) is None:
+        return None
+    wide = _ops(choice[2], "arith.extsi", 1)
+    if wide is None:
+        return None
+    shift = None
+    for n in _walk(node):
+        select = _ops(n, "arith.select", 3)
+        difference = _ops(select[1], "arith.subi", 2) if select else None
+        if difference and difference[0] == select[2] and _parameter(select[2], width64=True) is not None:
+            shift = _parameter(select[2], width64=True)
+            break
+    if shift is None:
+        return None
+    return wide[0], (high, low, shift)
 
 
 def match_requantization(node: Node) -> Requantization | None:

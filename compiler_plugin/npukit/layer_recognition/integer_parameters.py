@@ -11,6 +11,7 @@ the dispatch computes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,8 +56,10 @@ def output_stage(match: ie.Requantization, inputs: EpilogueInputs, channels: int
     bias = _values(match.bias, inputs, channels, np.int64)
     if np.any(bias < -(1 << 31)) or np.any(bias >= 1 << 31):
         raise NotSupported("a bias outside int32")
-    if match.scale is not None:
-        scales = _values(match.scale, inputs, channels, np.float64)
+    if match.scale_parts is not None:
+        high, low, shift = (_values(n, inputs, channels, np.int64) for n in match.scale_parts)
+        significand = high * (1 << 32) + (low & 0xFFFFFFFF)
+        scales = np.array([math.ldexp(float(m), -int(e)) for m, e in zip(significand, shift)], np.float64)
         return OutputStage(bias.astype(np.int32), None, scales, match.zero_point, match.low, match.high)
     m = match.multiplier
     multiplier = _values(m.multiplier, inputs, channels, np.int64)

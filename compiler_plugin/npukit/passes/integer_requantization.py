@@ -33,6 +33,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
 from npukit.quantization.fixed_point import FixedPoint, split_shift
+from npukit.quantization.fixed_point_reference import double_scale_parts
 from npukit.layer_recognition import float_epilogue as ep
 from npukit.layer_recognition.scalar_expression import Node, expression_of
 from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
@@ -123,15 +124,6 @@ class _GenericBody:
     def arg(self, index: int) -> ir.Value:
         return self.args[index]
 
-    def per_channel_float(self, values: np.ndarray, dim: int | None, type_: ir.Type) -> ir.Value:
-        """A table of floats of ``type_`` indexed by the loop dimension ``dim``."""
-        table_type = ir.RankedTensorType.get([values.size], type_)
-        with ir.InsertionPoint(self.generic):
-            table_op = arith.ConstantOp(table_type, ir.DenseElementsAttr.get(values.astype(np.float64),
-                                                                             type=table_type))
-        self._tables.append(table_op.operation)
-        return tensor.ExtractOp(table_op.result, [self._index(dim)]).result
-
     def _index(self, dim: int | None) -> ir.Value:
         if dim not in self._indices:
             self._indices[dim] = linalg.IndexOp(dim).result
@@ -171,11 +163,12 @@ def _requantize(body: _GenericBody, x: ir.Value, scales: np.ndarray, dim: int | 
     """MBQM(x, M, shift) for each channel's real scale; ``once``: TFLite's
     fully connected scaling, the double product rounded once."""
     if once:
-        f64 = ir.F64Type.get()
-        values = np.asarray(scales, np.float64).reshape(-1)
-        if values.size == 1 or np.all(values == values[0]):
-            return body.fixed.scale_rounded_once(x, float(values[0]))
-        return body.fixed.scale_rounded_once(x, body.per_channel_float(values, dim, f64))
+        parts = np.array([double_scale_parts(float(s)) for s in np.asarray(scales, np.float64).reshape(-1)],
+                         np.int64)
+        high, shift = body.per_channel(parts[:, 0], dim), body.per_channel(parts[:, 2], dim)
+        low = body.per_channel(parts[:, 1].astype(np.uint32).view(np.int32), dim)
+        low = low & 0xFFFFFFFF if isinstance(low, int) else arith.ExtUIOp(body.fixed.i64, low).result
+        return body.fixed.scale_rounded_once(x, high, low, shift)
     pairs = [quantize_multiplier(float(s)) for s in scales]
     multiplier = body.per_channel(np.array([m for m, _ in pairs]), dim)
     shifts = [split_shift(s) for _, s in pairs]

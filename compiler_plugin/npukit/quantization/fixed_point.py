@@ -38,8 +38,10 @@ class FixedPoint:
         return self.constant(x, type_) if isinstance(x, int) else x
 
     def value_i64(self, x: Int) -> ir.Value:
-        """A constant or an i32 value as i64."""
-        return self.constant(x, self.i64) if isinstance(x, int) else arith.ExtSIOp(self.i64, x).result
+        """A constant or a narrower integer value (sign-extended) as i64."""
+        if isinstance(x, int):
+            return self.constant(x, self.i64)
+        return x if ir.IntegerType(x.type).width == 64 else arith.ExtSIOp(self.i64, x).result
 
     def saturate32(self, x: ir.Value) -> ir.Value:
         """An i64 value clamped to the int32 range, as i32."""
@@ -123,23 +125,51 @@ class FixedPoint:
         half = arith.ShLIOp(self.constant(1, self.i64), arith.SubIOp(shift, self.constant(1, self.i64)).result).result
         return self.truncate(arith.ShRSIOp(arith.AddIOp(product, half).result, shift).result, 32)
 
-    def scale_rounded_once(self, x: ir.Value, scale: "float | ir.Value") -> ir.Value:
-        """``round(double(x) * scale)`` with ties away from zero, as an i32:
-        TFLite's fully connected kernel scales its accumulators this way. The
-        product is rounded to double precision first, as the kernel's is."""
-        f64 = ir.F64Type.get()
-        factor = arith.ConstantOp(f64, ir.FloatAttr.get(f64, float(scale))).result if isinstance(scale, float) \
-            else scale
-        product = arith.MulFOp(arith.SIToFPOp(f64, x).result, factor).result
-        limit = arith.ConstantOp(f64, ir.FloatAttr.get(f64, float(1 << 40))).result
-        bounded = arith.MinimumFOp(arith.MaximumFOp(product, arith.NegFOp(limit).result).result, limit).result
-        whole = arith.FPToSIOp(self.i64, bounded).result  # toward zero
-        fraction = arith.SubFOp(bounded, arith.SIToFPOp(f64, whole).result).result
-        half = arith.ConstantOp(f64, ir.FloatAttr.get(f64, 0.5)).result
-        up = arith.ExtUIOp(self.i64, arith.CmpFOp(arith.CmpFPredicate.OGE, fraction, half).result).result
-        down = arith.ExtUIOp(self.i64, arith.CmpFOp(arith.CmpFPredicate.OLE, fraction,
-                                                      arith.NegFOp(half).result).result).result
-        return self.saturate32(arith.SubIOp(arith.AddIOp(whole, up).result, down).result)
+    def scale_rounded_once(self, x: ir.Value, high: Int, low: Int, shift: Int) -> ir.Value:
+        """``round(fl64(x * scale))`` with ties away from zero, saturated to
+        int32, for a double ``scale = (high * 2^32 + low) * 2^-shift``
+        (fixed_point_reference.double_scale_parts): TFLite's fully connected
+        kernel scales its accumulators this way. Emitted in 64-bit integers,
+        not doubles (no floating-point library on any core): the exact
+        product |x| * significand as hi * 2^32 + lo, rounded to 53
+        significant bits with ties to even as the double multiply rounds it,
+        then shifted right by the exponent with ties away from zero.
+        fixed_point_reference.scale_rounded_once_integer is the same steps."""
+        i64 = self.i64
+        c = lambda v: self.constant(v, i64)  # noqa: E731
+        wide = arith.ExtSIOp(i64, x).result
+        negative = arith.CmpIOp(arith.CmpIPredicate.slt, wide, c(0)).result
+        magnitude = arith.SelectOp(negative, arith.SubIOp(c(0), wide).result, wide).result
+        product_high = arith.MulIOp(magnitude, self.value_i64(high)).result
+        product_low = arith.MulIOp(magnitude, self.value_i64(low)).result
+        hi = arith.AddIOp(product_high, arith.ShRUIOp(product_low, c(32)).result).result
+        lo = arith.AndIOp(product_low, c(0xFFFFFFFF)).result
+        big = arith.CmpIOp(arith.CmpIPredicate.sge, hi, c(1 << 21)).result
+        # More than 53 significant bits: round away the lowest d with ties to even.
+        bits = arith.SubIOp(c(64), math.CountLeadingZerosOp(hi).result).result
+        d = arith.SelectOp(big, arith.SubIOp(bits, c(21)).result, c(1)).result
+        q = arith.AddIOp(arith.ShLIOp(hi, arith.SubIOp(c(32), d).result).result, arith.ShRUIOp(lo, d).result).result
+        remainder = arith.AndIOp(lo, arith.SubIOp(arith.ShLIOp(c(1), d).result, c(1)).result).result
+        half = arith.ShLIOp(c(1), arith.SubIOp(d, c(1)).result).result
+        odd = arith.CmpIOp(arith.CmpIPredicate.ne, arith.AndIOp(q, c(1)).result, c(0)).result
+        tie_up = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.eq, remainder, half).result, odd).result
+        up = arith.OrIOp(arith.CmpIOp(arith.CmpIPredicate.ugt, remainder, half).result, tie_up).result
+        rounded53 = arith.AddIOp(q, arith.ExtUIOp(i64, up).result).result
+        exact = arith.AddIOp(arith.ShLIOp(hi, c(32)).result, lo).result
+        significand = arith.SelectOp(big, rounded53, exact).result
+        shift64 = self.value_i64(shift)
+        k = arith.SelectOp(big, arith.SubIOp(shift64, d).result, shift64).result
+        # Then the exponent: a rounding right shift, or (k <= 0) a saturating left shift.
+        right = arith.CmpIOp(arith.CmpIPredicate.sge, k, c(1)).result
+        k_right = arith.SelectOp(right, arith.MinSIOp(k, c(63)).result, c(1)).result
+        half_k = arith.ShLIOp(c(1), arith.SubIOp(k_right, c(1)).result).result
+        shifted_right = arith.ShRUIOp(arith.AddIOp(significand, half_k).result, k_right).result
+        k_left = arith.SelectOp(right, c(0), arith.MinSIOp(arith.SubIOp(c(0), k).result, c(31)).result).result
+        fits = arith.CmpIOp(arith.CmpIPredicate.sle, significand, arith.ShRSIOp(c(1 << 31), k_left).result).result
+        shifted_left = arith.SelectOp(fits, arith.ShLIOp(significand, k_left).result, c(1 << 31)).result
+        result = arith.SelectOp(right, shifted_right, shifted_left).result
+        signed = arith.SelectOp(negative, arith.SubIOp(c(0), result).result, result).result
+        return self.saturate32(signed)
 
     def count_leading_zeros(self, x: ir.Value) -> ir.Value:
         return math.CountLeadingZerosOp(x).result

@@ -114,3 +114,41 @@ def scale_rounded_once_array(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
     fraction = product - whole
     rounded = whole + (fraction >= 0.5) - (fraction <= -0.5)
     return np.clip(rounded, INT32_MIN, INT32_MAX).astype(np.int64)
+
+
+def double_scale_parts(scale: float) -> tuple[int, int, int]:
+    """A positive double ``scale`` as (high, low, shift): its 53-bit
+    significand m = high * 2^32 + low and scale = m * 2^-shift."""
+    import math
+
+    if not (scale > 0 and math.isfinite(scale)):
+        raise ValueError(f"a scale that is not a positive finite double: {scale}")
+    fraction, exponent = math.frexp(scale)  # scale = fraction * 2^exponent, 0.5 <= fraction < 1
+    significand = int(fraction * (1 << 53))  # exact: a double has 53 significant bits
+    shift = 53 - exponent
+    return significand >> 32, significand & 0xFFFFFFFF, shift
+
+
+def scale_rounded_once_integer(x: int, high: int, low: int, shift: int) -> int:
+    """round(fl64(x * scale)) with ties away from zero, saturated to int32,
+    in 64-bit integer steps (the form fixed_point.scale_rounded_once emits):
+    the exact product |x| * m as hi * 2^32 + lo, rounded to 53 significant
+    bits with ties to even as the double multiply rounds it, then shifted
+    right by the scale's exponent with ties away from zero."""
+    a = abs(x)
+    big_a, big_b = a * high, a * low
+    hi, lo = big_a + (big_b >> 32), big_b & 0xFFFFFFFF
+    if hi >= 1 << 21:  # more than 53 significant bits: the double rounds them
+        d = hi.bit_length() - 21
+        q = (hi << (32 - d)) + (lo >> d)
+        r, half = lo & ((1 << d) - 1), 1 << (d - 1)
+        q += (r > half) or (r == half and q & 1)
+        k = shift - d
+    else:
+        q, k = (hi << 32) + lo, shift
+    if k >= 1:
+        y = (q + (1 << (min(k, 63) - 1))) >> min(k, 63)
+    else:
+        y = q << -k
+    y = -y if x < 0 else y
+    return max(INT32_MIN, min(INT32_MAX, y))

@@ -13,7 +13,6 @@ zp_in = 0`` and int32 arithmetic wraps alike in both orders.
 from __future__ import annotations
 
 import numpy as np
-from iree.compiler import ir
 from iree.compiler.dialects import arith
 
 from npukit.frontends.tflite import epilogues
@@ -122,6 +121,9 @@ def _output_stage(ctx: LoweringContext, kind: str, acc: Value, channel_dim: int,
     if weight_sums is not None and qx.zero_point != 0:
         bias = bias - qx.zero_point * weight_sums
     if fully_connected:
+        if acc.dtype == "int64" and weight_sums is not None and \
+                acc_bound(ctx, weight_sums.size, bias) >= 1 << 31:
+            raise ctx.unsupported("a 16-bit fully connected layer whose accumulators can exceed int32")
         scales = fully_connected_scales(qx.scale, weight_scales, qy.scale)
         return epilogues.scale_once(ctx, acc, channel_dim, _wrap(bias, acc.dtype), scales, qy.zero_point, low,
                                     high, y.dtype)
@@ -130,6 +132,13 @@ def _output_stage(ctx: LoweringContext, kind: str, acc: Value, channel_dim: int,
         return epilogues.requantize_int32(ctx, acc, channel_dim, _wrap(bias, "int32"), multipliers, qy.zero_point,
                                           low, high, y.dtype)
     return epilogues.requantize_int64(ctx, acc, channel_dim, bias, multipliers, qy.zero_point, low, high, y.dtype)
+
+
+def acc_bound(ctx: LoweringContext, units: int, bias: np.ndarray) -> int:
+    """The largest accumulator magnitude of a 16x8 fully connected layer:
+    |bias| plus depth products of at most 2^15 * 2^7."""
+    depth = ctx.input(1).shape[-1]
+    return int(np.abs(np.asarray(bias, np.int64)).max(initial=0)) + depth * (1 << 22)
 
 
 def _wrap(values: np.ndarray, dtype: str) -> np.ndarray:
@@ -175,11 +184,10 @@ def conv_2d(ctx: LoweringContext, op) -> None:
     oc, kh, kw, ic = weights.shape
     if ic != c:
         raise ctx.unsupported(f"a grouped convolution ({c // max(ic, 1)} groups)")
-    o = op.options
-    stride, dilation = (o.get("stride_h", 1), o.get("stride_w", 1)), (o.get("dilation_h_factor", 1),
-                                                                       o.get("dilation_w_factor", 1))
-    oh, top, bottom = output_size(h, kh, stride[0], dilation[0], o.get("padding", 0))
-    ow, left, right = output_size(w, kw, stride[1], dilation[1], o.get("padding", 0))
+    stride = (op.option("stride_h", 1), op.option("stride_w", 1))
+    dilation = (op.option("dilation_h_factor", 1), op.option("dilation_w_factor", 1))
+    oh, top, bottom = output_size(h, kh, stride[0], dilation[0], op.option("padding", 0))
+    ow, left, right = output_size(w, kw, stride[1], dilation[1], op.option("padding", 0))
     _check_size(ctx, "shape", (n, oh, ow, oc), y_t.shape)
     zp = 0 if kind == "float32" else ctx.per_tensor(x_t, "input").zero_point
     x = _padded_input(ctx, ctx.value(x_t.index), kind, zp, ((top, bottom), (left, right)))
@@ -193,7 +201,7 @@ def conv_2d(ctx: LoweringContext, op) -> None:
     scales = None if kind == "float32" else _weight_scales(ctx, w_t, oc, 0)
     sums = weights.reshape(oc, -1).astype(np.int64).sum(axis=1) if kind != "float32" else None
     ctx.define(0, _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums,
-                                o.get("fused_activation_function", 0)))
+                                op.option("fused_activation_function", 0)))
 
 
 @lowers("DEPTHWISE_CONV_2D")
@@ -208,11 +216,10 @@ def depthwise_conv_2d(ctx: LoweringContext, op) -> None:
     if c == 0 or oc % c:
         raise ctx.fail(f"{oc} output channels for {c} input channels")
     multiplier = oc // c
-    o = op.options
-    stride, dilation = (o.get("stride_h", 1), o.get("stride_w", 1)), (o.get("dilation_h_factor", 1),
-                                                                       o.get("dilation_w_factor", 1))
-    oh, top, bottom = output_size(h, kh, stride[0], dilation[0], o.get("padding", 0))
-    ow, left, right = output_size(w, kw, stride[1], dilation[1], o.get("padding", 0))
+    stride = (op.option("stride_h", 1), op.option("stride_w", 1))
+    dilation = (op.option("dilation_h_factor", 1), op.option("dilation_w_factor", 1))
+    oh, top, bottom = output_size(h, kh, stride[0], dilation[0], op.option("padding", 0))
+    ow, left, right = output_size(w, kw, stride[1], dilation[1], op.option("padding", 0))
     _check_size(ctx, "shape", (n, oh, ow, oc), y_t.shape)
     zp = 0 if kind == "float32" else ctx.per_tensor(x_t, "input").zero_point
     x = _padded_input(ctx, ctx.value(x_t.index), kind, zp, ((top, bottom), (left, right)))
@@ -222,7 +229,7 @@ def depthwise_conv_2d(ctx: LoweringContext, op) -> None:
     bias = _bias(ctx, 2, oc, kind)
     scales = None if kind == "float32" else _weight_scales(ctx, w_t, oc, 3)
     sums = weights.reshape(-1, oc).astype(np.int64).sum(axis=0) if kind != "float32" else None
-    activation = o.get("fused_activation_function", 0)
+    activation = op.option("fused_activation_function", 0)
     if c == 1:
         # One input channel: the multiplier's channels are a convolution's output channels.
         source = float_weights(ctx, 1, 3) if kind == "float32" else weights
@@ -253,8 +260,7 @@ def fully_connected(ctx: LoweringContext, op) -> None:
     x_t, w_t, y_t = ctx.input(0), ctx.input(1), ctx.output()
     kind = _arithmetic(ctx, x_t, w_t, y_t)
     weights = ctx.constant(1, "weights")
-    o = op.options
-    if o.get("weights_format", 0) != 0:
+    if op.option("weights_format", 0) != 0:
         raise ctx.unsupported("shuffled fully connected weights")
     if weights.ndim != 2:
         raise ctx.fail(f"fully connected weights of rank {weights.ndim}")
@@ -272,6 +278,6 @@ def fully_connected(ctx: LoweringContext, op) -> None:
     bias = _bias(ctx, 2, units, kind)
     scales = None if kind == "float32" else _weight_scales(ctx, w_t, units, 0)
     sums = weights.astype(np.int64).sum(axis=1) if kind != "float32" else None
-    result = _output_stage(ctx, kind, acc, 1, x_t, y_t, scales, bias, sums, o.get("fused_activation_function", 0),
-                           fully_connected=kind != "float32")
+    result = _output_stage(ctx, kind, acc, 1, x_t, y_t, scales, bias, sums,
+                           op.option("fused_activation_function", 0), fully_connected=kind != "float32")
     ctx.define(0, result)

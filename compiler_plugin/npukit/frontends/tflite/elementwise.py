@@ -20,7 +20,7 @@ from iree.compiler.dialects import tensor
 
 from npukit.frontends.tflite.flatbuffer_reader import Tensor
 from npukit.frontends.tflite.lowering import INT_RANGES, LoweringContext, lowers
-from npukit.frontends.tflite.mlir_builder import Value, element_type
+from npukit.frontends.tflite.mlir_builder import Value, float_max, float_min
 from npukit.quantization.fixed_point import FixedPoint, split_shift
 from npukit.quantization.tflite_prepare import activation_range, addition_parameters, float_activation_range, \
     hard_swish_parameters, int8_lookup_table, multiplication_multiplier, quantize_value, \
@@ -36,9 +36,9 @@ def _f32_constant(value: float) -> ir.Value:
 
 def _clamp_float(value: ir.Value, low: float, high: float) -> ir.Value:
     if low != -math.inf:
-        value = arith.MaximumFOp(value, _f32_constant(low)).result
+        value = float_max(value, _f32_constant(low))
     if high != math.inf:
-        value = arith.MinimumFOp(value, _f32_constant(high)).result
+        value = float_min(value, _f32_constant(high))
     return value
 
 
@@ -71,7 +71,7 @@ def _int_activation(ctx: LoweringContext, y: Tensor, activation: int) -> tuple[i
 def add_sub(ctx: LoweringContext, op) -> None:
     a_t, b_t, y_t = ctx.input(0), ctx.input(1), ctx.output()
     shape = _broadcast_shape(ctx, a_t, b_t, y_t)
-    activation = op.options.get("fused_activation_function", 0)
+    activation = op.option("fused_activation_function", 0)
     builder = ctx.builder
     subtract = op.opcode == "SUB"
     if y_t.dtype in ("float32", "int32"):
@@ -88,7 +88,7 @@ def add_sub(ctx: LoweringContext, op) -> None:
     qa, qb, qy = (ctx.per_tensor(t, name) for t, name in ((a_t, "input"), (b_t, "input"), (y_t, "output")))
     low, high = _int_activation(ctx, y_t, activation)
     width = WIDTHS[dtype]
-    if dtype == "int16" and op.options.get("pot_scale_int16", True) and _all_powers_of_two(qa.scale, qb.scale,
+    if dtype == "int16" and op.option("pot_scale_int16", True) and _all_powers_of_two(qa.scale, qb.scale,
                                                                                            qy.scale):
         _power_of_two_add(ctx, a_t, b_t, y_t, shape, subtract, low, high)
         return
@@ -141,7 +141,7 @@ def _power_of_two_add(ctx: LoweringContext, a_t, b_t, y_t, shape, subtract: bool
 def mul(ctx: LoweringContext, op) -> None:
     a_t, b_t, y_t = ctx.input(0), ctx.input(1), ctx.output()
     shape = _broadcast_shape(ctx, a_t, b_t, y_t)
-    activation = op.options.get("fused_activation_function", 0)
+    activation = op.option("fused_activation_function", 0)
     builder = ctx.builder
     if y_t.dtype == "float32":
         low, high = float_activation_range(activation)
@@ -173,7 +173,7 @@ def maximum_minimum(ctx: LoweringContext, op) -> None:
         raise ctx.unsupported(f"a {op.opcode} of {a_t.dtype} and {b_t.dtype}")
     maximum = op.opcode == "MAXIMUM"
     if y_t.dtype == "float32":
-        body = lambda a, b: (arith.MaximumFOp if maximum else arith.MinimumFOp)(a, b).result  # noqa: E731
+        body = lambda a, b: (float_max if maximum else float_min)(a, b)  # noqa: E731
     else:
         body = lambda a, b: (arith.MaxSIOp if maximum else arith.MinSIOp)(a, b).result  # noqa: E731
     ctx.define(0, ctx.builder.elementwise([ctx.value(a_t.index), ctx.value(b_t.index)], y_t.dtype, body, shape))
@@ -275,7 +275,7 @@ def relu(ctx: LoweringContext, op) -> None:
 @lowers("LEAKY_RELU")
 def leaky_relu(ctx: LoweringContext, op) -> None:
     x_t, y_t = ctx.input(0), ctx.output()
-    alpha = float(np.float32(op.options.get("alpha", 0.2)))
+    alpha = float(np.float32(op.option("alpha", 0.2)))
     if y_t.dtype == "float32":
         def body(x):
             scaled = arith.MulFOp(x, _f32_constant(alpha)).result

@@ -18,8 +18,9 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith
 
 from npukit.frontends.tflite.lowering import LoweringContext, per_channel_or_scalar
-from npukit.frontends.tflite.mlir_builder import PARALLEL, Value, affine_map
+from npukit.frontends.tflite.mlir_builder import PARALLEL, Value, affine_map, float_max, float_min
 from npukit.quantization.fixed_point import FixedPoint, reduced_multiplier_64, split_shift
+from npukit.quantization.fixed_point_reference import double_scale_parts
 
 Parameter = "int | float | ir.Value"
 
@@ -93,9 +94,10 @@ def requantize_int64(ctx: LoweringContext, acc: Value, channel_dim: int, bias: n
 def scale_once(ctx: LoweringContext, acc: Value, channel_dim: int, bias: np.ndarray, scales: np.ndarray,
                zp_out: int, low: int, high: int, out_dtype: str) -> Value:
     """FULLY_CONNECTED's output stage: zp_out + round(double(acc + bias) * scale)."""
-    ctx.uses_f64 = True
+    parts = np.array([double_scale_parts(float(s)) for s in scales], np.int64).reshape(-1, 3)
     tables = {"bias": np.asarray(bias, np.int32 if acc.dtype == "int32" else np.int64),
-              "scale": np.asarray(scales, np.float64)}
+              "high": parts[:, 0].astype(np.int32), "low": parts[:, 1].astype(np.uint32).view(np.int32),
+              "shift": parts[:, 2].astype(np.int32)}
     width = 8 if out_dtype == "int8" else 16
 
     def body(x, p):
@@ -103,10 +105,19 @@ def scale_once(ctx: LoweringContext, acc: Value, channel_dim: int, bias: np.ndar
         bias_value = p["bias"]
         if not (isinstance(bias_value, int) and bias_value == 0):
             x = arith.AddIOp(x, fixed.value(bias_value, x.type)).result
-        scaled = fixed.scale_rounded_once(x, p["scale"])
+        low_bits = p["low"] & 0xFFFFFFFF if isinstance(p["low"], int) else p["low"]
+        scaled = fixed.scale_rounded_once(x, p["high"], _unsigned_low(fixed, low_bits), p["shift"])
         return fixed.truncate(fixed.clamp(fixed.add(scaled, zp_out), low, high), width)
 
     return per_channel_generic(ctx, acc, channel_dim, tables, out_dtype, body)
+
+
+def _unsigned_low(fixed: FixedPoint, low: "int | ir.Value") -> "int | ir.Value":
+    """A significand's low 32 bits (stored as int32 tables) as the i64 value
+    0..2^32-1 the product needs."""
+    if isinstance(low, int):
+        return low
+    return arith.ExtUIOp(fixed.i64, low).result
 
 
 def float_output(ctx: LoweringContext, acc: Value, channel_dim: int, bias: np.ndarray | None, low: float,
@@ -121,9 +132,9 @@ def float_output(ctx: LoweringContext, acc: Value, channel_dim: int, bias: np.nd
             b = arith.ConstantOp(f32, ir.FloatAttr.get(f32, b)).result if isinstance(b, float) else b
             x = arith.AddFOp(x, b).result
         if low != -math.inf:
-            x = arith.MaximumFOp(x, arith.ConstantOp(f32, ir.FloatAttr.get(f32, low)).result).result
+            x = float_max(x, arith.ConstantOp(f32, ir.FloatAttr.get(f32, low)).result)
         if high != math.inf:
-            x = arith.MinimumFOp(x, arith.ConstantOp(f32, ir.FloatAttr.get(f32, high)).result).result
+            x = float_min(x, arith.ConstantOp(f32, ir.FloatAttr.get(f32, high)).result)
         return x
 
     if bias is None and low == -math.inf and high == math.inf:

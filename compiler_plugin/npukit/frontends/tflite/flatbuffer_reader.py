@@ -86,6 +86,16 @@ class Operator:
     def describe(self) -> str:
         return f"operator {self.index} ({self.opcode})"
 
+    def option(self, name: str, default=None):
+        """A builtin option by its snake_case name; ``default`` only when the
+        operator has no options table at all (the schema's defaults then).
+        A name the table does not have is a programming error, not a default."""
+        if not self.options:
+            return default
+        if name not in self.options:
+            raise KeyError(f"{self.opcode} has no option '{name}' (it has {', '.join(sorted(self.options))})")
+        return self.options[name]
+
 
 @dataclass
 class TfliteGraph:
@@ -101,7 +111,10 @@ class TfliteGraph:
 
 
 def _snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    """CamelCase as snake_case, acronyms and single capitals split too
+    (DilationHFactor -> dilation_h_factor)."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
 
 
 class _Reader:

@@ -42,6 +42,16 @@ def element_type(dtype: str) -> ir.Type:
     return _ELEMENT_TYPES[dtype]()
 
 
+def float_max(a: ir.Value, b: ir.Value) -> ir.Value:
+    """max(a, b) of floats as a compare and a select: no C library call on
+    cores without a floating-point unit (LLVM turns maximumf into fmaximum)."""
+    return arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OGT, a, b).result, a, b).result
+
+
+def float_min(a: ir.Value, b: ir.Value) -> ir.Value:
+    return arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OLT, a, b).result, a, b).result
+
+
 def dtype_name(array: np.ndarray) -> str:
     return _NUMPY_NAMES[np.asarray(array).dtype]
 

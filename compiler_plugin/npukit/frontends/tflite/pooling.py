@@ -17,7 +17,8 @@ from iree.compiler.dialects import arith
 
 from npukit.frontends.tflite.contractions import output_size
 from npukit.frontends.tflite.lowering import INT_RANGES, LoweringContext, lowers
-from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, element_type
+from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, element_type, float_max, \
+    float_min
 from npukit.quantization.fixed_point import FixedPoint, split_shift
 from npukit.quantization.tflite_prepare import activation_range, float_activation_range, mean_multiplier
 
@@ -26,12 +27,11 @@ def _window(ctx: LoweringContext, op):
     x, y = ctx.input(0), ctx.output()
     if len(x.shape) != 4:
         raise ctx.fail(f"a pool over a rank-{len(x.shape)} tensor")
-    o = op.options
-    kh, kw = o.get("filter_height", 1), o.get("filter_width", 1)
-    sy, sx = o.get("stride_h", 1), o.get("stride_w", 1)
+    kh, kw = op.option("filter_height", 1), op.option("filter_width", 1)
+    sy, sx = op.option("stride_h", 1), op.option("stride_w", 1)
     n, h, w, c = x.shape
-    oh, top, bottom = output_size(h, kh, sy, 1, o.get("padding", 0))
-    ow, left, right = output_size(w, kw, sx, 1, o.get("padding", 0))
+    oh, top, bottom = output_size(h, kh, sy, 1, op.option("padding", 0))
+    ow, left, right = output_size(w, kw, sx, 1, op.option("padding", 0))
     if (n, oh, ow, c) != y.shape:
         raise ctx.fail(f"the output shape is {list(y.shape)}, the window gives {[n, oh, ow, c]}")
     return x, y, (kh, kw), (sy, sx), ((top, bottom), (left, right)), (oh, ow)
@@ -65,7 +65,7 @@ def _valid_counts(h: int, w: int, kernel, stride, pads, out_hw) -> np.ndarray:
 def average_pool_2d(ctx: LoweringContext, op) -> None:
     x_t, y_t, kernel, stride, pads, out_hw = _window(ctx, op)
     builder = ctx.builder
-    activation = op.options.get("fused_activation_function", 0)
+    activation = op.option("fused_activation_function", 0)
     (top, bottom), (left, right) = pads
     x = builder.pad(ctx.value(x_t.index), [0, top, left, 0], [0, bottom, right, 0],
                     0.0 if x_t.dtype == "float32" else 0)
@@ -80,9 +80,9 @@ def average_pool_2d(ctx: LoweringContext, op) -> None:
         def finish(s, count):
             value = arith.DivFOp(s, arith.SIToFPOp(f32, count).result).result
             if low != -math.inf:
-                value = arith.MaximumFOp(value, builder.scalar(low, "float32")).result
+                value = float_max(value, builder.scalar(low, "float32"))
             if high != math.inf:
-                value = arith.MinimumFOp(value, builder.scalar(high, "float32")).result
+                value = float_min(value, builder.scalar(high, "float32"))
             return value
     else:
         if x_t.dtype not in ("int8", "int16") or y_t.dtype != x_t.dtype:
@@ -113,12 +113,12 @@ def average_pool_2d(ctx: LoweringContext, op) -> None:
 def max_pool_2d(ctx: LoweringContext, op) -> None:
     x_t, y_t, kernel, stride, pads, out_hw = _window(ctx, op)
     builder = ctx.builder
-    activation = op.options.get("fused_activation_function", 0)
+    activation = op.option("fused_activation_function", 0)
     (top, bottom), (left, right) = pads
     if x_t.dtype == "float32":
         lowest = -math.inf
         low, high = float_activation_range(activation)
-        combine = lambda v, a: arith.MaximumFOp(a, v).result  # noqa: E731
+        combine = lambda v, a: float_max(a, v)  # noqa: E731
     elif x_t.dtype in ("int8", "int16") and y_t.dtype == x_t.dtype:
         lowest = -128 if x_t.dtype == "int8" else -32768
         q = ctx.per_tensor(y_t, "output")
@@ -130,8 +130,8 @@ def max_pool_2d(ctx: LoweringContext, op) -> None:
     pooled = _pool(ctx, x, kernel, stride, y_t.shape, x_t.dtype, lowest, combine)
     if x_t.dtype == "float32":
         result = pooled if (low, high) == (-math.inf, math.inf) else builder.elementwise(
-            [pooled], "float32", lambda v: arith.MinimumFOp(arith.MaximumFOp(
-                v, builder.scalar(low, "float32")).result, builder.scalar(high, "float32")).result)
+            [pooled], "float32", lambda v: float_min(float_max(v, builder.scalar(low, "float32")),
+                                                     builder.scalar(high, "float32")))
     elif (low, high) == INT_RANGES[y_t.dtype]:
         result = pooled
     else:

@@ -58,11 +58,11 @@ def op_name(ctx: LoweringContext) -> str:
 def concatenation(ctx: LoweringContext, op) -> None:
     inputs = [ctx.tensor(i) for i in op.inputs if i >= 0]
     y = ctx.output()
-    if op.options.get("fused_activation_function", 0) != 0:
+    if op.option("fused_activation_function", 0) != 0:
         raise ctx.unsupported("a CONCATENATION with a fused activation")
     if y.dtype == "int8":
         _same_quantization(ctx, inputs + [y])
-    axis = _axis(ctx, int(op.options.get("axis", 0)), len(y.shape))
+    axis = _axis(ctx, int(op.option("axis", 0)), len(y.shape))
     ctx.define(0, ctx.builder.concatenate([ctx.value(t.index) for t in inputs], axis))
 
 
@@ -96,8 +96,7 @@ def strided_slice(ctx: LoweringContext, op) -> None:
     begin = [int(v) for v in ctx.constant(1, "slice bounds").reshape(-1)]
     end = [int(v) for v in ctx.constant(2, "slice bounds").reshape(-1)]
     strides = [int(v) for v in ctx.constant(3, "slice strides").reshape(-1)]
-    o = op.options
-    if o.get("ellipsis_mask", 0) or o.get("new_axis_mask", 0):
+    if op.option("ellipsis_mask", 0) or op.option("new_axis_mask", 0):
         raise ctx.unsupported("a STRIDED_SLICE with an ellipsis or new axis mask")
     rank = len(x.shape)
     if not (len(begin) == len(end) == len(strides) == rank):
@@ -109,13 +108,13 @@ def strided_slice(ctx: LoweringContext, op) -> None:
             raise ctx.fail("a zero stride")
         if stride < 0:
             raise ctx.unsupported("a STRIDED_SLICE with a negative stride")
-        b = 0 if o.get("begin_mask", 0) >> axis & 1 else begin[axis]
-        e = n if o.get("end_mask", 0) >> axis & 1 else end[axis]
+        b = 0 if op.option("begin_mask", 0) >> axis & 1 else begin[axis]
+        e = n if op.option("end_mask", 0) >> axis & 1 else end[axis]
         b = b + n if b < 0 else b
         e = e + n if e < 0 else e
-        if o.get("shrink_axis_mask", 0) >> axis & 1:
+        if op.option("shrink_axis_mask", 0) >> axis & 1:
             e = b + 1
-        elif o.get("offset", False):
+        elif op.option("offset", False):
             e = b + end[axis]
         b, e = min(max(b, 0), n), min(max(e, 0), n)
         count = max(0, (e - b + stride - 1) // stride)
@@ -152,7 +151,7 @@ def split(ctx: LoweringContext, op) -> None:
 def pack(ctx: LoweringContext, op) -> None:
     inputs = [ctx.tensor(i) for i in op.inputs]
     y = ctx.output()
-    axis = _axis(ctx, int(op.options.get("axis", 0)), len(y.shape))
+    axis = _axis(ctx, int(op.option("axis", 0)), len(y.shape))
     parts = []
     for t in inputs:
         shape = list(t.shape)
@@ -164,7 +163,7 @@ def pack(ctx: LoweringContext, op) -> None:
 @lowers("UNPACK")
 def unpack(ctx: LoweringContext, op) -> None:
     x = ctx.input(0)
-    axis = _axis(ctx, int(op.options.get("axis", 0)), len(x.shape))
+    axis = _axis(ctx, int(op.option("axis", 0)), len(x.shape))
     value = ctx.value(x.index)
     for position in range(len(op.outputs)):
         offsets = [0] * len(x.shape)
@@ -178,8 +177,8 @@ def unpack(ctx: LoweringContext, op) -> None:
 def gather(ctx: LoweringContext, op) -> None:
     x = ctx.input(0)
     indices = np.asarray(ctx.constant(1, "gather indices")).reshape(-1)
-    axis = _axis(ctx, int(op.options.get("axis", 0)), len(x.shape))
-    if op.options.get("batch_dims", 0):
+    axis = _axis(ctx, int(op.option("axis", 0)), len(x.shape))
+    if op.option("batch_dims", 0):
         raise ctx.unsupported("a GATHER with batch dimensions")
     value = ctx.value(x.index)
     parts = []

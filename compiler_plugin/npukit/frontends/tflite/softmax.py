@@ -17,7 +17,7 @@ from iree.compiler.dialects import math as mlir_math
 from iree.compiler.dialects import tensor
 
 from npukit.frontends.tflite.lowering import LoweringContext, lowers
-from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map
+from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, float_max
 from npukit.quantization.fixed_point import FixedPoint
 from npukit.quantization.fixed_point_reference import rdbpot
 from npukit.quantization.tflite_prepare import ACCUMULATION_INTEGER_BITS, softmax_exponentials, softmax_parameters
@@ -68,13 +68,13 @@ def _reciprocal(fixed: FixedPoint, total: ir.Value) -> tuple[ir.Value, ir.Value]
 def softmax(ctx: LoweringContext, op) -> None:
     x_t, y_t = ctx.input(0), ctx.output()
     builder = ctx.builder
-    beta = float(np.float32(op.options.get("beta", 1.0)))
+    beta = float(np.float32(op.option("beta", 1.0)))
     x = ctx.value(x_t.index)
     if x.rank == 0:
         raise ctx.fail("a softmax of a scalar")
     if x_t.dtype == "float32":
         f32 = ir.F32Type.get()
-        row_max = _row_reduce(ctx, x, "float32", -float("inf"), lambda v, m: arith.MaximumFOp(m, v).result)
+        row_max = _row_reduce(ctx, x, "float32", -float("inf"), lambda v, m: float_max(m, v))
         beta_value = lambda: arith.ConstantOp(f32, ir.FloatAttr.get(f32, beta)).result  # noqa: E731
         exps = _with_row(ctx, x, [row_max], "float32",
                          lambda v, m: mlir_math.ExpOp(arith.MulFOp(arith.SubFOp(v, m).result, beta_value()).result

@@ -1,0 +1,117 @@
+"""Seeded sweeps over the parameters of the quantized layers npukit's
+kernels and the mynpu NPU run: each sweep is one .tflite model of many
+independent single-layer branches (so one compile and one firmware cover
+it), with the odd cases real models have: channel counts that are no
+multiple of 4, odd sizes, strides, dilations, both paddings, channel
+multipliers, fused ReLU/ReLU6, per-tensor and per-channel weights, extreme
+zero points and large biases."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from support.tflite_builder import Branch, Spec
+
+SAME, VALID = 0, 1
+NONE, RELU, RELU6 = 0, 1, 3
+
+
+def _out_size(size: int, kernel: int, stride: int, dilation: int, padding: int) -> int:
+    effective = (kernel - 1) * dilation + 1
+    return (size + stride - 1) // stride if padding == SAME else (size + stride - effective) // stride
+
+
+def _weights(rng, shape, channels: int, axis: int, per_channel: bool):
+    w = rng.integers(-127, 128, shape, dtype=np.int8)
+    scale = rng.uniform(0.002, 0.02, channels).astype(np.float32) if per_channel else \
+        np.float32(rng.uniform(0.002, 0.02))
+    return Spec.constant(w, scale, 0, axis)
+
+
+def _bias(rng, channels: int, large: bool, x: Spec, w: Spec):
+    """int32 biases in units of the accumulator (scale s_in * s_w, as TFLite requires)."""
+    bound = 1 << 26 if large else 1 << 14
+    scale = np.broadcast_to(np.float32(x.scale) * np.asarray(w.scale, np.float32), (channels,)).astype(np.float32)
+    return Spec.constant(rng.integers(-bound, bound, channels).astype(np.int32), scale, 0)
+
+
+def _input(rng, shape, zero_point: int):
+    return Spec(tuple(shape), np.int8, np.float32(rng.uniform(0.01, 0.1)), zero_point)
+
+
+def _output(rng, shape, zero_point: int | None = None):
+    zp = int(rng.integers(-20, 20)) if zero_point is None else zero_point
+    return Spec(tuple(shape), np.int8, np.float32(rng.uniform(0.05, 0.5)), zp)
+
+
+def depthwise_sweep(seed: int = 0) -> list[Branch]:
+    rng = np.random.default_rng(seed)
+    cases = [
+        # channels, multiplier, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+        (1, 8, (13, 9), (3, 3), (2, 2), (1, 1), VALID, RELU, True, -128, False),  # micro_speech's form
+        (4, 1, (7, 7), (3, 3), (1, 1), (1, 1), SAME, NONE, True, 0, False),
+        (5, 1, (6, 9), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -128, False),
+        (8, 1, (9, 5), (3, 3), (2, 2), (1, 1), SAME, RELU, True, 5, True),
+        (13, 1, (5, 6), (5, 5), (1, 1), (1, 1), SAME, NONE, False, -3, False),
+        (16, 1, (8, 8), (3, 3), (1, 1), (2, 2), SAME, RELU6, True, -128, False),
+        (3, 2, (6, 6), (3, 3), (1, 1), (1, 1), VALID, NONE, True, 10, False),
+        (6, 3, (5, 4), (3, 3), (2, 1), (1, 1), SAME, RELU, True, -128, False),
+        (12, 1, (1, 10), (1, 5), (1, 1), (1, 1), SAME, NONE, True, 0, False),
+        (9, 1, (10, 1), (3, 1), (1, 1), (1, 1), VALID, NONE, True, 127, False),
+        (33, 1, (4, 5), (3, 3), (1, 2), (1, 1), SAME, RELU, False, -128, True),
+        (4, 1, (11, 11), (7, 7), (2, 2), (1, 1), SAME, NONE, True, -128, False),
+    ]
+    branches = []
+    for c, m, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, activation, per_channel, zp, large in cases:
+        oh, ow = _out_size(h, kh, sh, dh, padding), _out_size(w, kw, sw, dw, padding)
+        oc = c * m
+        x, weights = _input(rng, (1, h, w, c), zp), _weights(rng, (1, kh, kw, oc), oc, 3, per_channel)
+        branches.append(Branch("DEPTHWISE_CONV_2D", [x, weights, _bias(rng, oc, large, x, weights)], [_output(rng, (1, oh, ow, oc))], dict(padding=padding, strideH=sh, strideW=sw, dilationHFactor=dh,
+                                                  dilationWFactor=dw, depthMultiplier=m,
+                                                  fusedActivationFunction=activation)))
+    return branches
+
+
+def conv_sweep(seed: int = 1) -> list[Branch]:
+    rng = np.random.default_rng(seed)
+    cases = [
+        # in_c, out_c, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+        (3, 16, (9, 9), (3, 3), (1, 1), (1, 1), SAME, RELU, True, -128, False),
+        (1, 8, (12, 5), (10, 4), (2, 2), (1, 1), SAME, RELU, True, -128, False),  # a kws-like first layer
+        (16, 16, (5, 5), (1, 1), (1, 1), (1, 1), VALID, NONE, True, 3, False),  # pointwise
+        (7, 5, (6, 7), (3, 3), (2, 2), (1, 1), SAME, RELU6, True, -5, True),
+        (8, 12, (4, 4), (1, 1), (2, 2), (1, 1), VALID, NONE, False, 0, False),  # strided 1x1 shortcut
+        (5, 9, (8, 8), (3, 3), (1, 1), (2, 2), SAME, NONE, True, 100, False),
+        (12, 4, (1, 16), (1, 5), (1, 1), (1, 1), SAME, RELU, True, -128, False),  # a 1-d convolution
+        (4, 6, (10, 1), (3, 1), (2, 1), (1, 1), VALID, NONE, True, 0, True),
+        (40, 3, (3, 3), (3, 3), (1, 1), (1, 1), SAME, NONE, True, -128, False),
+        (64, 64, (3, 3), (1, 1), (1, 1), (1, 1), SAME, RELU6, True, -128, False),
+    ]
+    branches = []
+    for ic, oc, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, activation, per_channel, zp, large in cases:
+        oh, ow = _out_size(h, kh, sh, dh, padding), _out_size(w, kw, sw, dw, padding)
+        x, weights = _input(rng, (1, h, w, ic), zp), _weights(rng, (oc, kh, kw, ic), oc, 0, per_channel)
+        branches.append(Branch("CONV_2D", [x, weights, _bias(rng, oc, large, x, weights)], [_output(rng, (1, oh, ow, oc))], dict(padding=padding, strideH=sh, strideW=sw, dilationHFactor=dh,
+                                                  dilationWFactor=dw, fusedActivationFunction=activation)))
+    return branches
+
+
+def fully_connected_sweep(seed: int = 2) -> list[Branch]:
+    rng = np.random.default_rng(seed)
+    cases = [(64, 12, NONE, True, -128), (10, 5, RELU, False, 0), (1000, 3, NONE, True, 7), (7, 9, RELU6, True, -3),
+             (1, 1, NONE, False, 0), (256, 33, NONE, True, -128)]
+    branches = []
+    for depth, units, activation, per_channel, zp in cases:
+        x, weights = _input(rng, (1, depth), zp), _weights(rng, (units, depth), units, 0, per_channel)
+        branches.append(Branch("FULLY_CONNECTED", [x, weights, _bias(rng, units, False, x, weights)], [_output(rng, (1, units))], dict(fusedActivationFunction=activation)))
+    return branches
+
+
+SWEEPS = {"depthwise": depthwise_sweep, "conv": conv_sweep, "fully_connected": fully_connected_sweep}
+
+
+def sweep_inputs(branches: list[Branch], rng) -> list[np.ndarray]:
+    from support.tflite_builder import random_input
+
+    return [random_input(spec, rng) for b in branches for spec in b.inputs if spec is not None and spec.data is None]
+

@@ -1,0 +1,91 @@
+"""The layer sweeps (layer_sweeps.py) on every path that claims TFLite's
+integer arithmetic, against TFLite's reference kernels, 0 LSB:
+
+- the host with the tuned pipeline (npukit's x86 kernels),
+- the mynpu NPU (the simulator, through npukit's runtime on the host),
+- Cortex-M4 (the DSP kernels) and RV32 (the portable kernels) under QEMU.
+
+Each path must also take the layers its parameter space covers: a layer
+left to IREE's code would pass for the wrong reason. What a path leaves
+out, it leaves with a reason, and the result is still exact.
+"""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pytest
+
+import npukit
+from kernels.layer_sweeps import SWEEPS, sweep_inputs
+from support.tflite_builder import build_model, run_reference
+
+
+def _kernel_space(branch) -> bool:
+    """The layers the kernels and the NPU take: every convolution, fully
+    connected layers of more than one input (IREE turns a one-input layer
+    into an elementwise product, no contraction), and depthwise layers of
+    one input channel or a channel multiplier of 1 (a multiplier above 1 on
+    several channels stays on IREE's code)."""
+    if branch.op == "FULLY_CONNECTED":
+        return branch.inputs[0].shape[-1] > 1
+    if branch.op != "DEPTHWISE_CONV_2D":
+        return True
+    channels = branch.inputs[0].shape[-1]
+    return channels == 1 or branch.options["depthMultiplier"] == 1
+
+
+@pytest.fixture(scope="module", params=sorted(SWEEPS))
+def sweep(request, tmp_path_factory):
+    branches = SWEEPS[request.param]()
+    path = tmp_path_factory.mktemp(request.param) / f"sweep_{request.param}.tflite"
+    build_model(branches, path)
+    rng = np.random.default_rng(11)
+    inputs = [sweep_inputs(branches, rng) for _ in range(2)]
+    return request.param, branches, path, inputs, [run_reference(path, x) for x in inputs]
+
+
+def _check(got_outputs, want_outputs, branches, context: str) -> None:
+    for b, (got, want) in enumerate(zip(got_outputs, want_outputs)):
+        assert np.array_equal(np.asarray(got).reshape(want.shape), want), \
+            f"{context}: branch {b} ({branches[b].op} {branches[b].options}) differs by up to " \
+            f"{np.abs(np.asarray(got, np.int32).reshape(want.shape) - want).max()} LSB"
+
+
+def _taken(entries: dict, device_of) -> int:
+    return sum(1 for e in entries if device_of(e))
+
+
+def test_host_tuned_kernels(sweep, tmp_path):
+    name, branches, path, inputs, wants = sweep
+    result = npukit.compile(path, out_dir=tmp_path / "host")
+    assert result.manifest["cpu_pipeline"] == "tuned" and not result.manifest["warnings"]
+    loaded = npukit.load(result)
+    for x, want in zip(inputs, wants):
+        _check(loaded(*x), want, branches, f"{name} on the host")
+    kernels = result.manifest["cpu_kernels"]
+    taken = sum(1 for e in kernels.values() if "operation" in e)
+    assert taken == sum(map(_kernel_space, branches)), kernels
+
+
+def test_mynpu(sweep, tmp_path):
+    name, branches, path, inputs, wants = sweep
+    result = npukit.compile(path, target="mynpu", output="embedded", out_dir=tmp_path / "npu")
+    for x, want in zip(inputs, wants):
+        _check(npukit.run(result, *x, runtime="npukit"), want, branches, f"{name} on mynpu")
+    rows = result.manifest["mynpu"]["dispatches"]
+    on_npu = sum(1 for r in rows if r["device"] == "mynpu")
+    assert on_npu == sum(map(_kernel_space, branches)), [(r["name"], r.get("reason")) for r in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["mps2-an386", "virt-rv32imf"])
+def test_boards(sweep, board):
+    from npukit.deploy.deploy_model import deploy
+
+    name, branches, path, _, _ = sweep
+    result = deploy(path, board, samples=2, seed=3)
+    context = f"{name} on {board}"
+    for sample in result.samples:
+        assert sample.identical_to_host, context
+        _check(sample.outputs, run_reference(path, sample.inputs), branches, context)
