@@ -45,7 +45,8 @@ def check_inputs(entry: EntryPoint, inputs: tuple) -> list[np.ndarray]:
         if len(shape) != len(spec.shape) or any(d is not None and d != s for d, s in zip(spec.shape, shape)):
             declared = "x".join("?" if d is None else str(d) for d in spec.shape)
             raise RunError(f"{label} has shape {'x'.join(map(str, shape)) or 'scalar'}, the model takes {declared}")
-        arrays.append(np.ascontiguousarray(array))
+        # Not np.ascontiguousarray: it gives a 0-d array a dimension.
+        arrays.append(array if array.flags.c_contiguous else array.copy(order="C"))
     return arrays
 
 

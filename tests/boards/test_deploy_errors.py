@@ -7,7 +7,6 @@ import shutil
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from npukit.cli.main import main as npukit_main

@@ -107,7 +107,59 @@ def fully_connected_sweep(seed: int = 2) -> list[Branch]:
     return branches
 
 
-SWEEPS = {"depthwise": depthwise_sweep, "conv": conv_sweep, "fully_connected": fully_connected_sweep}
+def transpose_conv_sweep(seed: int = 5) -> list[Branch]:
+    """TRANSPOSE_CONV: the output size from the input, kernel, stride and
+    padding as a model's converter gives it, with the odd ones too (an
+    output a row short or long, which changes the padding)."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # ic, oc, (h, w), kernel, stride, padding, activation, per_channel, zp, output size adjustment
+        (8, 4, (4, 4), (3, 3), (2, 2), SAME, NONE, True, -128, 0),
+        (3, 5, (5, 3), (2, 2), (2, 2), VALID, RELU, True, 0, 0),
+        (4, 4, (3, 5), (4, 4), (2, 2), SAME, RELU6, False, 9, 0),
+        (6, 3, (4, 4), (3, 3), (1, 1), SAME, NONE, True, -7, 0),
+        (2, 7, (3, 3), (5, 3), (3, 2), VALID, NONE, True, 3, 0),
+        (5, 2, (4, 3), (3, 3), (2, 2), SAME, RELU, True, -128, -1),
+        (4, 6, (2, 4), (3, 3), (2, 2), VALID, NONE, True, 100, 1),
+    ]
+    branches = []
+    for ic, oc, (h, w), (kh, kw), (sh, sw), padding, activation, per_channel, zp, adjust in cases:
+        def out_size(size, kernel, stride):
+            return (size * stride if padding == SAME else (size - 1) * stride + kernel) + adjust
+
+        oh, ow = out_size(h, kh, sh), out_size(w, kw, sw)
+        x, weights = _input(rng, (1, h, w, ic), zp), _weights(rng, (oc, kh, kw, ic), oc, 0, per_channel)
+        shape = Spec.constant(np.array([1, oh, ow, oc], np.int32))
+        branches.append(Branch("TRANSPOSE_CONV", [shape, weights, x, _bias(rng, oc, False, x, weights)],
+                               [_output(rng, (1, oh, ow, oc))],
+                               dict(padding=padding, strideH=sh, strideW=sw, fusedActivationFunction=activation)))
+    return branches
+
+
+def hybrid_sweep(seed: int = 4) -> list[Branch]:
+    """Dynamic-range layers: float input and output, int8 weights, float bias;
+    the input quantized on the fly."""
+    rng = np.random.default_rng(seed)
+    branches = []
+    for ic, oc, (h, w), (kh, kw), (sh, sw), padding, activation in [
+            (1, 8, (12, 5), (10, 4), (2, 2), SAME, RELU), (16, 16, (5, 5), (1, 1), (1, 1), VALID, NONE),
+            (5, 7, (6, 9), (3, 3), (1, 2), SAME, RELU6), (3, 4, (2, 3), (1, 1), (1, 1), SAME, NONE)]:
+        oh, ow = _out_size(h, kh, sh, 1, padding), _out_size(w, kw, sw, 1, padding)
+        branches.append(Branch("CONV_2D", [
+            Spec((1, h, w, ic), np.float32), _weights(rng, (oc, kh, kw, ic), oc, 0, per_channel=False),
+            Spec.constant(rng.uniform(-1, 1, oc).astype(np.float32)),
+        ], [Spec((1, oh, ow, oc), np.float32)], dict(padding=padding, strideH=sh, strideW=sw, dilationHFactor=1,
+                                                    dilationWFactor=1, fusedActivationFunction=activation)))
+    for depth, units, per_channel, activation in [(64, 12, False, NONE), (10, 5, True, RELU), (13, 3, True, NONE)]:
+        branches.append(Branch("FULLY_CONNECTED", [
+            Spec((1, depth), np.float32), _weights(rng, (units, depth), units, 0, per_channel),
+            Spec.constant(rng.uniform(-1, 1, units).astype(np.float32)),
+        ], [Spec((1, units), np.float32)], dict(fusedActivationFunction=activation)))
+    return branches
+
+
+SWEEPS = {"depthwise": depthwise_sweep, "conv": conv_sweep, "fully_connected": fully_connected_sweep,
+          "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep}
 
 
 def sweep_inputs(branches: list[Branch], rng) -> list[np.ndarray]:

@@ -38,6 +38,9 @@ _OPTIONS = {
     "LEAKY_RELU": ("LeakyReluOptions", schema.LeakyReluOptionsT),
     "TRANSPOSE_CONV": ("TransposeConvOptions", schema.TransposeConvOptionsT),
     "STRIDED_SLICE": ("StridedSliceOptions", schema.StridedSliceOptionsT),
+    "RESIZE_BILINEAR": ("ResizeBilinearOptions", schema.ResizeBilinearOptionsT),
+    "RESIZE_NEAREST_NEIGHBOR": ("ResizeNearestNeighborOptions", schema.ResizeNearestNeighborOptionsT),
+    "SUM": ("ReducerOptions", schema.ReducerOptionsT),
 }
 
 

@@ -20,7 +20,7 @@ from iree.compiler.dialects import tensor
 
 from npukit.frontends.tflite.flatbuffer_reader import Tensor
 from npukit.frontends.tflite.lowering import INT_RANGES, LoweringContext, lowers
-from npukit.frontends.tflite.mlir_builder import Value, float_max, float_min
+from npukit.frontends.tflite.mlir_builder import Value, float_max, float_min, round_half_away_f32
 from npukit.quantization.fixed_point import FixedPoint, split_shift
 from npukit.quantization.tflite_prepare import activation_range, addition_parameters, float_activation_range, \
     hard_swish_parameters, int8_lookup_table, multiplication_multiplier, quantize_value, \
@@ -179,21 +179,6 @@ def maximum_minimum(ctx: LoweringContext, op) -> None:
     ctx.define(0, ctx.builder.elementwise([ctx.value(a_t.index), ctx.value(b_t.index)], y_t.dtype, body, shape))
 
 
-def _round_half_away_f32(fixed: FixedPoint, value: ir.Value) -> ir.Value:
-    """roundf(value) as int32, and INT32_MIN where it does not fit (NaN,
-    infinities, |value| >= 2^31), as TFLite's float-to-int conversion gives on x86."""
-    f32 = ir.F32Type.get()
-    limit = _f32_constant(2147483648.0)
-    inside = arith.CmpFOp(arith.CmpFPredicate.OLT, mlir_math.AbsFOp(value).result, limit).result
-    safe = arith.SelectOp(inside, value, _f32_constant(0.0)).result
-    whole = arith.FPToSIOp(fixed.i32, safe).result
-    fraction = arith.SubFOp(safe, arith.SIToFPOp(f32, whole).result).result
-    up = arith.ExtUIOp(fixed.i32, arith.CmpFOp(arith.CmpFPredicate.OGE, fraction, _f32_constant(0.5)).result).result
-    down = arith.ExtUIOp(fixed.i32, arith.CmpFOp(arith.CmpFPredicate.OLE, fraction, _f32_constant(-0.5)).result).result
-    rounded = arith.SubIOp(arith.AddIOp(whole, up).result, down).result
-    return arith.SelectOp(inside, rounded, fixed.constant(-(1 << 31))).result
-
-
 @lowers("QUANTIZE")
 def quantize(ctx: LoweringContext, op) -> None:
     x_t, y_t = ctx.input(0), ctx.output()
@@ -209,7 +194,7 @@ def quantize(ctx: LoweringContext, op) -> None:
         def body(x):
             fixed = FixedPoint()
             divided = arith.DivFOp(x, _f32_constant(scale)).result
-            q = fixed.add(_round_half_away_f32(fixed, divided), qy.zero_point)
+            q = fixed.add(round_half_away_f32(divided), qy.zero_point)
             return fixed.truncate(fixed.clamp(q, low, high), width)
     elif x_t.dtype in ("int8", "int16", "uint8"):
         qx = ctx.per_tensor(x_t, "input")
@@ -256,6 +241,8 @@ def relu(ctx: LoweringContext, op) -> None:
                                               lambda x: _clamp_float(x, bound_low, bound_high)))
         return
     dtype = _quantized_types(ctx, [x_t, y_t])
+    if dtype == "int16" and op.opcode in ("RELU_N1_TO_1", "RELU_0_TO_1"):
+        raise ctx.unsupported(f"an int16 {op.opcode} (TFLite's kernels define it for int8 only)")
     qx, qy = ctx.per_tensor(x_t, "input"), ctx.per_tensor(y_t, "output")
     multiplier, shift = single_precision_ratio_multiplier(qx.scale, qy.scale)
     type_low, type_high = INT_RANGES[dtype]

@@ -18,7 +18,7 @@ from npukit.errors import ModelError
 from npukit.frontends.imported_model import ImportedModel
 from npukit.frontends.model_format import ModelFormat
 from npukit.frontends.signature import EntryPoint, TensorSpec
-from npukit.frontends.tflite import contractions, elementwise, pooling, shape_operators, softmax  # noqa: F401
+from npukit.frontends.tflite import contractions, elementwise, pooling, resampling, shape_operators, softmax  # noqa: F401
 from npukit.frontends.tflite.flatbuffer_reader import TfliteGraph, read_tflite
 from npukit.frontends.tflite.lowering import LOWERINGS, LoweringContext, UnsupportedOperator
 from npukit.frontends.tflite.mlir_builder import ModuleBuilder

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, func, linalg, tensor, util
+from iree.compiler.dialects import arith, func, linalg, math, tensor, util
 
 _ELEMENT_TYPES = {
     "int8": lambda: ir.IntegerType.get_signless(8),
@@ -50,6 +50,22 @@ def float_max(a: ir.Value, b: ir.Value) -> ir.Value:
 
 def float_min(a: ir.Value, b: ir.Value) -> ir.Value:
     return arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OLT, a, b).result, a, b).result
+
+
+def round_half_away_f32(value: ir.Value) -> ir.Value:
+    """roundf(value) as i32, and INT32_MIN where it does not fit (NaN,
+    infinities, |value| >= 2^31), as TFLite's float-to-int conversion gives
+    on x86. Compares and conversions only: no C library call."""
+    f32, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(32)
+    constant = lambda v: arith.ConstantOp(f32, ir.FloatAttr.get(f32, v)).result  # noqa: E731
+    inside = arith.CmpFOp(arith.CmpFPredicate.OLT, math.AbsFOp(value).result, constant(2147483648.0)).result
+    safe = arith.SelectOp(inside, value, constant(0.0)).result
+    whole = arith.FPToSIOp(i32, safe).result
+    fraction = arith.SubFOp(safe, arith.SIToFPOp(f32, whole).result).result
+    up = arith.ExtUIOp(i32, arith.CmpFOp(arith.CmpFPredicate.OGE, fraction, constant(0.5)).result).result
+    down = arith.ExtUIOp(i32, arith.CmpFOp(arith.CmpFPredicate.OLE, fraction, constant(-0.5)).result).result
+    rounded = arith.SubIOp(arith.AddIOp(whole, up).result, down).result
+    return arith.SelectOp(inside, rounded, arith.ConstantOp(i32, ir.IntegerAttr.get(i32, -(1 << 31))).result).result
 
 
 def dtype_name(array: np.ndarray) -> str:
@@ -156,7 +172,9 @@ class ModuleBuilder:
     # Constants and fresh tensors ------------------------------------------------
 
     def constant(self, array: np.ndarray, dtype: str | None = None) -> Value:
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array)
+        if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+            array = array.copy(order="C")
         dtype = dtype or dtype_name(array)
         if dtype == "uint8":
             array = array.view(np.int8)
@@ -211,19 +229,16 @@ class ModuleBuilder:
         element from inputs of that shape or broadcast to it (numpy rules)."""
         shape = tuple(shape if shape is not None else inputs[0].shape)
         rank = len(shape)
-        operands = [(self.broadcastable(v, shape), None) for v in inputs]
-        maps = []
-        for v, _ in operands:
-            offset = rank - v.rank
-            maps.append(affine_map(rank, [offset + i for i in range(v.rank)]))
+        operands = [self.broadcast_operand(v, shape) for v in inputs]
         out = self.empty(shape, out_dtype)
-        return self.generic(list(zip([v for v, _ in operands], maps)), [(out, affine_map(rank, list(range(rank))))],
+        return self.generic([(v, affine_map(rank, dims)) for v, dims in operands],
+                            [(out, affine_map(rank, list(range(rank))))],
                             [PARALLEL] * rank, lambda *args: body(*args[:-1]))[0]
 
-    def broadcastable(self, value: Value, shape: Sequence[int]) -> Value:
-        """``value`` with the dimensions it broadcasts along removed (numpy
-        rules against ``shape``), so an identity-like map reads it: the result's
-        dimensions are the trailing ones of ``shape`` it varies along."""
+    def broadcast_operand(self, value: Value, shape: Sequence[int]) -> tuple[Value, list[int]]:
+        """``value`` read over a loop nest of ``shape`` by numpy's broadcasting
+        rules: the value with the dimensions it broadcasts along dropped, and
+        the loop dimensions its remaining ones follow."""
         offset = len(shape) - value.rank
         if offset < 0:
             raise ValueError(f"cannot broadcast {list(value.shape)} to {list(shape)}")
@@ -233,15 +248,9 @@ class ModuleBuilder:
                 keep.append(i)
             elif d != 1:
                 raise ValueError(f"cannot broadcast {list(value.shape)} to {list(shape)}")
-        if len(keep) == value.rank:
-            return value
-        # Dimensions broadcast become 1; drop them by reshaping, and give the
-        # remaining ones back as leading unit dimensions where they are not
-        # trailing, so the caller's right-aligned map still fits.
-        first = keep[0] if keep else value.rank
-        if keep != list(range(first, value.rank)):
-            raise ValueError("broadcasting along interior dimensions")
-        return self.reshape(value, [value.shape[i] for i in keep])
+        if len(keep) < value.rank:
+            value = self.reshape(value, [value.shape[i] for i in keep])
+        return value, [offset + i for i in keep]
 
     # Shapes ---------------------------------------------------------------------------
 
@@ -313,6 +322,14 @@ class ModuleBuilder:
                                        ir.DenseI64ArrayAttr.get([int(s) for s in sizes]),
                                        ir.DenseI64ArrayAttr.get([int(s) for s in strides])).result
         return Value(result, sizes, value.dtype)
+
+    def insert(self, value: Value, into: Value, offsets: Sequence[int], strides: Sequence[int]) -> Value:
+        """``value`` written into ``into`` at ``offsets``, its elements ``strides`` apart."""
+        result = tensor.InsertSliceOp(value.value, into.value, [], [], [],
+                                      ir.DenseI64ArrayAttr.get([int(o) for o in offsets]),
+                                      ir.DenseI64ArrayAttr.get([int(s) for s in value.shape]),
+                                      ir.DenseI64ArrayAttr.get([int(s) for s in strides])).result
+        return Value(result, into.shape, into.dtype)
 
     def concatenate(self, values: Sequence[Value], axis: int) -> Value:
         if len(values) == 1:

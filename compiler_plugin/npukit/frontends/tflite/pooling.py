@@ -61,6 +61,16 @@ def _valid_counts(h: int, w: int, kernel, stride, pads, out_hw) -> np.ndarray:
     return counts
 
 
+def _same_quantization(ctx: LoweringContext, x_t, y_t) -> None:
+    """TFLite's pooling kernels work on the stored integers: their input and
+    output must share one scale and zero point (TFLite refuses the model
+    otherwise)."""
+    qx, qy = ctx.per_tensor(x_t, "input"), ctx.per_tensor(y_t, "output")
+    if (qx.scale, qx.zero_point) != (qy.scale, qy.zero_point):
+        raise ctx.unsupported(f"a {ctx.operator.opcode} whose input (scale {qx.scale}, zero point {qx.zero_point}) "
+                              f"and output (scale {qy.scale}, zero point {qy.zero_point}) are quantized differently")
+
+
 @lowers("AVERAGE_POOL_2D")
 def average_pool_2d(ctx: LoweringContext, op) -> None:
     x_t, y_t, kernel, stride, pads, out_hw = _window(ctx, op)
@@ -87,6 +97,7 @@ def average_pool_2d(ctx: LoweringContext, op) -> None:
     else:
         if x_t.dtype not in ("int8", "int16") or y_t.dtype != x_t.dtype:
             raise ctx.unsupported(f"an AVERAGE_POOL_2D of {x_t.dtype} to {y_t.dtype}")
+        _same_quantization(ctx, x_t, y_t)
         q = ctx.per_tensor(y_t, "output")
         low, high = activation_range(activation, q.scale, q.zero_point, *INT_RANGES[y_t.dtype])
         i32 = element_type("int32")
@@ -121,6 +132,7 @@ def max_pool_2d(ctx: LoweringContext, op) -> None:
         combine = lambda v, a: float_max(a, v)  # noqa: E731
     elif x_t.dtype in ("int8", "int16") and y_t.dtype == x_t.dtype:
         lowest = -128 if x_t.dtype == "int8" else -32768
+        _same_quantization(ctx, x_t, y_t)
         q = ctx.per_tensor(y_t, "output")
         low, high = activation_range(activation, q.scale, q.zero_point, *INT_RANGES[y_t.dtype])
         combine = lambda v, a: arith.MaxSIOp(a, v).result  # noqa: E731

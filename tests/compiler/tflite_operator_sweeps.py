@@ -1,0 +1,179 @@
+"""Seeded sweeps over the TFLite operators the frontend lowers besides the
+contractions (those are in kernels/layer_sweeps.py): resizing, pooling,
+activations, elementwise arithmetic, softmax, reductions and the 16-bit and
+float transpose convolutions. Each sweep is one .tflite model of independent
+single-operator branches with the parameters real models use and the odd
+ones they sometimes have: sizes that do not divide, both paddings, fused
+activations, extreme zero points, broadcasting, int8, int16 and float32."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from support.tflite_builder import Branch, Spec
+
+SAME, VALID = 0, 1
+NONE, RELU, RELU_N1_TO_1, RELU6 = 0, 1, 2, 3
+
+
+def _q(rng, shape, dtype=np.int8, zero_point: int | None = None, scale: float | None = None) -> Spec:
+    if dtype == np.float32:
+        return Spec(tuple(shape), np.float32)
+    if zero_point is None:
+        zero_point = 0 if dtype == np.int16 else int(rng.integers(-128, 128))
+    scale = np.float32(rng.uniform(0.005, 0.1) if scale is None else scale)
+    return Spec(tuple(shape), dtype, scale, zero_point)
+
+
+def _same_as(spec: Spec, shape) -> Spec:
+    return Spec(tuple(shape), spec.dtype, spec.scale, spec.zero_point)
+
+
+def _size(values) -> Spec:
+    return Spec.constant(np.array(values, np.int32))
+
+
+def resampling_sweep(seed: int = 20) -> list[Branch]:
+    rng = np.random.default_rng(seed)
+    branches = []
+    cases = [
+        # (h, w, c) in, (h, w) out, align_corners, half_pixel_centers
+        ((4, 5, 3), (8, 10), False, False), ((4, 5, 3), (8, 10), False, True), ((4, 5, 3), (8, 10), True, False),
+        ((5, 7, 2), (3, 4), False, False), ((5, 7, 2), (3, 4), False, True), ((3, 3, 4), (7, 5), True, False),
+        ((6, 2, 1), (13, 9), False, True), ((2, 2, 5), (1, 1), True, False),
+    ]
+    for op in ("RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"):
+        for dtype in (np.int8, np.int16, np.float32):
+            for (h, w, c), (oh, ow), align, half in cases:
+                if op == "RESIZE_BILINEAR" and align and half:
+                    continue
+                x = _q(rng, (1, h, w, c), dtype)
+                branches.append(Branch(op, [x, _size([oh, ow])], [_same_as(x, (1, oh, ow, c))],
+                                       dict(alignCorners=align, halfPixelCenters=half)))
+    return branches
+
+
+def pooling_sweep(seed: int = 21) -> list[Branch]:
+    rng = np.random.default_rng(seed)
+    branches = []
+    cases = [
+        # op, (h, w, c), filter, stride, padding, activation
+        ("AVERAGE_POOL_2D", (9, 7, 5), (3, 3), (2, 2), SAME, NONE),
+        ("AVERAGE_POOL_2D", (9, 7, 5), (3, 3), (2, 2), VALID, RELU6),
+        ("AVERAGE_POOL_2D", (5, 5, 16), (5, 5), (1, 1), VALID, NONE),  # global
+        ("AVERAGE_POOL_2D", (6, 4, 3), (2, 3), (2, 1), SAME, RELU),
+        ("MAX_POOL_2D", (9, 7, 5), (3, 3), (2, 2), SAME, NONE),
+        ("MAX_POOL_2D", (8, 8, 6), (2, 2), (2, 2), VALID, RELU),
+        ("MAX_POOL_2D", (7, 5, 3), (3, 2), (1, 2), SAME, RELU_N1_TO_1),
+    ]
+    for dtype in (np.int8, np.int16, np.float32):
+        for op, (h, w, c), (fh, fw), (sh, sw), padding, activation in cases:
+            oh = (h + sh - 1) // sh if padding == SAME else (h - fh + sh) // sh
+            ow = (w + sw - 1) // sw if padding == SAME else (w - fw + sw) // sw
+            x = _q(rng, (1, h, w, c), dtype)
+            branches.append(Branch(op, [x], [_same_as(x, (1, oh, ow, c))],
+                                   dict(padding=padding, strideH=sh, strideW=sw, filterHeight=fh, filterWidth=fw,
+                                        fusedActivationFunction=activation)))
+    return branches
+
+
+def activation_sweep(seed: int = 22) -> list[Branch]:
+    rng = np.random.default_rng(seed)
+    shape = (1, 7, 37)
+    branches = []
+    for scale in (0.02, 0.1, 0.004):  # (16-bit LOGISTIC and TANH are refused: see docs/tflite-frontend.md)
+        # The output quantization TFLite requires: [0, 1) and [-1, 1) over the int8 range.
+        branches.append(Branch("LOGISTIC", [_q(rng, shape, scale=scale)], [_q(rng, shape, np.int8, -128, 1 / 256)]))
+        branches.append(Branch("TANH", [_q(rng, shape, scale=scale)], [_q(rng, shape, np.int8, 0, 1 / 128)]))
+    branches.append(Branch("LOGISTIC", [_q(rng, shape, np.float32)], [_q(rng, shape, np.float32)]))
+    branches.append(Branch("TANH", [_q(rng, shape, np.float32)], [_q(rng, shape, np.float32)]))
+    for dtype in (np.int8, np.int16, np.float32):
+        for op in ("RELU", "RELU6") + (() if dtype == np.int16 else ("RELU_N1_TO_1", "RELU_0_TO_1")):
+            branches.append(Branch(op, [_q(rng, shape, dtype)], [_q(rng, shape, dtype)]))
+        for alpha in (0.1, 0.3, 1.7):
+            branches.append(Branch("LEAKY_RELU", [_q(rng, shape, dtype)], [_q(rng, shape, dtype)], dict(alpha=alpha)))
+    branches.append(Branch("HARD_SWISH", [_q(rng, shape, np.int8, scale=0.05)], [_q(rng, shape, np.int8, scale=0.03)]))
+    branches.append(Branch("HARD_SWISH", [_q(rng, shape, np.int8, -100, 0.01)], [_q(rng, shape, np.int8, 20, 0.02)]))
+    for source, target in ((np.float32, np.int8), (np.float32, np.int16), (np.int8, np.int8), (np.int16, np.int8),
+                           (np.int8, np.int16), (np.int16, np.int16)):
+        branches.append(Branch("QUANTIZE", [_q(rng, shape, source)], [_q(rng, shape, target)]))
+    for source in (np.int8, np.int16):
+        branches.append(Branch("DEQUANTIZE", [_q(rng, shape, source)], [_q(rng, shape, np.float32)]))
+    branches.append(Branch("ABS", [_q(rng, shape, np.float32)], [_q(rng, shape, np.float32)]))
+    return branches
+
+
+def binary_sweep(seed: int = 23) -> list[Branch]:
+    rng = np.random.default_rng(seed)
+    branches = []
+    shapes = [((1, 5, 6, 7), (1, 5, 6, 7)), ((1, 5, 6, 7), (1, 1, 1, 7)), ((1, 4, 1, 3), (1, 1, 5, 3)), ((2, 9), ())]
+    for op in ("ADD", "SUB", "MUL"):
+        for dtype in (np.int8, np.int16, np.float32):
+            for (a, b), activation in zip(shapes, (NONE, RELU, RELU6, NONE)):
+                out = np.broadcast_shapes(a, b)
+                options = dict(fusedActivationFunction=activation)
+                if op != "MUL":
+                    options["potScaleInt16"] = False
+                branches.append(Branch(op, [_q(rng, a, dtype), _q(rng, b, dtype)], [_q(rng, out, dtype)], options))
+    for op in ("MAXIMUM", "MINIMUM"):
+        for dtype in (np.int8, np.float32):
+            a = _q(rng, (1, 3, 4, 5), dtype)
+            branches.append(Branch(op, [a, _same_as(a, (1, 1, 4, 5))], [_same_as(a, (1, 3, 4, 5))]))
+    return branches
+
+
+def softmax_sweep(seed: int = 24) -> list[Branch]:
+    rng = np.random.default_rng(seed)
+    branches = []
+    for shape, beta, scale in (((1, 10), 1.0, 0.1), ((1, 12), 1.0, 0.02), ((3, 37), 0.5, 0.25), ((2, 4, 3), 2.0, 0.06),
+                               ((1, 1000), 1.0, 0.08)):
+        branches.append(Branch("SOFTMAX", [_q(rng, shape, np.int8, scale=scale)],
+                               [_q(rng, shape, np.int8, -128, 1 / 256)], dict(beta=beta)))
+        branches.append(Branch("SOFTMAX", [_q(rng, shape, np.float32)], [_q(rng, shape, np.float32)], dict(beta=beta)))
+    return branches
+
+
+def reduction_sweep(seed: int = 25) -> list[Branch]:
+    rng = np.random.default_rng(seed)
+    branches = []
+    for dtype in (np.int8, np.int16, np.float32):
+        for (h, w, c), axes, keep in (((5, 5, 16), (1, 2), True), ((7, 3, 9), (1, 2), False), ((4, 6, 5), (2,), True),
+                                      ((1, 1, 10), (1, 2), True)):
+            shape = [1, h, w, c]
+            out = [1 if a in axes else d for a, d in enumerate(shape)] if keep else \
+                [d for a, d in enumerate(shape) if a not in axes]
+            branches.append(Branch("MEAN", [_q(rng, shape, dtype), Spec.constant(np.array(axes, np.int32))],
+                                   [_q(rng, out, dtype)], dict(keepDims=keep)))
+    branches.append(Branch("SUM", [_q(rng, (1, 4, 6, 5), np.float32), Spec.constant(np.array([1, 2], np.int32))],
+                           [_q(rng, (1, 5), np.float32)], dict(keepDims=False)))
+    return branches
+
+
+def wide_transpose_conv_sweep(seed: int = 26) -> list[Branch]:
+    """TRANSPOSE_CONV with 16-bit activations (int64 bias) and in float32."""
+    rng = np.random.default_rng(seed)
+    branches = []
+    for dtype in (np.int16, np.float32):
+        for ic, oc, (h, w), (kh, kw), (sh, sw), padding, activation in (
+                (4, 3, (3, 4), (3, 3), (2, 2), SAME, NONE), (3, 5, (4, 3), (2, 2), (2, 2), VALID, RELU),
+                (2, 4, (3, 3), (3, 3), (1, 1), SAME, NONE)):
+            oh = h * sh if padding == SAME else (h - 1) * sh + kh
+            ow = w * sw if padding == SAME else (w - 1) * sw + kw
+            x = _q(rng, (1, h, w, ic), dtype)
+            if dtype == np.float32:
+                weights = Spec.constant(rng.uniform(-1, 1, (oc, kh, kw, ic)).astype(np.float32))
+                bias = Spec.constant(rng.uniform(-1, 1, oc).astype(np.float32))
+            else:
+                scales = rng.uniform(0.002, 0.02, oc).astype(np.float32)
+                weights = Spec.constant(rng.integers(-127, 128, (oc, kh, kw, ic), dtype=np.int8), scales, 0, 0)
+                bias = Spec.constant(rng.integers(-(1 << 20), 1 << 20, oc).astype(np.int64),
+                                     (np.float32(x.scale) * scales).astype(np.float32), 0)
+            branches.append(Branch("TRANSPOSE_CONV", [_size([1, oh, ow, oc]), weights, x, bias],
+                                   [_q(rng, (1, oh, ow, oc), dtype)],
+                                   dict(padding=padding, strideH=sh, strideW=sw, fusedActivationFunction=activation)))
+    return branches
+
+
+SWEEPS = {"resampling": resampling_sweep, "pooling": pooling_sweep, "activations": activation_sweep,
+          "binary": binary_sweep, "softmax": softmax_sweep, "reductions": reduction_sweep,
+          "wide_transpose_conv": wide_transpose_conv_sweep}
