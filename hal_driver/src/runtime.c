@@ -3,7 +3,8 @@
 #include "npukit/arena.h"
 #include "npukit/hal/modules.h"
 
-#define NPUKIT_RUNTIME_MAX_IO 16
+// Inputs and outputs a runtime holds: as many as one side of a VM call.
+#define NPUKIT_RUNTIME_MAX_IO IREE_VM_CALL_MAX_VALUES
 
 struct npukit_runtime_t {
   npukit_arena_t arena;

@@ -113,6 +113,7 @@ def write_project(
         "objects": model_objects,
         "full_hal": artifact.manifest.get("execution_model") == "async",
         "stack_size": stack_size,
+        "call_values": max([16] + [max(len(e.inputs), len(e.outputs)) for e in artifact.entry_points]),
         "qemu_command": " ".join(board.qemu_command(Path(f"build/{name}.elf"))),
     }
     (directory / "CMakeLists.txt").write_text(env.get_template("CMakeLists.txt.j2").render(**context))

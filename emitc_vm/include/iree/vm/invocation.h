@@ -15,7 +15,11 @@
 extern "C" {
 #endif
 
+// Values one side of a call may have; a firmware build whose model has more
+// inputs or outputs raises it (npukit's firmware project does so itself).
+#ifndef IREE_VM_CALL_MAX_VALUES
 #define IREE_VM_CALL_MAX_VALUES 16
+#endif
 
 // Offsets of the values of one side (arguments or results) of a calling
 // convention without variadic spans.
