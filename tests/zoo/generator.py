@@ -33,29 +33,34 @@ def _quiet_tensorflow() -> None:
 
 
 def calibration_data(architecture: Architecture, seed: int) -> list[np.ndarray]:
-    """The representative dataset: samples drawn uniformly over the
-    architecture's input range, every other one narrowed to the middle half
-    so that calibration sees typical as well as extreme values."""
+    """The representative dataset: the first sample uniform over the
+    architecture's whole input range, each later one uniform over a random
+    part of it (random centre, an eighth to a half of the range wide), so
+    that calibration sees inputs of different levels and spreads."""
     rng = np.random.default_rng(seed)
     low, high = architecture.input_range
-    mid, half = (low + high) / 2, (high - low) / 2
     samples = []
     for index in range(CALIBRATION_SAMPLES):
-        spread = half if index % 2 == 0 else half / 2
-        samples.append(rng.uniform(mid - spread, mid + spread, (1, *architecture.input_shape)).astype(np.float32))
+        a, b = low, high
+        if index > 0:
+            width = (high - low) * rng.uniform(0.125, 0.5)
+            centre = rng.uniform(low + width / 2, high - width / 2)
+            a, b = centre - width / 2, centre + width / 2
+        samples.append(rng.uniform(a, b, (1, *architecture.input_shape)).astype(np.float32))
     return samples
 
 
 def keras_model(architecture: Architecture, seed: int):
     """A fresh, seeded Keras model of ``architecture``."""
     _quiet_tensorflow()
-    from .keras_seeding import randomize_biases_and_statistics, seed_everything
+    from .keras_seeding import randomize_biases_and_statistics, seed_everything, spread_classifier_logits
 
     module_name, function_name = architecture.builder.split(":")
     builder = getattr(importlib.import_module(f"{__package__}.{module_name}"), function_name)
     seed_everything(seed)
     model = builder(architecture.input_shape, **architecture.keyword_options)
     randomize_biases_and_statistics(model, seed)
+    spread_classifier_logits(model, calibration_data(architecture, seed), seed)
     return model
 
 

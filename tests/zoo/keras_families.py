@@ -40,7 +40,7 @@ def ds_cnn(input_shape: tuple[int, ...], filters: int, blocks: int, classes: int
     return keras.Model(inputs, outputs, name="ds_cnn")
 
 
-def mobilenet_v1(input_shape: tuple[int, ...], alpha: float, classes: int = 2):
+def mobilenet_v1(input_shape: tuple[int, ...], alpha: float, classes: int = 4):
     """keras.applications' MobileNetV1 (the MLPerf Tiny visual wake words
     model is alpha=0.25 at 96x96x3), untrained, with a small classifier."""
     import keras
@@ -50,7 +50,7 @@ def mobilenet_v1(input_shape: tuple[int, ...], alpha: float, classes: int = 2):
     )
 
 
-def mobilenet_v2(input_shape: tuple[int, ...], alpha: float, classes: int = 2):
+def mobilenet_v2(input_shape: tuple[int, ...], alpha: float, classes: int = 4):
     """keras.applications' MobileNetV2, untrained, with a small classifier."""
     import keras
 

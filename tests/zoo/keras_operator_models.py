@@ -95,9 +95,12 @@ def slices_and_pools(input_shape: tuple[int, ...], width: int, classes: int = 6)
 
 def large_bias(input_shape: tuple[int, ...], filters: int, bias: float, classes: int = 4):
     """Layers whose biases dwarf their accumulators' scale: with inputs of
-    magnitude about 0.01 (an input scale near 1e-4) and kernels in [-1, 1],
-    a bias of ``bias`` is above 2**24 accumulator units, beyond what a
-    float32 holds exactly. Alternating signs keep channels apart."""
+    magnitude about 0.01 (an input scale near 8e-5) and kernels up to 1 (a
+    weight scale near 1/127), a bias of 30 is about 5e7 accumulator units,
+    above 2**24, where float32 no longer holds every integer. A convolution
+    and a fully connected layer over the whole input carry such biases (of
+    alternating signs); the latter's 1024 positive weights sum enough of the
+    input for the output to follow it."""
     import keras
     import numpy as np
     from keras import initializers, layers
@@ -106,11 +109,12 @@ def large_bias(input_shape: tuple[int, ...], filters: int, bias: float, classes:
         return initializers.Constant(np.where(np.arange(count) % 2 == 0, bias, -bias).astype(np.float32))
 
     inputs = _input(input_shape)
-    x = layers.Conv2D(
-        filters, 3, padding="same", kernel_initializer=initializers.RandomUniform(-1.0, 1.0),
-        bias_initializer=alternating(filters),
-    )(inputs)
-    x = layers.Conv2D(filters, 3, strides=2, padding="same", activation="relu")(x)
-    x = layers.Flatten()(x)
+    positive = initializers.RandomUniform(0.5, 1.0)
+    x = layers.Conv2D(filters, 3, padding="same", kernel_initializer=positive,
+                      bias_initializer=alternating(filters))(inputs)
+    x = layers.GlobalMaxPooling2D()(x)
+    y = layers.Flatten()(inputs)
+    y = layers.Dense(filters, kernel_initializer=positive, bias_initializer=alternating(filters))(y)
+    x = layers.Concatenate()([x, y])
     outputs = layers.Dense(classes)(x)
     return keras.Model(inputs, outputs, name="large_bias")

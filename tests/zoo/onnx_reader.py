@@ -66,6 +66,10 @@ class OnnxModel:
     def recurrent(self) -> bool:
         return bool(RECURRENT_OPERATORS & set(self.operator_names))
 
+    @property
+    def oracle_limitations(self) -> tuple[str, ...]:
+        return ()  # ONNX models' oracle is onnxruntime
+
     @cached_property
     def weight_bytes(self) -> int:
         return sum(self.constant(name).nbytes for name in self.initializers)

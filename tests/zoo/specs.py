@@ -138,8 +138,8 @@ ARCHITECTURES: tuple[Architecture, ...] = (
     _arch("slices_and_pools", "operators", f"{O}:slices_and_pools", (16, 16, 3), (-1.0, 1.0),
           ("int8",), "STRIDED_SLICE, AVERAGE_POOL_2D, SUB, CONCATENATION, RELU6, RESHAPE", width=8),
     # Biases far above the accumulator's scale.
-    _arch("large_bias", "large-bias", f"{O}:large_bias", (16, 16, 1), (-0.01, 0.01),
-          ("int8", "int8-per-tensor"), "inputs of about 0.01, kernels in [-1, 1], biases of +-30",
+    _arch("large_bias", "large-bias", f"{O}:large_bias", (16, 16, 4), (-0.01, 0.01),
+          ("int8", "int8-per-tensor"), "inputs of about 0.01, kernels in [0.5, 1], biases of +-30",
           filters=8, bias=30.0),
 )
 

@@ -182,6 +182,26 @@ class TFLiteModel:
         return bool(RECURRENT_OPERATORS & set(self.operator_names))
 
     @cached_property
+    def oracle_limitations(self) -> tuple[str, ...]:
+        """Why LiteRT's kernels (the .tflite oracle) cannot run this model, if they cannot.
+
+        LiteRT's integer SVDF reads the time weights and the state as int16;
+        an int8 SVDF written for older TFLite Micro releases has int8 ones,
+        which LiteRT then reads and writes past their ends (heap corruption,
+        seen as a double free or a crash)."""
+        found = []
+        for op in self.operators:
+            if op.name != "SVDF" or self.tensors[op.inputs[0]].dtype != "int8":
+                continue
+            time_weights, state = self.tensors[op.inputs[2]], self.tensors[op.inputs[4]]
+            if time_weights.dtype != "int16" or state.dtype != "int16":
+                found.append(
+                    f"SVDF with {time_weights.dtype} time weights and {state.dtype} state: LiteRT's integer "
+                    "SVDF takes both as int16 and would read and write past their ends"
+                )
+        return tuple(sorted(set(found)))
+
+    @cached_property
     def weight_bytes(self) -> int:
         """Bytes of constant data (weights, biases, shapes, tables), each buffer once."""
         buffers = {t.buffer for tensors, _, _, _ in self.subgraphs for t in tensors}
