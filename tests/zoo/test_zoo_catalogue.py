@@ -198,8 +198,8 @@ def test_large_bias_variants_have_biases_float32_cannot_hold(records):
             bias = model.constant(bias_tensor).astype(np.int64)
             # The bias is in accumulator units: its scale is input scale x weight scale.
             expected = np.asarray(weights.scales) * data.scales[0]
-            np.testing.assert_allclose(np.asarray(bias_tensor.scales), np.broadcast_to(expected, bias.shape),
-                                       rtol=1e-6)
+            np.testing.assert_allclose(np.broadcast_to(bias_tensor.scales, bias.shape),
+                                       np.broadcast_to(expected, bias.shape), rtol=1e-6)
             largest = max(largest, int(np.abs(bias).max()))
             if np.abs(bias).max() > 2**24:
                 # float32 loses the integer: the bias plus an accumulator of 1 rounds.
