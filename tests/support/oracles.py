@@ -14,17 +14,26 @@ class TFLiteReference:
     delegate: int8 layers requantize in float, rounding half to even);
     "reference" is TFLite's reference kernels, the integer fixed-point
     arithmetic TFLite Micro and CMSIS-NN implement (rounding half away from
-    zero).
+    zero). ``num_threads`` (default: the interpreter's choice) pins the
+    default kernels' threads, e.g. to 1 for timing comparisons.
     """
 
-    def __init__(self, path: Path, kernels: str = "default"):
+    KERNELS = ("default", "reference")
+
+    def __init__(self, path: Path, kernels: str = "default", num_threads: int | None = None):
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
         resolvers = {"default": OpResolverType.AUTO, "reference": OpResolverType.BUILTIN_REF}
-        self.interpreter = Interpreter(model_path=str(path), experimental_op_resolver_type=resolvers[kernels])
+        if kernels not in resolvers:
+            raise ValueError(f"unknown TFLite kernels {kernels!r}; choose one of {', '.join(resolvers)}")
+        self.interpreter = Interpreter(
+            model_path=str(path), experimental_op_resolver_type=resolvers[kernels], num_threads=num_threads
+        )
         self.interpreter.allocate_tensors()
-        self.input = self.interpreter.get_input_details()[0]
-        self.output = self.interpreter.get_output_details()[0]
+        self.inputs = self.interpreter.get_input_details()
+        self.outputs = self.interpreter.get_output_details()
+        self.input = self.inputs[0]
+        self.output = self.outputs[0]
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -34,6 +43,15 @@ class TFLiteReference:
         self.interpreter.set_tensor(self.input["index"], x)
         self.interpreter.invoke()
         return self.interpreter.get_tensor(self.output["index"]).copy()
+
+    def run(self, xs: list[np.ndarray]) -> list[np.ndarray]:
+        """All inputs in the model's order -> all outputs in its order."""
+        if len(xs) != len(self.inputs):
+            raise ValueError(f"the model takes {len(self.inputs)} inputs, got {len(xs)}")
+        for detail, x in zip(self.inputs, xs):
+            self.interpreter.set_tensor(detail["index"], x)
+        self.interpreter.invoke()
+        return [self.interpreter.get_tensor(detail["index"]).copy() for detail in self.outputs]
 
 
 class OnnxRuntimeReference:
