@@ -132,6 +132,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         time_limit=args.time_limit,
         log=console.log,
     )
+    console.clear_status()
     if show_cpu_operations and result.manifest.get("mynpu") is not None:
         print(cpu_operations_text(result.manifest["mynpu"]))
     if args.quiet:

@@ -105,8 +105,12 @@ class Console:
         if self.verbose:
             yield
             return
-        sys.stderr.flush()
-        saved = os.dup(2)
+        try:
+            sys.stderr.flush()
+            saved = os.dup(2)
+        except (OSError, ValueError):  # no stderr to protect
+            yield
+            return
         original = os.fdopen(os.dup(saved), "w", buffering=1, encoding="utf-8", errors="replace")
         previous_stream, previous_sys = self.stream, sys.stderr
         with tempfile.TemporaryFile() as scratch:

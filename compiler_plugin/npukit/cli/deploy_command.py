@@ -97,6 +97,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         seed=args.seed, samples=args.samples, keep=args.keep, execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
         arena_limit=args.arena_limit, progress=console.progress, cpu_pipeline=args.cpu_pipeline,
     )
+    console.clear_status()
     if not args.quiet:
         print(format_outputs(result))
         print()

@@ -92,6 +92,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     finally:
         if bar is not None:
             bar.close()
+        console.clear_status()
     print(_table(result))
     if args.json:
         path = Path(args.json)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -268,8 +269,12 @@ def read_tflite(path: Path) -> TfliteGraph:
         return _read(reader)
     except ModelError:
         raise
+    except (struct.error, IndexError):  # the generated readers followed an offset out of the file
+        raise reader.fail("an offset or a length points past the end of the file") from None
     except Exception as e:  # noqa: BLE001 - any fault of the generated readers on malformed bytes
         detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if "buffer is smaller than requested size" in detail:
+            detail = "a vector runs past the end of the file"
         raise reader.fail(f"the flatbuffer is inconsistent ({detail})") from None
 
 
