@@ -308,3 +308,22 @@ def test_other_output_on_stderr_is_kept_off_it(tmp_path, monkeypatch, capfd):
     err = capfd.readouterr().err
     assert "some converter's log line" in err and "a library's print" in err
     assert err.splitlines()[-1] == "npukit: error: m.onnx: refused"
+
+
+@pytest.mark.parametrize("model_file,where", [
+    ("kws_int8.tflite", "operator 0 (CONV_2D, output 'functional_1/activation/Relu;"),
+    ("kws_int8.onnx", "node 'functional_1/activation/Relu;"),
+])
+def test_iree_error_names_the_models_operator(tmp_path, shared_models, model_file, where):
+    """An error IREE reports deep in code generation carries the operation's location; npukit maps it back to the
+    model's operator (TFLite: OPCODE:index:output; ONNX: the node's name)."""
+    model = shared_models / model_file
+    out = tmp_path / "out"
+    flags = ["--iree-llvmcpu-stack-allocation-limit=64"]
+    with pytest.raises(CompileError) as info:
+        npukit.compile(model, out_dir=out, cpu_pipeline="stock", iree_flags=flags)
+    assert str(info.value).startswith(f"{model}: {where}"), str(info.value)
+    assert "exceeded stack allocation limit of 64 bytes" in str(info.value)
+    _one_line_error(_cli(["compile", model, "-o", out, "--cpu-pipeline", "stock", f"--iree-flag={flags[0]}"],
+                         tmp_path), where, model)
+    _nothing_written(out)
