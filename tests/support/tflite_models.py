@@ -1,9 +1,11 @@
 """Small .tflite models written in the tests, and .tflite files as editable
 objects (TFLite's flatbuffer object API, as ai-edge-litert ships it).
 
-``write_tflite`` builds a one-subgraph model from tensors and operators;
-``load_model``/``save_model`` turn a file into a ``schema.ModelT`` and back,
-for tests that change one field of a real model.
+``write_tflite`` builds a one-subgraph model from tensors and operators
+wired as given (chains, any tensor type, any operator, unsupported ones
+included); tflite_builder.py builds the layer sweeps' independent
+one-operator branches. ``load_model``/``save_model`` turn a file into a
+``schema.ModelT`` and back, for tests that change one field of a real model.
 """
 
 from __future__ import annotations
