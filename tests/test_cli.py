@@ -42,6 +42,10 @@ def test_compile_then_run_with_npy_inputs(tmp_path):
     proc = _run(["compile", model, "-o", tmp_path / "art"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "add" in proc.stdout and "add.vmfb" in proc.stdout and "entry single_op" in proc.stdout
+    # Progress is for terminals (a status line) and --verbose; a pipe gets none.
+    assert proc.stderr == ""
+    proc = _run(["compile", model, "-o", tmp_path / "art", "--verbose"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
     assert "npukit: importing" in proc.stderr and "npukit: writing" in proc.stderr
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.save(tmp_path / "a.npy", a)

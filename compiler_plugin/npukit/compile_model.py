@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from npukit import __version__
 from npukit.artifact import CompileResult
-from npukit.errors import CompileError, NpukitError, TargetError
+from npukit.errors import CompileError, CompileTimeout, NpukitError, TargetError
 from npukit.frontends.imported_model import ImportedModel
 from npukit.manifest import SCHEMA_VERSION, describe_file, write_manifest
 from npukit.targets.cpu_pipeline import DEFAULT_CPU_PIPELINE, CpuPipeline
@@ -21,6 +20,7 @@ from npukit.targets.target_spec import Target
 
 if TYPE_CHECKING:
     from npukit.cpu.kernel_choice import KernelChoice
+    from npukit.driver.worker_process import LogSink
     from npukit.mynpu.options import MynpuOptions
 
 Progress = Callable[[str], None]
@@ -34,44 +34,45 @@ def _default_execution_model(target: Target, mode: OutputMode) -> ExecutionModel
     return ExecutionModel.parse(target.cpu.default_execution_model)
 
 
-def _run_worker(job, work_dir: Path, say: Progress):
-    """Runs ``job`` in a worker process; returns its JobResult or raises."""
+def _run_worker(job, work_dir: Path, say: Progress, deadline: float, time_limit: float, log: "LogSink | None"):
+    """Runs ``job`` in a worker process until ``deadline`` (time.monotonic(); ``time_limit`` is the whole
+    compile's, for the message); returns its JobResult or raises."""
     from npukit.driver.compile_job import JobResult, write_json
     from npukit.driver.crash_report import describe_crash
+    from npukit.driver.worker_process import run_worker
+    from npukit.frontends.limits import env_variable
 
     job_path, result_path = work_dir / "job.json", work_dir / "result.json"
     write_json(job_path, job.to_json())
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "npukit.driver.compile_worker", str(job_path), str(result_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    last_phase = None
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if record.get("progress"):
-            last_phase = record.get("phase")
-            say(record["progress"])
-    stderr = proc.stderr.read() if proc.stderr else ""
-    rc = proc.wait()
-    if rc < 0 or not result_path.exists():
-        tail = [ln for ln in stderr.strip().splitlines() if ln.strip()][-12:]
-        raise CompileError(describe_crash(rc, stderr, last_phase) if rc < 0 else
-                           f"the compile worker failed (exit status {rc})", tail)
+    outcome = run_worker("npukit.driver.compile_worker", [str(job_path), str(result_path)], work_dir,
+                         max(deadline - time.monotonic(), 0.0), on_progress=say, log=log)
+    phase = outcome.last_phase
+    if outcome.timed_out:
+        where = f"after phase '{phase}'" if phase else "before phase 'input'"
+        raise CompileTimeout(f"IREE did not finish within the time limit of {time_limit:g} s (stopped {where}); "
+                             f"set {env_variable('seconds')} or --time-limit to allow longer")
+    if outcome.returncode < 0 or not result_path.exists():
+        tail = [ln for ln in outcome.stderr.strip().splitlines() if ln.strip()][-12:]
+        raise CompileError(describe_crash(outcome.returncode, outcome.stderr, phase) if outcome.returncode < 0 else
+                           f"the compile worker failed (exit status {outcome.returncode})", tail, phase)
     result = JobResult.from_json(json.loads(result_path.read_text()))
     job_path.unlink()
     result_path.unlink()
     if not result.ok:
         cls = _ERRORS.get(result.error_kind, CompileError)
         if cls is CompileError:
-            raise CompileError(result.error, result.diagnostics)
+            raise CompileError(result.error, result.diagnostics, phase)
         raise cls(result.error)
     return result
+
+
+def _tuned_passes_ran(error: CompileError) -> bool:
+    """Whether the module got as far as the tuned pipeline's passes (at phase
+    'stream'); an earlier failure would fail the stock pipeline the same way."""
+    from npukit.driver.compile_job import PROGRESS_PHASES
+
+    early = PROGRESS_PHASES[:PROGRESS_PHASES.index("stream")]
+    return error.phase is not None and error.phase not in early
 
 
 def _kernels_refused(cpu_kernels: dict[str, dict]) -> list[str]:
@@ -85,18 +86,13 @@ def _kernels_refused(cpu_kernels: dict[str, dict]) -> list[str]:
 
 
 def _explain_failure(error: CompileError, imported: ImportedModel) -> CompileError:
-    """Names the model's file and, for ONNX models, the node that failed."""
-    from npukit.frontends.onnx_nodes import describe_onnx_op
+    """Names the model's file and the model's operator the error is about."""
+    from npukit.frontends.model_locations import explain_compile_error
 
-    message = f"{imported.path}: {error}"
-    hint = describe_onnx_op(imported, "\n".join([str(error), *error.diagnostics]))
-    if hint:
-        message += f" ({hint})"
-    elif "before phase 'input'" in str(error) and imported.onnx_nodes:
-        kinds = sorted({t for t, _, _ in imported.onnx_nodes})
-        if len(kinds) <= 12:
-            message += f"; the model's ONNX operators: {', '.join(kinds)}"
-    return CompileError(message, error.diagnostics)
+    cls = type(error)
+    explained = cls(explain_compile_error(imported, str(error), error.diagnostics))
+    explained.diagnostics, explained.phase = error.diagnostics, error.phase
+    return explained
 
 
 def _tuned_cpu(target: Target, mode: OutputMode, tuning_db, kernel_choices) -> dict:
@@ -124,6 +120,8 @@ def compile(
     cpu_pipeline: "str | CpuPipeline" = DEFAULT_CPU_PIPELINE,
     tuning_db: "str | os.PathLike[str] | None" = None,
     kernel_choices: "dict[str, KernelChoice] | None" = None,
+    time_limit: float | None = None,
+    log: "LogSink | None" = None,
 ) -> CompileResult:
     """Compiles ``model`` (.onnx, .tflite, .mlir, .mlirbc) for ``target``.
 
@@ -145,10 +143,18 @@ def compile(
     npukit.cpu.tuning_database.default_path(); written by ``npukit tune``),
     then ``kernel_choices`` (layer key -> npukit.cpu.kernel_choice.KernelChoice),
     then the preset's default.
+
+    The import and IREE's compile run in child processes: a crash in either
+    is an error here, and ``time_limit`` seconds (default: the limit in
+    npukit.frontends.limits, 30 minutes) stop a compile that runs too long
+    (CompileTimeout). ``log`` receives what IREE and the libraries print
+    (none of it reaches this process's stderr).
     """
     from npukit.driver.compile_job import CompileJob
     from npukit.driver.compile_plan import OutputPaths, plan_for_target
-    from npukit.frontends import import_model
+    from npukit.frontends.isolated_import import import_isolated
+    from npukit.frontends.limits import limits
+    from npukit.frontends.model_format import detect_format
     from npukit.frontends.signature import EntryPoint
     from npukit.passes.module_naming import c_identifier
     from npukit.staging import StagedOutput
@@ -170,16 +176,22 @@ def compile(
         if not isinstance(flag, str) or not flag.startswith("-"):
             raise TargetError(f"iree_flags must be iree-compile flags such as '--iree-...=value', got {flag!r}")
 
-    say(f"importing {model}")
-    imported = import_model(Path(model), name)
-    module_name = c_identifier(imported.name)
+    seconds = float(time_limit) if time_limit is not None else limits().seconds
+    if not seconds > 0:
+        raise TargetError(f"the time limit must be a positive number of seconds, got {time_limit!r}")
+    deadline = started + seconds
+    model_path = Path(model)
+    detect_format(model_path)  # a missing or unrecognised file is refused before anything is written
+    module_name = c_identifier(name or model_path.stem)
     out = Path(out_dir) if out_dir is not None else Path(f"{module_name}-{tgt.name}-{mode.value}")
 
     with StagedOutput(out) as staged:
-        paths = OutputPaths(staged.directory, module_name)
-        plan = plan_for_target(tgt, mode, model_em, paths, [*imported.iree_flags, *iree_flags])
         work = staged.directory / ".work"
         work.mkdir()
+        say(f"importing {model}")
+        imported = import_isolated(model_path, name, work, seconds, log)
+        paths = OutputPaths(staged.directory, module_name)
+        plan = plan_for_target(tgt, mode, model_em, paths, [*imported.iree_flags, *iree_flags])
         if imported.mlir is not None:
             input_path = work / "input.mlirbc"
             input_path.write_bytes(imported.mlir)
@@ -202,15 +214,19 @@ def compile(
             if pipeline is CpuPipeline.TUNED:
                 try:
                     job.tuned_cpu = _tuned_cpu(tgt, mode, tuning_db, kernel_choices)
-                    result = _run_worker(job, work, say)
+                    result = _run_worker(job, work, say, deadline, seconds, log)
                 except NpukitError as e:
+                    if isinstance(e, CompileTimeout) or (isinstance(e, CompileError) and not _tuned_passes_ran(e)):
+                        raise
+                    if not isinstance(e, CompileError) and job.tuned_cpu is not None:
+                        raise  # refused flags or options: the stock pipeline would refuse them too
                     # The safer configuration: IREE's own CPU code for every dispatch.
                     fallback = (f"the tuned CPU pipeline failed ({str(e).splitlines()[0]}); compiled with the "
                                 "stock pipeline instead")
                     say(fallback)
                     pipeline, job.tuned_cpu = CpuPipeline.STOCK, None
             if pipeline is CpuPipeline.STOCK:
-                result = _run_worker(job, work, say)
+                result = _run_worker(job, work, say, deadline, seconds, log)
         except CompileError as e:
             raise _explain_failure(e, imported) from None
 

@@ -13,7 +13,12 @@ class NpukitError(Exception):
 
 
 class ModelError(NpukitError):
-    """The model file is missing, unreadable or not in a format npukit reads."""
+    """The model file is missing, unreadable, malformed or not in a format npukit reads."""
+
+
+class ModelLimitError(ModelError):
+    """A well-formed model exceeds one of npukit's limits (tensor size, rank,
+    operator count, file size; see npukit.frontends.limits)."""
 
 
 class TargetError(NpukitError):
@@ -23,9 +28,24 @@ class TargetError(NpukitError):
 class CompileError(NpukitError):
     """IREE (or an npukit pass) could not compile the model."""
 
-    def __init__(self, message: str, diagnostics: list[str] | None = None):
+    def __init__(self, message: str, diagnostics: list[str] | None = None, phase: str | None = None):
         super().__init__(message)
         self.diagnostics = list(diagnostics or [])
+        # The last phase of IREE's pipeline the module had reached (None: not even 'input').
+        self.phase = phase
+
+
+class CompileTimeout(CompileError):
+    """A compile or an import ran past its time limit and was stopped."""
+
+
+class InternalError(NpukitError):
+    """A fault inside npukit itself (not the model's): reported in one line,
+    with the details kept for ``--verbose``."""
+
+    def __init__(self, message: str, details: list[str] | None = None):
+        super().__init__(message)
+        self.details = list(details or [])
 
 
 class ToolchainError(NpukitError):

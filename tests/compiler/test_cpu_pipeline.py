@@ -101,10 +101,10 @@ def test_a_failing_tuned_compile_falls_back_to_stock(where, shared_models, tmp_p
     else:
         real = compile_model._run_worker
 
-        def run(job, work, say):
+        def run(job, work, say, deadline, time_limit, log):
             if job.tuned_cpu is not None:
-                raise CompileError("a pass failed")
-            return real(job, work, say)
+                raise CompileError("a pass failed", phase="stream")
+            return real(job, work, say, deadline, time_limit, log)
         monkeypatch.setattr(compile_model, "_run_worker", run)
     messages = []
     result = npukit.compile(shared_models / "kws_int8.onnx", out_dir=tmp_path / "out", cpu_pipeline="tuned",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from npukit.cli.console import Console
 from npukit.targets.output_modes import OutputMode
 
 
@@ -52,10 +52,24 @@ def add_parser(sub) -> None:
         metavar="FLAG",
         help="a stock iree-compile flag passed through, e.g. --iree-flag=--iree-opt-level=O3 (repeatable)",
     )
+    p.add_argument(
+        "--time-limit", type=float, metavar="SECONDS",
+        help="stop the import or compile after SECONDS with an error (default: $NPUKIT_LIMIT_TIME or 1800)",
+    )
     add_cpu_pipeline_argument(p)
     add_mynpu_arguments(p)
-    p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    add_output_arguments(p)
     p.set_defaults(handler=run)
+
+
+def add_output_arguments(p: argparse.ArgumentParser) -> None:
+    """-q and -v: how much a command says on stderr."""
+    p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    p.add_argument(
+        "-v", "--verbose", action="store_true",
+        help="print progress line by line, IREE's and the libraries' logs, and an error's full diagnostics "
+        "(by default a failure is one line on stderr)",
+    )
 
 
 def add_cpu_pipeline_argument(p: argparse.ArgumentParser) -> None:
@@ -94,13 +108,16 @@ def mynpu_options(args: argparse.Namespace):
     return MynpuOptions.from_flags(given) if given else None
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
+    from dataclasses import replace
+
     import npukit
+    from npukit.mynpu.report import cpu_operations_text
 
-    def progress(message: str) -> None:
-        if not args.quiet:
-            print(f"npukit: {message}", file=sys.stderr, flush=True)
-
+    mynpu = mynpu_options(args)
+    show_cpu_operations = mynpu is not None and mynpu.show_cpu_operations
+    if show_cpu_operations:
+        mynpu = replace(mynpu, show_cpu_operations=False)  # printed below, on stdout
     result = npukit.compile(
         args.model,
         target=args.target,
@@ -109,10 +126,15 @@ def run(args: argparse.Namespace) -> int:
         name=args.name,
         execution_model=args.execution_model,
         iree_flags=args.iree_flag,
-        progress=progress,
-        mynpu=mynpu_options(args),
+        progress=console.progress,
+        mynpu=mynpu,
         cpu_pipeline=args.cpu_pipeline,
+        time_limit=args.time_limit,
+        log=console.log,
     )
+    console.clear_status()
+    if show_cpu_operations and result.manifest.get("mynpu") is not None:
+        print(cpu_operations_text(result.manifest["mynpu"]))
     if args.quiet:
         return 0
     m = result.manifest

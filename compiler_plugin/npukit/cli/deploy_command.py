@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from npukit.cli.compile_command import add_cpu_pipeline_argument, add_mynpu_arguments, mynpu_options
+from npukit.cli.compile_command import add_cpu_pipeline_argument, add_mynpu_arguments, add_output_arguments, \
+    mynpu_options
+from npukit.cli.console import Console
 from npukit.errors import NpukitError
 
 
@@ -73,13 +74,13 @@ def add_parser(sub) -> None:
         "--iree-flag", action="append", default=[], metavar="FLAG",
         help="a stock iree-compile flag for the board's compile (repeatable)",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the table and errors")
     add_cpu_pipeline_argument(p)
     add_mynpu_arguments(p)
+    add_output_arguments(p)
     p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from npukit.targets.boards import list_boards
     from npukit.deploy.deploy_report import format_board_list, format_outputs, format_table
 
@@ -91,15 +92,12 @@ def run(args: argparse.Namespace) -> int:
                           "`npukit deploy --list-boards`)")
     from npukit.deploy.deploy_model import deploy
 
-    def progress(message: str) -> None:
-        if not args.quiet:
-            print(f"npukit: {message}", file=sys.stderr, flush=True)
-
     result = deploy(
         args.model, args.board, mode=args.mode, npu=args.npu, mynpu=mynpu_options(args), inputs=args.input,
         seed=args.seed, samples=args.samples, keep=args.keep, execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
-        arena_limit=args.arena_limit, progress=progress, cpu_pipeline=args.cpu_pipeline,
+        arena_limit=args.arena_limit, progress=console.progress, cpu_pipeline=args.cpu_pipeline,
     )
+    console.clear_status()
     if not args.quiet:
         print(format_outputs(result))
         print()
@@ -111,6 +109,5 @@ def run(args: argparse.Namespace) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(result.to_json(), indent=2) + "\n")
     if not result.outputs_match_host:
-        print(f"npukit: error: the outputs on {result.board.name} differ from the host's", file=sys.stderr)
-        return 1
+        raise NpukitError(f"the outputs on {result.board.name} differ from the host's")
     return 0

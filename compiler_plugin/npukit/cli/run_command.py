@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from npukit.cli.compile_command import add_output_arguments
+from npukit.cli.console import Console
 
 
 def add_parser(sub) -> None:
@@ -26,10 +28,11 @@ def add_parser(sub) -> None:
         "embedded artifact compiled for the host",
     )
     p.add_argument("--save", metavar="DIR", help="also write the outputs as DIR/output_<i>.npy")
+    add_output_arguments(p)
     p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     import npukit
 
     from npukit.run_model import load_npy

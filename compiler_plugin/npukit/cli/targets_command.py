@@ -15,7 +15,7 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, _console=None) -> int:
     from npukit.targets.cpu_presets import list_presets
 
     presets = list_presets()

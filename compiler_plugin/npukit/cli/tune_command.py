@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
+from npukit.cli.compile_command import add_output_arguments
+from npukit.cli.console import Console
 from npukit.errors import NpukitError
 
 
@@ -42,7 +43,7 @@ def add_parser(sub) -> None:
     p.add_argument("--runs", type=int, default=200, metavar="N",
                    help="host only: timed runs per round (default: 200)")
     p.add_argument("--json", metavar="FILE", help="also write what was measured as JSON")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the table and errors")
+    add_output_arguments(p)
     p.set_defaults(handler=run)
 
 
@@ -63,18 +64,22 @@ def _table(result) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, console: Console) -> int:
     from tqdm import tqdm
 
     from npukit.tuning.tuning_search import tune
 
     if args.runs < 1:
         raise NpukitError(f"--runs must be at least 1, not {args.runs}")
-    bar = None if args.quiet else tqdm(total=1, desc="npukit tune", unit="build", file=sys.stderr)
+    # A bar on a terminal (erased at the end); progress lines with --verbose.
+    bar = None if args.quiet or console.verbose or not console.interactive else \
+        tqdm(total=1, desc="npukit tune", unit="build", file=console.stream, leave=False)
 
     def progress(message: str) -> None:
         if bar is not None:
             bar.set_postfix_str(message)
+        else:
+            console.progress(message)
 
     def step(done: int, total: int) -> None:
         if bar is not None:
@@ -87,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+        console.clear_status()
     print(_table(result))
     if args.json:
         path = Path(args.json)

@@ -113,6 +113,8 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     hooks = passes_for(job.flags, job.output_format, mynpu, kernels)
     hooks["start"].append(NameModule(job.module_name))
     hooks.setdefault("stream", []).insert(0, inventory)
+    # Reaching 'stream' is reported before its passes run: a failure from here on may be a tuned pass's.
+    hooks["stream"].insert(0, lambda _m: progress("", "stream"))
     if job.read_signatures:
         hooks["start"].append(signatures)
     for phase in PROGRESS_PHASES[:-1]:

@@ -30,6 +30,32 @@ class ImportedModel:
     # iree-compile flags the imported program needs (added before the caller's).
     iree_flags: list[str] = field(default_factory=list)
 
+    def to_json(self) -> dict:
+        """Everything but the MLIR itself (which travels as a file)."""
+        return {
+            "path": str(self.path),
+            "format": self.format.value,
+            "name": self.name,
+            "entry_points": None if self.entry_points is None else [e.to_json() for e in self.entry_points],
+            "notes": list(self.notes),
+            "onnx_nodes": [[t, n, list(o)] for t, n, o in self.onnx_nodes],
+            "iree_flags": list(self.iree_flags),
+        }
+
+    @staticmethod
+    def from_json(d: dict, mlir: bytes | None) -> "ImportedModel":
+        entries = d["entry_points"]
+        return ImportedModel(
+            path=Path(d["path"]),
+            format=ModelFormat(d["format"]),
+            name=d["name"],
+            mlir=mlir,
+            entry_points=None if entries is None else [EntryPoint.from_json(e) for e in entries],
+            notes=list(d["notes"]),
+            onnx_nodes=[(t, n, list(o)) for t, n, o in d["onnx_nodes"]],
+            iree_flags=list(d["iree_flags"]),
+        )
+
     def open_source(self, session: Session) -> Source:
         if self.mlir is None:
             try:

@@ -1,37 +1,80 @@
-"""ONNX models through IREE's ONNX importer (the one behind iree-import-onnx)."""
+"""ONNX models through IREE's ONNX importer (the one behind iree-import-onnx).
+
+The file is parsed by protobuf and checked by npukit (onnx_checks) before
+ONNX's checker, its shape inference or IREE's importer sees it; external
+data is read only once its location has been checked. ``stage`` is told
+each step as it starts, so that a crash inside a C++ library can be named.
+"""
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Callable
 
 from npukit.errors import ModelError
 from npukit.frontends.imported_model import ImportedModel
+from npukit.frontends.limits import ModelLimits, limits
 from npukit.frontends.model_format import ModelFormat
+from npukit.frontends.message_text import short
+from npukit.frontends.onnx_checks import OnnxChecks
 from npukit.frontends.signature import EntryPoint, TensorSpec
 
+Stage = Callable[[str], None]
 
-def _load(path: Path):
+
+def _no_stage(_name: str) -> None:
+    pass
+
+
+def _load(path: Path, checks: OnnxChecks, stage: Stage):
     import onnx
+    from onnx import external_data_helper
 
+    stage("parsing")
     try:
-        model = onnx.load(str(path))
+        data = path.read_bytes()
+    except OSError as e:
+        raise ModelError(f"{path}: cannot read the model: {e.strerror or e}") from None
+    if len(data) > checks.limits.file_bytes:
+        raise checks.limit("the model file", len(data), "file_bytes", "bytes")
+    try:
+        model = onnx.ModelProto.FromString(data)
     except Exception as e:  # protobuf raises several unrelated types
-        raise ModelError(f"{path}: not a readable ONNX model: {e}") from None
+        detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ModelError(f"{path}: not a readable ONNX model: {detail}") from None
+    del data
+    stage("validating")
+    checks.model(model)
+    if checks.uses_external_data:
+        stage("reading external data")
+        external_data_helper.load_external_data_for_model(model, str(path.resolve().parent))
     return model
 
 
-def _tensor_specs(values, initializer_names: set[str]) -> list[TensorSpec]:
+def _dtype(path: Path, value, elem_type: int) -> str:
     import onnx
 
+    try:
+        return onnx.helper.tensor_dtype_to_np_dtype(elem_type).name
+    except (KeyError, ValueError, TypeError):
+        pass
+    name = onnx.TensorProto.DataType.Name(elem_type) if elem_type in onnx.TensorProto.DataType.values() else None
+    if not name or elem_type == onnx.TensorProto.UNDEFINED:
+        raise ModelError(f"{path}: graph value '{short(value.name)}' has no element type")
+    return name.lower()
+
+
+def _tensor_specs(path: Path, values, initializer_names: set[str]) -> list[TensorSpec]:
     specs = []
     for v in values:
         if v.name in initializer_names:
             continue
         t = v.type.tensor_type
         if not v.type.HasField("tensor_type"):
-            raise ModelError(f"graph value '{v.name}' is not a tensor; npukit compiles tensor models only")
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).name
+            raise ModelError(f"{path}: graph value '{short(v.name)}' is not a tensor; npukit compiles tensor "
+                             "models only")
+        dtype = _dtype(path, v, t.elem_type)
         shape: list[int | None] = []
         for d in t.shape.dim:
             shape.append(d.dim_value if d.HasField("dim_value") else None)
@@ -39,32 +82,52 @@ def _tensor_specs(values, initializer_names: set[str]) -> list[TensorSpec]:
     return specs
 
 
-def onnx_entry_point(model) -> EntryPoint:
+def onnx_entry_point(model, path: Path) -> EntryPoint:
     graph = model.graph
     inits = {i.name for i in graph.initializer}
     return EntryPoint(
         name=graph.name or "main_graph",
-        inputs=_tensor_specs(graph.input, inits),
-        outputs=_tensor_specs(graph.output, set()),
+        inputs=_tensor_specs(path, graph.input, inits),
+        outputs=_tensor_specs(path, graph.output, set()),
     )
 
 
-def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelFormat.ONNX) -> ImportedModel:
+def _first_line(e: Exception) -> str:
+    """An exception's message in one line (an MLIR error: its first diagnostic and where)."""
+    diagnostics = getattr(e, "error_diagnostics", None)
+    if diagnostics:
+        first = diagnostics[0]
+        message = str(first.message).strip().splitlines()[0] if str(first.message).strip() else "error"
+        return f"{str(e).strip().splitlines()[0].rstrip(':')}: {message} at {first.location}"
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelFormat.ONNX,
+                      stage: Stage = _no_stage, checks: OnnxChecks | None = None) -> ImportedModel:
+    """Imports a parsed model; ``checks`` are those its parsing passed (run here otherwise)."""
     import onnx
     from iree.compiler import ir
     from iree.compiler.extras import onnx_importer
 
+    if checks is None:
+        checks = OnnxChecks(path, limits())
+        stage("validating")
+        checks.model(model)
+    stage("checking")
     try:
         onnx.checker.check_model(model)
-    except onnx.checker.ValidationError as e:
-        first = str(e).strip().splitlines()[0]
-        raise ModelError(f"{path}: invalid ONNX model: {first}") from None
+    except (onnx.checker.ValidationError, ValueError, UnicodeError) as e:
+        raise ModelError(f"{path}: invalid ONNX model: {_first_line(e)}") from None
+    stage("shape inference")
     try:
-        model = onnx.shape_inference.infer_shapes(model)
+        model = onnx.shape_inference.infer_shapes(model, strict_mode=False)
     except Exception as e:
-        raise ModelError(f"{path}: ONNX shape inference failed: {e}") from None
-    entry = onnx_entry_point(model)
+        raise ModelError(f"{path}: ONNX shape inference failed: {_first_line(e)}") from None
+    checks.shapes(model.graph)
+    entry = onnx_entry_point(model, path)
     dynamic = [t.name for t in entry.inputs if any(d is None for d in t.shape)]
+    stage("importing into MLIR")
     context = ir.Context()
     try:
         info = onnx_importer.ModelInfo(model)
@@ -73,7 +136,7 @@ def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelForm
         importer.import_all()
         module.verify()
     except Exception as e:
-        raise ModelError(f"{path}: the ONNX importer failed: {str(e).strip().splitlines()[0]}") from None
+        raise ModelError(f"{path}: IREE's ONNX importer failed: {_first_line(e)}") from None
     buffer = io.BytesIO()
     module.write_bytecode(buffer)
     notes = []
@@ -91,5 +154,6 @@ def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelForm
     )
 
 
-def import_onnx(path: Path, name: str) -> ImportedModel:
-    return import_onnx_proto(_load(path), path, name)
+def import_onnx(path: Path, name: str, stage: Stage = _no_stage, model_limits: ModelLimits | None = None) -> ImportedModel:
+    checks = OnnxChecks(path, model_limits or limits())
+    return import_onnx_proto(_load(path, checks, stage), path, name, stage=stage, checks=checks)

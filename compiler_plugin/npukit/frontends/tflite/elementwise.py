@@ -55,7 +55,9 @@ def _broadcast_shape(ctx: LoweringContext, a: Tensor, b: Tensor, out: Tensor) ->
 def _quantized_types(ctx: LoweringContext, tensors: list[Tensor], allowed=("int8", "int16")) -> str:
     dtypes = {t.dtype for t in tensors}
     if len(dtypes) != 1 or next(iter(dtypes)) not in allowed:
-        raise ctx.unsupported(f"a {ctx.operator.opcode} of {', '.join(t.dtype for t in tensors)} tensors")
+        int32 = ", int32" if ctx.operator.opcode in ("ADD", "SUB") else ""
+        raise ctx.unsupported(f"a {ctx.operator.opcode} of {', '.join(t.dtype for t in tensors)} tensors",
+                              supported=f"float32{int32}, or {' or '.join(allowed)} throughout,")
     return next(iter(dtypes))
 
 
@@ -76,7 +78,8 @@ def add_sub(ctx: LoweringContext, op) -> None:
     subtract = op.opcode == "SUB"
     if y_t.dtype in ("float32", "int32"):
         if {a_t.dtype, b_t.dtype} != {y_t.dtype}:
-            raise ctx.unsupported(f"an {op.opcode} of {a_t.dtype} and {b_t.dtype} to {y_t.dtype}")
+            raise ctx.unsupported(f"an {op.opcode} of {a_t.dtype} and {b_t.dtype} to {y_t.dtype}",
+                                  supported="float32, int32, int8 or int16 throughout")
         if y_t.dtype == "float32":
             low, high = float_activation_range(activation)
             body = lambda a, b: _clamp_float((arith.SubFOp if subtract else arith.AddFOp)(a, b).result, low, high)
@@ -170,7 +173,7 @@ def maximum_minimum(ctx: LoweringContext, op) -> None:
     a_t, b_t, y_t = ctx.input(0), ctx.input(1), ctx.output()
     shape = _broadcast_shape(ctx, a_t, b_t, y_t)
     if not (a_t.dtype == b_t.dtype == y_t.dtype):
-        raise ctx.unsupported(f"a {op.opcode} of {a_t.dtype} and {b_t.dtype}")
+        raise ctx.unsupported(f"a {op.opcode} of {a_t.dtype} and {b_t.dtype}", supported="one type throughout")
     maximum = op.opcode == "MAXIMUM"
     if y_t.dtype == "float32":
         body = lambda a, b: (float_max if maximum else float_min)(a, b)  # noqa: E731
@@ -184,7 +187,7 @@ def quantize(ctx: LoweringContext, op) -> None:
     x_t, y_t = ctx.input(0), ctx.output()
     builder = ctx.builder
     if y_t.dtype not in ("int8", "int16", "uint8"):
-        raise ctx.unsupported(f"a QUANTIZE to {y_t.dtype}")
+        raise ctx.unsupported(f"a QUANTIZE to {y_t.dtype}", supported="to int8, int16 or uint8")
     qy = ctx.per_tensor(y_t, "output")
     low, high = INT_RANGES[y_t.dtype]
     width = WIDTHS[y_t.dtype]
@@ -208,7 +211,7 @@ def quantize(ctx: LoweringContext, op) -> None:
             scaled = fixed.multiply_by_quantized_multiplier(centred, multiplier, *split_shift(shift))
             return fixed.truncate(fixed.clamp(fixed.add(scaled, qy.zero_point), low, high), width)
     else:
-        raise ctx.unsupported(f"a QUANTIZE of {x_t.dtype}")
+        raise ctx.unsupported(f"a QUANTIZE of {x_t.dtype}", supported="of float32, int8, int16 or uint8")
     ctx.define(0, builder.elementwise([ctx.value(x_t.index)], "int8" if y_t.dtype == "uint8" else y_t.dtype, body))
 
 
@@ -216,7 +219,8 @@ def quantize(ctx: LoweringContext, op) -> None:
 def dequantize(ctx: LoweringContext, op) -> None:
     x_t, y_t = ctx.input(0), ctx.output()
     if y_t.dtype != "float32" or x_t.dtype not in ("int8", "int16", "uint8"):
-        raise ctx.unsupported(f"a DEQUANTIZE of {x_t.dtype} to {y_t.dtype}")
+        raise ctx.unsupported(f"a DEQUANTIZE of {x_t.dtype} to {y_t.dtype}",
+                              supported="of int8, int16 or uint8 to float32")
     q = ctx.per_tensor(x_t, "input")
     unsigned = x_t.dtype == "uint8"
 
@@ -322,7 +326,7 @@ def logistic_tanh(ctx: LoweringContext, op) -> None:
         ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], "float32", body))
         return
     if not (x_t.dtype == y_t.dtype == "int8"):
-        raise ctx.unsupported(f"a {op.opcode} of {x_t.dtype} to {y_t.dtype}")
+        raise ctx.unsupported(f"a {op.opcode} of {x_t.dtype} to {y_t.dtype}", supported="float32 or int8 throughout")
     qx, qy = ctx.per_tensor(x_t, "input"), ctx.per_tensor(y_t, "output")
     if function == "logistic" and float(qy.scale) != 1.0 / 256:
         raise ctx.fail("an int8 LOGISTIC whose output scale is not 1/256 (TFLite requires it)")
@@ -341,7 +345,7 @@ def hard_swish(ctx: LoweringContext, op) -> None:
         ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], "float32", body))
         return
     if not (x_t.dtype == y_t.dtype == "int8"):
-        raise ctx.unsupported(f"a HARD_SWISH of {x_t.dtype} to {y_t.dtype}")
+        raise ctx.unsupported(f"a HARD_SWISH of {x_t.dtype} to {y_t.dtype}", supported="float32 or int8 throughout")
     qx, qy = ctx.per_tensor(x_t, "input"), ctx.per_tensor(y_t, "output")
     try:
         p = hard_swish_parameters(qx.scale, qy.scale)
@@ -395,5 +399,5 @@ def hard_swish_reference(q: int, zp_in: int, zp_out: int, p) -> int:
 def absolute(ctx: LoweringContext, op) -> None:
     x_t, y_t = ctx.input(0), ctx.output()
     if y_t.dtype != "float32" or x_t.dtype != "float32":
-        raise ctx.unsupported(f"an ABS of {x_t.dtype}")
+        raise ctx.unsupported(f"an ABS of {x_t.dtype}", supported="of float32")
     ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], "float32", lambda x: mlir_math.AbsFOp(x).result))

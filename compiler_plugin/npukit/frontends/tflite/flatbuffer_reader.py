@@ -11,13 +11,16 @@ crash. Nothing of TensorFlow is needed.
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from npukit.errors import ModelError
+from npukit.frontends.limits import ModelLimits, limits
 
 # tflite.TensorType value -> (name, numpy dtype or None when npukit has no use for the contents).
 _TENSOR_TYPES: dict[int, tuple[str, object]] = {
@@ -28,8 +31,6 @@ _TENSOR_TYPES: dict[int, tuple[str, object]] = {
     15: ("uint32", np.uint32), 16: ("uint16", np.uint16), 17: ("int4", None),
 }
 
-MAX_TENSOR_ELEMENTS = 1 << 31  # no tensor of a microcontroller model comes near this
-MAX_RANK = 8
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ class Operator:
     outputs: tuple[int, ...]
     intermediates: tuple[int, ...]
     options: dict[str, object] = field(default_factory=dict)
+    # The options table's type (a schema BuiltinOptions name), "" when there is none.
+    options_type: str = ""
 
     def describe(self) -> str:
         return f"operator {self.index} ({self.opcode})"
@@ -120,12 +123,13 @@ def _snake(name: str) -> str:
 class _Reader:
     """Checked access to the generated readers of one buffer."""
 
-    def __init__(self, path: Path, data: bytes) -> None:
+    def __init__(self, path: Path, data: bytes, model_limits: ModelLimits) -> None:
         import tflite
 
         self.tflite = tflite
         self.path = path
         self.data = data
+        self.limits = model_limits
         self.where = "the model header"
         self.builtin_names = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
         self.option_classes = {v: k for k, v in vars(tflite.BuiltinOptions).items() if not k.startswith("_")}
@@ -139,6 +143,10 @@ class _Reader:
         if length < 0 or length * item_bytes > len(self.data):
             raise self.fail(f"{what} claims {length} entries, more than the file can hold")
         return length
+
+    def within(self, what: str, value: int, name: str, unit: str) -> None:
+        if value > getattr(self.limits, name):
+            raise self.limits.exceeded(self.path, what, value, name, unit)
 
     def indices(self, array, what: str, limit: int, allow_missing: bool = False) -> tuple[int, ...]:
         values = tuple(int(v) for v in (array if array is not None and not isinstance(array, int) else ()))
@@ -245,7 +253,10 @@ def _tensor_type_code(name: str) -> int:
 def read_tflite(path: Path) -> TfliteGraph:
     """The main subgraph of the .tflite file at ``path`` (ModelError when the
     file is not a readable TFLite model)."""
+    model_limits = limits()
     try:
+        if path.stat().st_size > model_limits.file_bytes:
+            raise model_limits.exceeded(path, "the model file", path.stat().st_size, "file_bytes", "bytes")
         data = path.read_bytes()
     except OSError as e:
         raise ModelError(f"{path}: cannot read the model: {e.strerror or e}") from None
@@ -253,13 +264,17 @@ def read_tflite(path: Path) -> TfliteGraph:
         import tflite  # noqa: F401
     except ImportError:
         raise ModelError("reading .tflite models needs the 'tflite' schema package: pip install tflite") from None
-    reader = _Reader(path, data)
+    reader = _Reader(path, data, model_limits)
     try:
         return _read(reader)
     except ModelError:
         raise
+    except (struct.error, IndexError):  # the generated readers followed an offset out of the file
+        raise reader.fail("an offset or a length points past the end of the file") from None
     except Exception as e:  # noqa: BLE001 - any fault of the generated readers on malformed bytes
         detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if "buffer is smaller than requested size" in detail:
+            detail = "a vector runs past the end of the file"
         raise reader.fail(f"the flatbuffer is inconsistent ({detail})") from None
 
 
@@ -291,33 +306,41 @@ def _read(reader: _Reader) -> TfliteGraph:
     subgraph = model.Subgraphs(0)
     reader.where = "the main subgraph"
     tensor_count = reader.count(subgraph.TensorsLength(), "the tensor list")
+    reader.within("the main subgraph", tensor_count, "tensors", "tensors")
+    constant_bytes = 0
     tensors: list[Tensor] = []
     for i in range(tensor_count):
         reader.where = f"tensor {i}"
         t = subgraph.Tensors(i)
         raw_shape = t.ShapeAsNumpy()
         shape = tuple(int(d) for d in (raw_shape if not isinstance(raw_shape, int) else ()))
-        if len(shape) > MAX_RANK:
-            raise reader.fail(f"a tensor of rank {len(shape)}")
+        reader.within(f"tensor {i}", len(shape), "rank", "dimensions")
         signature = t.ShapeSignatureAsNumpy()
         if not isinstance(signature, int) and len(signature) == len(shape):
             # A dynamic dimension (-1 in the signature) is given its size in ``shape`` (1 for a batch).
             shape = tuple(s if s >= 0 else 1 for s in shape)
         if any(d < 0 for d in shape):
             raise reader.fail(f"a negative dimension in shape {list(shape)}")
-        if int(np.prod(shape, dtype=np.float64)) > MAX_TENSOR_ELEMENTS:
-            raise reader.fail(f"a tensor of shape {list(shape)}, larger than any model npukit compiles")
+        elements = math.prod(shape)
+        reader.within(f"tensor {i} (shape {list(shape)})", elements, "tensor_elements", "elements")
         type_code = int(t.Type())
         if type_code not in _TENSOR_TYPES:
             raise reader.fail(f"unknown tensor type {type_code}")
-        dtype = _TENSOR_TYPES[type_code][0]
+        dtype, numpy_type = _TENSOR_TYPES[type_code]
+        item_bytes = np.dtype(numpy_type).itemsize if numpy_type is not None else 1
+        reader.within(f"tensor {i} (shape {list(shape)})", elements * item_bytes, "tensor_bytes", "bytes")
         name = t.Name()
         name = name.decode("utf-8", "replace") if name else f"tensor_{i}"
         quantization = _quantization(reader, t, shape)
-        tensors.append(Tensor(i, name, shape, dtype, _buffer_data(reader, model, int(t.Buffer()), dtype, shape),
-                              quantization, bool(t.IsVariable())))
+        data = _buffer_data(reader, model, int(t.Buffer()), dtype, shape)
+        if quantization is not None and data is None and np.any(quantization.scales == 0):
+            raise reader.fail("a quantization scale of 0 on a tensor that operators compute")
+        constant_bytes += data.nbytes if data is not None else 0
+        reader.within("the model's constants", constant_bytes, "constant_bytes", "bytes")
+        tensors.append(Tensor(i, name, shape, dtype, data, quantization, bool(t.IsVariable())))
     operators: list[Operator] = []
     operator_count = reader.count(subgraph.OperatorsLength(), "the operator list")
+    reader.within("the main subgraph", operator_count, "operators", "operators")
     for i in range(operator_count):
         reader.where = f"operator {i}"
         op = subgraph.Operators(i)
@@ -328,7 +351,9 @@ def _read(reader: _Reader) -> TfliteGraph:
         inputs = reader.indices(op.InputsAsNumpy(), "an input", tensor_count, allow_missing=True)
         outputs = reader.indices(op.OutputsAsNumpy(), "an output", tensor_count)
         intermediates = reader.indices(op.IntermediatesAsNumpy(), "an intermediate", tensor_count)
-        operators.append(Operator(i, name, version, inputs, outputs, intermediates, _options(reader, op)))
+        options_type = reader.option_classes.get(int(op.BuiltinOptionsType()), "") if op.BuiltinOptionsType() else ""
+        operators.append(Operator(i, name, version, inputs, outputs, intermediates, _options(reader, op),
+                                  options_type))
     reader.where = "the main subgraph's inputs and outputs"
     inputs = reader.indices(subgraph.InputsAsNumpy(), "a model input", tensor_count)
     outputs = reader.indices(subgraph.OutputsAsNumpy(), "a model output", tensor_count)

@@ -14,12 +14,13 @@ from pathlib import Path
 
 from iree.compiler import ir
 
-from npukit.errors import ModelError
+from npukit.errors import InternalError, ModelError
 from npukit.frontends.imported_model import ImportedModel
 from npukit.frontends.model_format import ModelFormat
 from npukit.frontends.signature import EntryPoint, TensorSpec
 from npukit.frontends.tflite import contractions, elementwise, pooling, resampling, shape_operators, softmax  # noqa: F401
 from npukit.frontends.tflite.flatbuffer_reader import TfliteGraph, read_tflite
+from npukit.frontends.tflite.graph_checks import check_graph
 from npukit.frontends.tflite.lowering import LOWERINGS, LoweringContext, UnsupportedOperator
 from npukit.frontends.tflite.mlir_builder import ModuleBuilder
 
@@ -45,6 +46,7 @@ def _check_signature(graph: TfliteGraph) -> None:
 def lower_graph(graph: TfliteGraph) -> tuple[ModuleBuilder, LoweringContext]:
     """The model's MLIR module (raises ModelError / UnsupportedOperator)."""
     _check_signature(graph)
+    check_graph(graph, set(LOWERINGS))
     builder = ModuleBuilder()
     ctx = LoweringContext(graph, builder)
     arguments = builder.begin_function(FUNCTION, [(graph.tensors[i].shape, graph.tensors[i].dtype)
@@ -68,11 +70,23 @@ def lower_graph(graph: TfliteGraph) -> tuple[ModuleBuilder, LoweringContext]:
                 raise
             except ValueError as e:
                 raise ctx.fail(str(e)) from None
+            except Exception as e:  # noqa: BLE001 - a fault of the lowering: one line naming the operator
+                raise _lowering_fault(ctx, e) from None
     ctx.operator = None
     with builder.at("outputs"):
         results = [ctx.value(i) for i in graph.outputs]
     builder.end_function(results)
     return builder, ctx
+
+
+def _lowering_fault(ctx: LoweringContext, e: Exception) -> InternalError:
+    import traceback
+
+    detail = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return InternalError(
+        f"{ctx.graph.path}: {ctx.where()}: npukit's {ctx.operator.opcode} lowering failed "
+        f"({type(e).__name__}{': ' + detail if detail else ''})",
+        [ln for ln in "".join(traceback.format_exception(e)).splitlines() if ln.strip()])
 
 
 def _spec(graph: TfliteGraph, index: int) -> TensorSpec:

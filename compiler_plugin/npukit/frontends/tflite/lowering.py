@@ -11,8 +11,9 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.errors import ModelError
+from npukit.frontends.message_text import short
 from npukit.frontends.tflite.flatbuffer_reader import Operator, Quantization, Tensor, TfliteGraph
-from npukit.frontends.tflite.mlir_builder import ModuleBuilder, Value
+from npukit.frontends.tflite.mlir_builder import COMPUTED_TYPES, ModuleBuilder, Value
 from npukit.quantization.fixed_point import FixedPoint
 
 Lowering = Callable[["LoweringContext", Operator], None]
@@ -70,6 +71,8 @@ class LoweringContext:
         t = self.tensor(index)
         if t.data is None:
             raise self.fail(f"{t.describe()} is used before any operator computes it")
+        if t.dtype not in COMPUTED_TYPES:
+            raise self.unsupported(f"a {t.dtype} constant ({t.describe()})", supported=computed_types_text())
         value = self.builder.constant(t.data, t.dtype)
         self.values[index] = value
         return value
@@ -114,13 +117,15 @@ class LoweringContext:
         if op is None:
             return ""
         names = [self.tensor(i).name for i in op.outputs]
-        return f"operator {op.index} ({op.opcode}{', output ' + repr(names[0]) if names else ''})"
+        return f"operator {op.index} ({op.opcode}{f', output {short(names[0])!r}' if names else ''})"
 
     def fail(self, reason: str) -> ModelError:
         return ModelError(f"{self.graph.path}: {self.where()}: {reason}")
 
-    def unsupported(self, reason: str) -> UnsupportedOperator:
-        return UnsupportedOperator(f"{self.graph.path}: {self.where()}: {reason} is not supported")
+    def unsupported(self, reason: str, supported: str | None = None) -> UnsupportedOperator:
+        """The refusal of a form of the operator (``supported``: the forms that are, if given)."""
+        also = f" ({supported} is)" if supported else ""
+        return UnsupportedOperator(f"{self.graph.path}: {self.where()}: {reason} is not supported{also}")
 
     # Scalar arithmetic ----------------------------------------------------------------
 
@@ -132,6 +137,10 @@ class LoweringContext:
     def location(self) -> str:
         op = self.operator
         return f"{op.opcode}:{op.index}:{self.tensor(op.outputs[0]).name}" if op.outputs else f"{op.opcode}:{op.index}"
+
+
+def computed_types_text() -> str:
+    return ", ".join(sorted(COMPUTED_TYPES))
 
 
 def per_channel_or_scalar(values, dtype=np.int32):

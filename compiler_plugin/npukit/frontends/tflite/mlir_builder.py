@@ -28,6 +28,8 @@ _ELEMENT_TYPES = {
     "float32": lambda: ir.F32Type.get(),
     "float64": lambda: ir.F64Type.get(),
 }
+#: The tensor types the lowerings compute with (TFLite's type names).
+COMPUTED_TYPES = frozenset(_ELEMENT_TYPES)
 
 _NUMPY_NAMES = {np.dtype(np.int8): "int8", np.dtype(np.int16): "int16", np.dtype(np.int32): "int32",
                 np.dtype(np.int64): "int64", np.dtype(np.uint8): "uint8", np.dtype(np.bool_): "bool",

@@ -68,7 +68,8 @@ def _same_quantization(ctx: LoweringContext, x_t, y_t) -> None:
     qx, qy = ctx.per_tensor(x_t, "input"), ctx.per_tensor(y_t, "output")
     if (qx.scale, qx.zero_point) != (qy.scale, qy.zero_point):
         raise ctx.unsupported(f"a {ctx.operator.opcode} whose input (scale {qx.scale}, zero point {qx.zero_point}) "
-                              f"and output (scale {qy.scale}, zero point {qy.zero_point}) are quantized differently")
+                              f"and output (scale {qy.scale}, zero point {qy.zero_point}) are quantized differently",
+                              supported="one scale and zero point for both, as TFLite requires")
 
 
 @lowers("AVERAGE_POOL_2D")
@@ -96,7 +97,8 @@ def average_pool_2d(ctx: LoweringContext, op) -> None:
             return value
     else:
         if x_t.dtype not in ("int8", "int16") or y_t.dtype != x_t.dtype:
-            raise ctx.unsupported(f"an AVERAGE_POOL_2D of {x_t.dtype} to {y_t.dtype}")
+            raise ctx.unsupported(f"an AVERAGE_POOL_2D of {x_t.dtype} to {y_t.dtype}",
+                                  supported="float32, int8 or int16 throughout")
         _same_quantization(ctx, x_t, y_t)
         q = ctx.per_tensor(y_t, "output")
         low, high = activation_range(activation, q.scale, q.zero_point, *INT_RANGES[y_t.dtype])
@@ -137,7 +139,8 @@ def max_pool_2d(ctx: LoweringContext, op) -> None:
         low, high = activation_range(activation, q.scale, q.zero_point, *INT_RANGES[y_t.dtype])
         combine = lambda v, a: arith.MaxSIOp(a, v).result  # noqa: E731
     else:
-        raise ctx.unsupported(f"a MAX_POOL_2D of {x_t.dtype} to {y_t.dtype}")
+        raise ctx.unsupported(f"a MAX_POOL_2D of {x_t.dtype} to {y_t.dtype}",
+                              supported="float32, int8 or int16 throughout")
     x = builder.pad(ctx.value(x_t.index), [0, top, left, 0], [0, bottom, right, 0], lowest)
     pooled = _pool(ctx, x, kernel, stride, y_t.shape, x_t.dtype, lowest, combine)
     if x_t.dtype == "float32":
@@ -176,7 +179,7 @@ def mean(ctx: LoweringContext, op) -> None:
     if op.opcode == "SUM":
         raise ctx.unsupported("a quantized SUM (TFLite's reference kernel reads it as uint8)")
     if x_t.dtype not in ("int8", "int16") or y_t.dtype != x_t.dtype:
-        raise ctx.unsupported(f"a MEAN of {x_t.dtype} to {y_t.dtype}")
+        raise ctx.unsupported(f"a MEAN of {x_t.dtype} to {y_t.dtype}", supported="float32, int8 or int16 throughout")
     qx, qy = ctx.per_tensor(x_t, "input"), ctx.per_tensor(y_t, "output")
     multiplier, shift = mean_multiplier(qx.scale, qy.scale, count)
     left, right = split_shift(shift)

@@ -83,7 +83,8 @@ def softmax(ctx: LoweringContext, op) -> None:
         ctx.define(0, _with_row(ctx, exps, [total], "float32", lambda e, s: arith.DivFOp(e, s).result))
         return
     if x_t.dtype != "int8" or y_t.dtype not in ("int8", "int16"):
-        raise ctx.unsupported(f"a SOFTMAX of {x_t.dtype} to {y_t.dtype}")
+        raise ctx.unsupported(f"a SOFTMAX of {x_t.dtype} to {y_t.dtype}",
+                              supported="float32 to float32, or int8 to int8 or int16,")
     qx, qy = ctx.per_tensor(x_t, "input"), ctx.per_tensor(y_t, "output")
     if y_t.dtype == "int8" and (qy.zero_point != -128 or abs(float(qy.scale) - 1 / 256) > 0.001 / 256):
         raise ctx.fail("an int8 SOFTMAX whose output is not quantized with scale 1/256 and zero point -128")
