@@ -1,4 +1,5 @@
-"""``npukit``: compile models, run them, deploy them to boards, tune the kernels, list targets.
+"""``npukit``: compile models, run them, deploy them to boards, tune the kernels, explore NPU
+configurations, list targets.
 
 Every user error becomes one line on stderr and a non-zero exit; no traceback.
 """
@@ -9,10 +10,11 @@ import argparse
 import sys
 
 from npukit import __version__
-from npukit.cli import compile_command, deploy_command, run_command, targets_command, tune_command
+from npukit.cli import (compile_command, deploy_command, explore_command, run_command, targets_command,
+                        tune_command)
 from npukit.errors import NpukitError
 
-COMMANDS = (compile_command, run_command, deploy_command, tune_command, targets_command)
+COMMANDS = (compile_command, run_command, deploy_command, tune_command, explore_command, targets_command)
 
 
 def build_parser() -> argparse.ArgumentParser:
