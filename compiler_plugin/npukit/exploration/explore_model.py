@@ -13,6 +13,7 @@ reports for that configuration.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,10 +77,20 @@ def explore(
     say = progress or (lambda _msg: None)
     grid = configuration_grid(pes, sram_kib, parallel, depthwise, dma_bytes_per_cycle, clock_mhz)
     cpu_model = CpuCostModel.for_core(cpu, cpu_clock_mhz)
+    workers = jobs or os.cpu_count() or 1
+    preload = None
+    if plots:
+        from npukit.exploration.plots import import_matplotlib
+
+        # The compile runs in a worker process; matplotlib loads meanwhile.
+        preload = threading.Thread(target=import_matplotlib, daemon=True)
+        preload.start()
     recognised = recognise(model, target, progress=say)
+    if preload is not None:
+        preload.join()  # before any process forks
     say(f"evaluating {len(grid)} configurations")
     started = time.monotonic()
-    configurations = run_sweep(recognised, grid, cpu_model, jobs, step)
+    configurations = run_sweep(recognised, grid, cpu_model, workers, step)
     sweep_seconds = time.monotonic() - started
     layers = sum(d.calls for d in recognised.dispatches if d.kind != "other")
     document = {
@@ -101,5 +112,5 @@ def explore(
         from npukit.exploration.plots import write_plots
 
         say("drawing the plots")
-        files.update(write_plots(directory, document))
+        files.update(write_plots(directory, document, workers))
     return ExploreResult(directory, document, files)

@@ -104,9 +104,8 @@ def cycles_plot(path: Path, configurations: list[dict], cpu: dict, model: str) -
                  f"the CPU, {cpu['core']} at {cpu['clock_mhz']:g} MHz, hatched (bottom)\n"
                  "labels: SRAM-PEs-parallelism (O output channels, I input channels, P output pixels)", fontsize=9)
     fig.legend(loc="center right", fontsize=8, framealpha=0.9)
-    fig.tight_layout(rect=(0, 0, 1 - 1.6 / width, 0.95))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    fig.subplots_adjust(left=0.9 / width, right=1 - 1.7 / width, top=0.9, bottom=0.1, hspace=0.45, wspace=0.05)
+    _save(fig, path)
 
 
 def pareto_front(configurations: list[dict]) -> list[dict]:
@@ -142,9 +141,8 @@ def pareto_plot(path: Path, configurations: list[dict], model: str) -> None:
     ax.set_title(f"{model}: time against hardware cost", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    fig.subplots_adjust(left=0.09, right=0.97, top=0.93, bottom=0.1)
+    _save(fig, path)
 
 
 def _layer_times(configuration: dict, cpu_clock_mhz: float) -> list[float]:
@@ -172,19 +170,48 @@ def layers_plot(path: Path, configurations: list[dict], cpu: dict, model: str) -
                   rotation=70, ha="right", fontsize=7)
     ax.set_yscale("log")
     ax.set_ylabel("time per inference (us), all calls of the layer")
-    ax.set_title(f"{model}: per-layer time in the best and the worst configuration (hatched: on the CPU)",
+    fig.suptitle(f"{model}: per-layer time in the best and the worst configuration (hatched: on the CPU)",
                  fontsize=10)
     ax.grid(axis="y", alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False)
+    fig.subplots_adjust(left=0.8 / fig.get_figwidth(), right=0.98, top=0.86, bottom=0.2)
+    _save(fig, path)
+
+
+def _save(fig, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=110, pil_kwargs={"compress_level": 3})
     plt.close(fig)
 
 
-def write_plots(directory: Path, document: dict) -> dict[str, Path]:
+def import_matplotlib() -> None:
+    """Imports matplotlib's Agg backend (a second or so; ``npukit explore``
+    does it while its compile runs in another process)."""
+    _pyplot()
+
+
+def _draw(job: tuple[str, Path, dict]) -> None:
+    name, path, document = job
     configurations, cpu, model = document["configurations"], document["cpu"], Path(document["model"]).name
+    if name == "cycles":
+        cycles_plot(path, configurations, cpu, model)
+    elif name == "pareto":
+        pareto_plot(path, configurations, model)
+    else:
+        layers_plot(path, configurations, cpu, model)
+
+
+def write_plots(directory: Path, document: dict, jobs: int = 1) -> dict[str, Path]:
+    """The three plots, drawn in ``jobs`` processes."""
+    import multiprocessing
+
     paths = {name: directory / f"{name}.png" for name in ("cycles", "pareto", "layers")}
-    cycles_plot(paths["cycles"], configurations, cpu, model)
-    pareto_plot(paths["pareto"], configurations, model)
-    layers_plot(paths["layers"], configurations, cpu, model)
+    work = [(name, path, document) for name, path in paths.items()]
+    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(work))) as pool:
+            pool.map(_draw, work)
+    else:
+        for job in work:
+            _draw(job)
     return paths
