@@ -81,7 +81,7 @@ def _command_seconds(args: list[str]) -> float:
     return time.monotonic() - started
 
 
-def kws_times(models: Path, rounds: int = 3) -> dict:
+def kws_times(models: Path, rounds: int = 5) -> dict:
     """``npukit explore`` of kws_int8 over 24 configurations against one
     ``npukit compile -t mynpu``, both as command lines, alternating."""
     compiles, explores = [], []
@@ -133,12 +133,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--no-scalesim", action="store_true")
+    parser.add_argument("--rerun-scalesim", action="store_true",
+                        help="run SCALE-Sim even when the last run simulated the same layers")
     parser.add_argument("--models", type=Path, default=REPO.parent / "shared" / "models",
                         help="the directory with kws_int8.onnx (default: ../shared/models)")
     args = parser.parse_args()
 
     model = build(1.0, 224)
     _say(f"model: {model}")
+    # SCALE-Sim takes about 20 minutes; its last results serve again for the same layers.
+    previous = json.loads((OUT / "benchmark.json").read_text()) if (OUT / "benchmark.json").exists() else {}
     if OUT.exists():
         shutil.rmtree(OUT)
     started = time.monotonic()
@@ -171,9 +175,13 @@ def main() -> int:
         from scalesim_layers import run_layers
 
         spec = scalesim_spec(recognised, COMPARED["sram_kib"])
-        started = time.monotonic()
-        scalesim = {"spec": spec, "results": run_layers(cache_dir() / "scalesim-venv", spec, _say),
-                    "seconds": time.monotonic() - started}
+        if previous.get("scalesim") and previous["scalesim"]["spec"] == spec and not args.rerun_scalesim:
+            _say("SCALE-Sim: the same layers as the last run; its results are reused (--rerun-scalesim runs it)")
+            scalesim = previous["scalesim"]
+        else:
+            started = time.monotonic()
+            scalesim = {"spec": spec, "results": run_layers(cache_dir() / "scalesim-venv", spec, _say),
+                        "seconds": time.monotonic() - started}
 
     kws = kws_times(args.models)
     data = {"host": host_cpu(), "explore_seconds": explore_seconds, "document": doc, "sweep_seconds": speeds,

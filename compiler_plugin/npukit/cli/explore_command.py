@@ -36,9 +36,10 @@ def add_parser(sub) -> None:
         "`npukit compile -t mynpu --mynpu-...` reports for that configuration. Layers left on the CPU are "
         "costed from npukit's tuned kernels' measured instructions per MAC on --cpu at --cpu-clock-mhz, "
         "reported apart from the NPU's cycles and added into the total time.\n\n"
-        "Writes to DIR: explore.json (every configuration with its layers), explore.csv, cycles.png (time by "
-        "operation type per configuration, labelled like 512K-64-O: SRAM, PEs, parallelism), pareto.png (time "
-        "against PEs x SRAM) and layers.png (per-layer time of the best and the worst configuration).\n\n"
+        "Writes to DIR: explore.json (every configuration with its layers), explore.csv, cycles.png (the NPU's "
+        "cycles and the time per inference by operation type per configuration, labelled like 512K-64-O: SRAM, "
+        "PEs, parallelism), pareto.png (time against PEs x SRAM) and layers.png (per-layer time of the best and "
+        "the worst configuration).\n\n"
         "The defaults are the design-space study of 'Compiler Toolchains for Deep Learning Workloads on "
         "Embedded Platforms' (TinyML 2021): 3 depthwise scenarios x 2 PE counts x 3 SRAM sizes x 2 "
         "parallelisms.",

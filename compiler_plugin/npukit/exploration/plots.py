@@ -4,8 +4,8 @@
   paper's ``512K-64-O`` and grouped by depthwise scenario, segments by
   operation type: the NPU's cycles (top row, the paper's figure) and the
   time per inference with the CPU's part hatched (bottom row).
-- ``pareto.png``: time per inference against PEs x SRAM (a proxy for the
-  hardware's cost), the Pareto front marked.
+- ``pareto.png``: the NPU's cycles and the time per inference against
+  PEs x SRAM (a proxy for the hardware's cost), the Pareto fronts marked.
 - ``layers.png``: each layer's time in the best and the worst configuration.
 
 Where NPU and CPU work are shown together the unit is time, because their
@@ -94,9 +94,9 @@ def cycles_plot(path: Path, configurations: list[dict], cpu: dict, model: str) -
         _stacked(bottom, members, lambda c: [(s, o, v / 1000) for s, o, v in _segments(c, cpu["clock_mhz"])],
                  seen)
         top.set_title(title, fontsize=9)
+        top.set_xticks(range(len(members)), [])
+        bottom.set_xticks(range(len(members)), [c["label"] for c in members], rotation=60, ha="right", fontsize=8)
         for ax in (top, bottom):
-            ax.set_xticks(range(len(members)), [c["label"] for c in members], rotation=60, ha="right",
-                          fontsize=8)
             ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("NPU cycles per inference (millions)")
     axes[1][0].set_ylabel("time per inference (ms), CPU included")
@@ -104,44 +104,48 @@ def cycles_plot(path: Path, configurations: list[dict], cpu: dict, model: str) -
                  f"the CPU, {cpu['core']} at {cpu['clock_mhz']:g} MHz, hatched (bottom)\n"
                  "labels: SRAM-PEs-parallelism (O output channels, I input channels, P output pixels)", fontsize=9)
     fig.legend(loc="center right", fontsize=8, framealpha=0.9)
-    fig.subplots_adjust(left=0.9 / width, right=1 - 1.7 / width, top=0.9, bottom=0.1, hspace=0.45, wspace=0.05)
+    fig.subplots_adjust(left=0.9 / width, right=1 - 1.7 / width, top=0.9, bottom=0.1, hspace=0.08, wspace=0.05)
     _save(fig, path)
 
 
-def pareto_front(configurations: list[dict]) -> list[dict]:
-    """The configurations no other one beats in both cost (PEs x SRAM) and time."""
-    ranked = sorted(configurations, key=lambda c: (c["pes"] * c["sram_kib"], c["total_us"]))
+def pareto_front(configurations: list[dict], key: str = "total_us") -> list[dict]:
+    """The configurations no other one beats in both cost (PEs x SRAM) and ``key``."""
+    ranked = sorted(configurations, key=lambda c: (c["pes"] * c["sram_kib"], c[key]))
     front, best = [], float("inf")
     for c in ranked:
-        if c["total_us"] < best:
+        if c[key] < best:
             front.append(c)
-            best = c["total_us"]
+            best = c[key]
     return front
 
 
 def pareto_plot(path: Path, configurations: list[dict], model: str) -> None:
+    """Left: the NPU's cycles against cost; right: the time per inference, CPU included."""
     plt = _pyplot()
     marked = _marked(configurations)
-    fig, ax = plt.subplots(figsize=(8, 5.2))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.4))
     markers = {"npu": "o", "per-channel": "s", "cpu": "^"}
-    for group in dict.fromkeys(_group(c) for c in marked):
-        members = [c for c in marked if _group(c) == group]
-        ax.scatter([c["pes"] * c["sram_kib"] for c in members], [c["total_us"] / 1000 for c in members],
-                   marker=markers.get(members[0]["depthwise"], "D"), alpha=0.75, label=group)
-    front = pareto_front(configurations)
-    ax.plot([c["pes"] * c["sram_kib"] for c in front], [c["total_us"] / 1000 for c in front], color="black",
-            drawstyle="steps-post", linewidth=1, label="Pareto front")
-    for c in front:
-        ax.annotate(f"{c['label']} {c['depthwise']}", (c["pes"] * c["sram_kib"], c["total_us"] / 1000),
-                    textcoords="offset points", xytext=(4, 4), fontsize=7)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("PEs x SRAM KiB (cost proxy)")
-    ax.set_ylabel("time per inference (ms)")
-    ax.set_title(f"{model}: time against hardware cost", fontsize=10)
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.subplots_adjust(left=0.09, right=0.97, top=0.93, bottom=0.1)
+    panels = (("npu_cycles", 1e6, "NPU cycles per inference (millions)"),
+              ("total_us", 1e3, "time per inference (ms), CPU included"))
+    for ax, (key, scale, label) in zip(axes, panels):
+        for group in dict.fromkeys(_group(c) for c in marked):
+            members = [c for c in marked if _group(c) == group]
+            ax.scatter([c["pes"] * c["sram_kib"] for c in members], [c[key] / scale for c in members],
+                       marker=markers.get(members[0]["depthwise"], "D"), alpha=0.75, label=group)
+        front = pareto_front(configurations, key)
+        ax.plot([c["pes"] * c["sram_kib"] for c in front], [c[key] / scale for c in front], color="black",
+                drawstyle="steps-post", linewidth=1, label="Pareto front")
+        for c in front:
+            ax.annotate(f"{c['label']} {c['depthwise']}", (c["pes"] * c["sram_kib"], c[key] / scale),
+                        textcoords="offset points", xytext=(4, 4), fontsize=7)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("PEs x SRAM KiB (cost proxy)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3, which="both")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"{model}: the NPU's cycles and the time per inference against hardware cost", fontsize=10)
+    fig.subplots_adjust(left=0.07, right=0.98, top=0.91, bottom=0.1, wspace=0.22)
     _save(fig, path)
 
 

@@ -8,7 +8,9 @@ each band loading the input rows it needs. When two tiles' buffers fit, tiles
 alternate between two buffer sets and their layers are marked
 double-buffered (DMA overlaps compute). Layout changes are explicit DMAs:
 windows of padded tensors, channel subsets of HWC tensors and depthwise
-channel tiles are strided transfers, described per tensor dimension.
+channel tiles are strided transfers, described per tensor dimension;
+depthwise layers emulated one OP_CONV per channel on HWC tensors move each
+channel's plane with one strided DMA.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -181,7 +184,7 @@ class _Tiling:
     def tile_bytes(self, channels: int, rows: int) -> int:
         return self.buffers(channels, rows, 0).end
 
-    def choose(self, max_channels=None) -> tuple[int, int, bool]:
+    def choose(self, max_channels: Callable[[int], int] | None = None) -> tuple[int, int, bool]:
         """(channels per tile, rows per band, double-buffered); ``max_channels(rows)``:
         the most channels a tile of that many rows may have (its DMA reads)."""
         oc, oh, _ = self.spec.ofm_chw
