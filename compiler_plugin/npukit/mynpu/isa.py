@@ -4,7 +4,8 @@ command streams (docs/mynpu-isa.md; hal_driver/include/npukit/mynpu/isa.h)."""
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Iterable
 from enum import IntEnum
 
 
@@ -75,11 +76,14 @@ _DMA_REGISTERS = tuple(REGISTER[name] for name in ("DMA_BINDING", "DMA_OFFSET", 
 _DMA_COMMANDS = struct.Struct("<" + "BBHI" * (len(_DMA_REGISTERS) + 1))
 
 
-@dataclass
 class CommandStream:
-    """Builds a stream: ``s.set(IFM_H=8, ...)``, ``s.op(Op.CONV)``, ``s.end()``."""
+    """Builds a stream: ``s.set(IFM_H=8, ...)``, ``s.op(Op.CONV)``, ``s.end()``;
+    ``commands``: (opcode, arg, value) to start with, as they are."""
 
-    data: bytearray = field(default_factory=bytearray)
+    def __init__(self, commands: Iterable[tuple[int, int, int]] = ()) -> None:
+        self.data = bytearray()
+        for opcode, arg, value in commands:
+            self.data += _COMMAND.pack(opcode, arg, 0, value & 0xFFFFFFFF)
 
     def set(self, **registers: int) -> "CommandStream":
         pack, data = _COMMAND.pack, self.data
