@@ -21,6 +21,7 @@ _LAZY = {
     "CompileResult": ("npukit.artifact", "CompileResult"),
     "load_artifact": ("npukit.artifact", "load_artifact"),
     "run": ("npukit.run_model", "run"),
+    "explore": ("npukit.exploration.explore_model", "explore"),
     "load": ("npukit.run_model", "load"),
     "Target": ("npukit.targets.target_spec", "Target"),
     "targets": ("npukit.targets.cpu_presets", "list_presets"),

@@ -292,8 +292,8 @@ def compile(
             "entry_points": [e.to_json() for e in entry_points],
             "files": {role: describe_file(p, paths.directory) for role, p in files.items()},
             "dispatches": result.dispatches,
-            # Multiply-accumulates of one inference (contractions of all dispatches).
-            "macs": sum(d.get("macs", 0) for d in result.dispatches),
+            # Multiply-accumulates of one inference (contractions of all dispatches, times their calls).
+            "macs": sum(d.get("macs", 0) * d.get("calls", 1) for d in result.dispatches),
             "iree_flags": plan.flags,
             "mynpu": result.mynpu_report,
             "cpu_pipeline": pipeline.value,

@@ -56,7 +56,9 @@ static iree_status_t run_all(const npukit_mynpu_executable_info_t* info, tally_t
       if (work > WORK_BUDGET) {
         tally->over_budget++;
       } else {
-        stream.sram = (uint8_t*)calloc(1, info->config.sram_bytes);
+        // Exactly the SRAM validation found the stream touches, as the simulator allocates.
+        stream.sram = (uint8_t*)calloc(1, estimate.sram_extent ? estimate.sram_extent : 1);
+        stream.sram_length = estimate.sram_extent;
         status = npukit_mynpu_run_stream(&stream, &counted);
         free(stream.sram);
         if (iree_status_is_ok(status)) {

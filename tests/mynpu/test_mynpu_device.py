@@ -53,6 +53,19 @@ def test_an_executable_needing_more_sram_than_the_device_is_refused(execution_mo
         program.run(np.zeros(N, np.int8), tmp_path, sram_limit=4096)
 
 
+def test_a_256_mib_configuration_takes_only_the_sram_its_stream_touches(tmp_path):
+    """The simulator allocates the SRAM a stream touches, not the
+    configuration's: an executable compiled for 256 MiB of SRAM runs with
+    everything in a 1 MiB arena."""
+    sram = 256 << 20
+    program = build_npu_program(PROGRAM, executable(HardwareConfig(sram_bytes=sram)), "inline-dynamic", tmp_path)
+    x = np.arange(-32, 32, dtype=np.int8)
+    run = program.run(x, tmp_path, sram_limit=sram, arena=1 << 20)
+    np.testing.assert_array_equal(run.output, np.maximum(x, 5))
+    assert run.counters["sram_extent"] == 2 * N  # relu_stream's input and output
+    assert run.counters["arena_high_water"] < 1 << 20
+
+
 def test_a_binding_smaller_than_the_export_declares_is_refused(tmp_path):
     stream = relu_stream(N, zp=5)
     program = build_npu_program(PROGRAM, executable(sizes=(N, 2 * N), stream=stream), "inline-dynamic", tmp_path)

@@ -72,10 +72,12 @@ class NpuProgram:
     binary: Path
     replaced: list[str]
 
-    def run(self, x: np.ndarray, work: Path, sram_limit: int | None = None) -> NpuRun:
+    def run(self, x: np.ndarray, work: Path, sram_limit: int | None = None, arena: int | None = None) -> NpuRun:
+        """Runs main twice; with ``arena``, all memory comes from an arena of that many bytes."""
         src, dst = work / "in.bin", work / "out.bin"
         src.write_bytes(np.ascontiguousarray(x, np.int8).tobytes())
-        args = [str(self.binary), "main", str(src), str(dst)] + ([str(sram_limit)] if sram_limit else [])
+        limits = [str(sram_limit or 16 << 20), str(arena)] if arena else [str(sram_limit)] if sram_limit else []
+        args = [str(self.binary), "main", str(src), str(dst)] + limits
         proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
         if proc.returncode != 0:
             raise RuntimeError(proc.stdout + proc.stderr)

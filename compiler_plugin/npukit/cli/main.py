@@ -1,4 +1,5 @@
-"""``npukit``: compile models, run them, deploy them to boards, tune the kernels, list targets.
+"""``npukit``: compile models, run them, deploy them to boards, tune the kernels, explore NPU
+configurations, list targets.
 
 Every refusal (a bad flag, an unreadable or malformed model, an operator
 nothing supports, an IREE error or crash) is one line on stderr and exit
@@ -12,10 +13,11 @@ import argparse
 import sys
 
 from npukit import __version__
-from npukit.cli import compile_command, deploy_command, run_command, targets_command, tune_command
+from npukit.cli import (compile_command, deploy_command, explore_command, run_command, targets_command,
+                        tune_command)
 from npukit.cli.console import Console, one_line
 
-COMMANDS = (compile_command, run_command, deploy_command, tune_command, targets_command)
+COMMANDS = (compile_command, run_command, deploy_command, tune_command, explore_command, targets_command)
 
 
 class UsageError(Exception):

@@ -38,6 +38,10 @@ class CompileJob:
     # "preset": the CPU preset's name; "choices": layer key -> KernelChoice
     # JSON, from the tuning database or given}; None for stock.
     tuned_cpu: dict | None = None
+    # With mynpu: compile only up to the NPU's partitioning ('stream') and
+    # write the recognised layers (npukit.mynpu.recognised_model) to this
+    # file instead of an output; ``npukit explore`` costs them from there.
+    recognised_layers: str | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -112,25 +116,37 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         kernels = LayerKernelCalls([Path(p) for p in job.tuned_cpu["objects"]], layer_choices(job.tuned_cpu))
     hooks = passes_for(job.flags, job.output_format, mynpu, kernels)
     hooks["start"].append(NameModule(job.module_name))
+    recognising = job.recognised_layers is not None
+    if recognising:
+        if mynpu is None:
+            raise TargetError("recognising the NPU's layers needs a mynpu target")
+        hooks["stream"] = [mynpu.partition]  # the CPU code is never generated
     hooks.setdefault("stream", []).insert(0, inventory)
     # Reaching 'stream' is reported before its passes run: a failure from here on may be a tuned pass's.
     hooks["stream"].insert(0, lambda _m: progress("", "stream"))
     if job.read_signatures:
         hooks["start"].append(signatures)
-    for phase in PROGRESS_PHASES[:-1]:
+    phases = PROGRESS_PHASES[:PROGRESS_PHASES.index("stream") + 1] if recognising else PROGRESS_PHASES[:-1]
+    for phase in phases:
         hooks.setdefault(phase, []).append(lambda _m, p=phase: progress(f"phase '{p}' done", p))
     collector = DiagnosticCollector()
     source = Source.open_file(session, job.input_path)
-    inv = PhasedPipeline(session, hooks=hooks, collector=collector).run(source)
-    try:
-        with Output.open_file(job.output_path) as out:
-            if job.output_format == "vm-c":
-                iree_capi.output_vm_c_source(inv, out)
-            else:
-                inv.output_vm_bytecode(out)
-            out.keep()
-    except ValueError as e:
-        raise CompileError(f"writing the output failed: {e}", collector.texts()) from None
+    inv = PhasedPipeline(session, hooks=hooks, collector=collector).run(
+        source, compile_to="stream" if recognising else "end")
+    if recognising:
+        from npukit.mynpu.recognised_model import RecognisedModel
+
+        RecognisedModel(job.module_name, mynpu.recognised).save(Path(job.recognised_layers))
+    else:
+        try:
+            with Output.open_file(job.output_path) as out:
+                if job.output_format == "vm-c":
+                    iree_capi.output_vm_c_source(inv, out)
+                else:
+                    inv.output_vm_bytecode(out)
+                out.keep()
+        except ValueError as e:
+            raise CompileError(f"writing the output failed: {e}", collector.texts()) from None
     return JobResult(
         ok=True,
         diagnostics=collector.texts(),

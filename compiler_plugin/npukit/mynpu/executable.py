@@ -7,7 +7,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from npukit.mynpu.isa import HardwareConfig
+from npukit.mynpu.isa import PARALLELISM_CODES, HardwareConfig
 
 FORMAT = "mynpu-v1"
 MAGIC = b"MNPU"
@@ -73,7 +73,7 @@ class Executable:
         total = at + len(body)
         c = self.config
         header = MAGIC + struct.pack("<HHI6I3I4I", VERSION[0], VERSION[1], total, c.pes, c.sram_bytes,
-                                     1 if c.parallelism == "input" else 0, c.dma_bytes_per_cycle, c.clock_mhz,
+                                     PARALLELISM_CODES[c.parallelism], c.dma_bytes_per_cycle, c.clock_mhz,
                                      c.instruction_mask, len(self.exports), constants_at, len(self.constants),
                                      format_at, len(host_format), host_at, len(self.host_code))
         assert len(header) == HEADER_BYTES

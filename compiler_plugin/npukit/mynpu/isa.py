@@ -4,7 +4,8 @@ command streams (docs/mynpu-isa.md; hal_driver/include/npukit/mynpu/isa.h)."""
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Iterable
 from enum import IntEnum
 
 
@@ -45,11 +46,18 @@ DMA_OVERHEAD_CYCLES = 8
 ALL_INSTRUCTIONS = sum(1 << (op - 0x10) for op in Op if 0x10 <= op <= 0x21)
 
 
+#: How convolutions, depthwise convolutions, matmuls and pools use the PEs,
+#: and the header's code for each (docs/mynpu-isa.md, "Cycle model").
+PARALLELISM_CODES = {"output": 0, "input": 1, "output-pixels": 2}
+#: The SRAM a configuration may have.
+MIN_SRAM_BYTES, MAX_SRAM_BYTES = 1024, 1 << 30
+
+
 @dataclass(frozen=True)
 class HardwareConfig:
     pes: int = 64
     sram_bytes: int = 256 * 1024
-    parallelism: str = "output"  # or "input"
+    parallelism: str = "output"  # a key of PARALLELISM_CODES
     dma_bytes_per_cycle: int = 16
     clock_mhz: int = 500
     instruction_mask: int = ALL_INSTRUCTIONS
@@ -62,19 +70,37 @@ class HardwareConfig:
                               self.clock_mhz, mask)
 
 
-@dataclass
-class CommandStream:
-    """Builds a stream: ``s.set(IFM_H=8, ...)``, ``s.op(Op.CONV)``, ``s.end()``."""
+_COMMAND = struct.Struct("<BBHI")
+_DMA_REGISTERS = tuple(REGISTER[name] for name in ("DMA_BINDING", "DMA_OFFSET", "DMA_SRAM_ADDR", "DMA_LENGTH",
+                                                    "DMA_ROWS", "DMA_SYS_STRIDE", "DMA_SRAM_STRIDE"))
+_DMA_COMMANDS = struct.Struct("<" + "BBHI" * (len(_DMA_REGISTERS) + 1))
 
-    commands: list[tuple[int, int, int]] = field(default_factory=list)
+
+class CommandStream:
+    """Builds a stream: ``s.set(IFM_H=8, ...)``, ``s.op(Op.CONV)``, ``s.end()``;
+    ``commands``: (opcode, arg, value) to start with, as they are."""
+
+    def __init__(self, commands: Iterable[tuple[int, int, int]] = ()) -> None:
+        self.data = bytearray()
+        for opcode, arg, value in commands:
+            self.data += _COMMAND.pack(opcode, arg, 0, value & 0xFFFFFFFF)
 
     def set(self, **registers: int) -> "CommandStream":
+        pack, data = _COMMAND.pack, self.data
         for name, value in registers.items():
-            self.commands.append((Op.SET, REGISTER[name], int(value) & 0xFFFFFFFF))
+            data += pack(Op.SET, REGISTER[name], 0, int(value) & 0xFFFFFFFF)
         return self
 
     def op(self, opcode: Op, arg: int = 0) -> "CommandStream":
-        self.commands.append((int(opcode), arg, 0))
+        self.data += _COMMAND.pack(opcode, arg, 0, 0)
+        return self
+
+    def dma(self, write: bool, binding: int, sys_offset: int, sram_address: int, length: int, rows: int,
+            sys_stride: int, sram_stride: int) -> "CommandStream":
+        """The seven DMA registers and OP_DMA_WRITE (``write``) or OP_DMA_READ."""
+        values = (binding, sys_offset, sram_address, length, rows, sys_stride, sram_stride)
+        fields = [x for r, v in zip(_DMA_REGISTERS, values) for x in (Op.SET, r, 0, v & 0xFFFFFFFF)]
+        self.data += _DMA_COMMANDS.pack(*fields, Op.DMA_WRITE if write else Op.DMA_READ, 0, 0, 0)
         return self
 
     def layer(self, double_buffered: bool = False) -> "CommandStream":
@@ -83,5 +109,10 @@ class CommandStream:
     def end(self) -> "CommandStream":
         return self.op(Op.END)
 
+    @property
+    def commands(self) -> list[tuple[int, int, int]]:
+        """(opcode, arg, value) of every command so far."""
+        return [(op, arg, value) for op, arg, _, value in _COMMAND.iter_unpack(bytes(self.data))]
+
     def encode(self) -> bytes:
-        return b"".join(struct.pack("<BBHI", op, arg, 0, value) for op, arg, value in self.commands)
+        return bytes(self.data)

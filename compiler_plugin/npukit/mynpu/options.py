@@ -6,16 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from npukit.errors import TargetError
-from npukit.mynpu.isa import HardwareConfig, Op
+from npukit.mynpu.isa import MAX_SRAM_BYTES, PARALLELISM_CODES, HardwareConfig, Op
 
 DEPTHWISE_MODES = ("npu", "cpu", "per-channel")
-PARALLEL_MODES = ("output", "input", "auto")
+PARALLEL_MODES = (*PARALLELISM_CODES, "auto")
 
 #: The ``--mynpu-*`` flags of iree-compile and npukit compile, with their help.
 MYNPU_FLAGS = {
     "mynpu-pes": "processing elements (MACs per cycle), default 64",
-    "mynpu-sram-kib": "private SRAM in KiB, default 256",
-    "mynpu-parallel": "output | input | auto (the one the cycle model finds faster), default output",
+    "mynpu-sram-kib": f"private SRAM in KiB (1..{MAX_SRAM_BYTES // 1024}), default 256",
+    "mynpu-parallel": "output (channels) | input (channels) | output-pixels (a grid of output channels x output "
+                      "pixels) | auto (the one the cycle model finds fastest), default output",
     "mynpu-dma-bytes-per-cycle": "DMA bandwidth, default 16",
     "mynpu-clock-mhz": "clock for converting cycles to time, default 500",
     "mynpu-depthwise": "npu (OP_DEPTH_CONV) | cpu (no OP_DEPTH_CONV: depthwise layers run on the CPU) | "
@@ -37,8 +38,8 @@ class MynpuOptions:
     show_cpu_operations: bool = False
 
     def __post_init__(self) -> None:
-        for name, low, high in (("pes", 1, 4096), ("sram_kib", 1, 16384), ("dma_bytes_per_cycle", 1, 1024),
-                                ("clock_mhz", 1, 10000)):
+        for name, low, high in (("pes", 1, 4096), ("sram_kib", 1, MAX_SRAM_BYTES // 1024),
+                                ("dma_bytes_per_cycle", 1, 1024), ("clock_mhz", 1, 10000)):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise TargetError(f"--mynpu-{name.replace('_', '-')} must be an integer in {low}..{high}, "

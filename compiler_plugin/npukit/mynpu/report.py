@@ -1,7 +1,7 @@
 """The placement and performance report of a mynpu compile: one row per
-dispatch (where it runs, why not on the NPU, MACs, the device's cycle
-estimate) and a summary, as JSON (``--mynpu-report``, the manifest) and as
-text for a terminal."""
+dispatch (where it runs, why not on the NPU, MACs, calls per inference, the
+device's cycle estimate of one call) and a summary of one inference, as
+JSON (``--mynpu-report``, the manifest) and as text for a terminal."""
 
 from __future__ import annotations
 
@@ -16,13 +16,14 @@ class DispatchRow:
     operation: str
     device: str  # "mynpu" or "cpu"
     reason: str
-    macs: int
+    macs: int  # of one call
+    calls: int = 1  # per inference
     plan: object | None = None  # StreamPlan for NPU dispatches
-    estimate: dict | None = None
+    estimate: dict | None = None  # of one call
 
     def to_json(self) -> dict:
         row = {"name": self.name, "operation": self.operation, "device": self.device, "reason": self.reason,
-               "macs": self.macs}
+               "macs": self.macs, "calls": self.calls}
         estimate = self.estimate or {}
         row["cycles"] = estimate.get("cycles", 0)
         if self.device == "mynpu":
@@ -37,9 +38,9 @@ class DispatchRow:
 
 
 def placement_report(rows: list[DispatchRow], options, config: HardwareConfig) -> dict:
-    total_macs = sum(r.macs for r in rows)
-    npu_macs = sum(r.macs for r in rows if r.device == "mynpu")
-    cycles = sum((r.estimate or {}).get("cycles", 0) for r in rows if r.device == "mynpu")
+    total_macs = sum(r.macs * r.calls for r in rows)
+    npu_macs = sum(r.macs * r.calls for r in rows if r.device == "mynpu")
+    cycles = sum((r.estimate or {}).get("cycles", 0) * r.calls for r in rows if r.device == "mynpu")
     return {
         "hardware": {"pes": config.pes, "sram_bytes": config.sram_bytes, "parallelism": config.parallelism,
                      "dma_bytes_per_cycle": config.dma_bytes_per_cycle, "clock_mhz": config.clock_mhz,

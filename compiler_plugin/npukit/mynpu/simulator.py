@@ -12,7 +12,7 @@ from functools import cache
 import numpy as np
 
 from npukit.errors import NpukitError
-from npukit.mynpu.isa import HardwareConfig
+from npukit.mynpu.isa import PARALLELISM_CODES, HardwareConfig
 
 
 class StreamError(NpukitError):
@@ -27,7 +27,7 @@ class _Config(ctypes.Structure):
 class _Counters(ctypes.Structure):
     _fields_ = [("macs", c_uint64), ("compute_cycles", c_uint64), ("dma_bytes", c_uint64), ("dma_cycles", c_uint64),
                 ("cycles", c_uint64), ("instructions", c_uint64), ("layers", c_uint32),
-                ("sram_high_water", c_uint32)]
+                ("sram_high_water", c_uint32), ("sram_extent", c_uint32)]
 
 
 class _InstructionCost(ctypes.Structure):
@@ -52,7 +52,8 @@ class _Binding(ctypes.Structure):
 class _Stream(ctypes.Structure):
     _fields_ = [("config", POINTER(_Config)), ("commands", POINTER(c_uint8)), ("command_bytes", c_size_t),
                 ("bindings", POINTER(_Binding)), ("binding_count", c_uint32), ("constants", c_void_p),
-                ("constants_length", c_size_t), ("sram", c_void_p), ("layers", POINTER(_Counters)),
+                ("constants_length", c_size_t), ("sram", c_void_p), ("sram_length", c_size_t),
+                ("layers", POINTER(_Counters)),
                 ("layer_capacity", c_uint32), ("instructions", POINTER(_InstructionCost)),
                 ("instruction_capacity", c_uint32)]
 
@@ -67,6 +68,7 @@ class Counters:
     instructions: int
     layers: int
     sram_high_water: int
+    sram_extent: int  # the SRAM the stream touches (what the simulator allocates)
 
     def utilisation(self, pes: int) -> float:
         return self.macs / (self.compute_cycles * pes) if self.compute_cycles else 0.0
@@ -111,7 +113,7 @@ def _library() -> ctypes.CDLL:
 
 
 def c_config(config: HardwareConfig) -> _Config:
-    return _Config(config.pes, config.sram_bytes, 1 if config.parallelism == "input" else 0,
+    return _Config(config.pes, config.sram_bytes, PARALLELISM_CODES[config.parallelism],
                    config.dma_bytes_per_cycle, config.clock_mhz, config.instruction_mask)
 
 
@@ -145,8 +147,9 @@ def run_stream(config: HardwareConfig, commands: bytes, bindings: list[np.ndarra
                constants: bytes = b"", sram: np.ndarray | None = None, execute: bool = True,
                max_layers: int = 256, max_instructions: int = 4096) -> StreamRun:
     """Validates |commands| (and with ``execute``, runs them; bindings are
-    updated in place by DMA writes). ``sram`` is the initial SRAM (zeros by
-    default); without ``execute`` nothing is read or written and the
+    updated in place by DMA writes). ``sram`` is the initial SRAM (at most
+    the configuration's size; by default zeros, as much as the stream
+    touches); without ``execute`` nothing is read or written and the
     counters are the cycle model's estimate."""
     lib = _library()
     cfg = c_config(config)
@@ -156,19 +159,24 @@ def run_stream(config: HardwareConfig, commands: bytes, bindings: list[np.ndarra
     c_bindings = (_Binding * max(len(arrays), 1))(*[_Binding(a.ctypes.data if execute else None, a.nbytes)
                                                     for a in arrays])
     const_buf = (ctypes.c_uint8 * max(len(constants), 1)).from_buffer_copy(constants or b"\0")
-    memory = None
-    if execute:
-        memory = np.zeros(config.sram_bytes, np.uint8) if sram is None else np.array(sram, np.uint8, copy=True)
-        if memory.nbytes != config.sram_bytes:
-            raise StreamError(f"the SRAM image has {memory.nbytes} bytes, the configuration {config.sram_bytes}")
     command_buf = (c_uint8 * max(len(commands), 1)).from_buffer_copy(commands or b"\0")
     layers = (_Counters * max_layers)()
     instructions = (_InstructionCost * max_instructions)()
     stream = _Stream(ctypes.pointer(cfg), command_buf, len(commands), c_bindings, len(arrays),
-                     ctypes.cast(const_buf, c_void_p), len(constants),
-                     memory.ctypes.data if memory is not None else None, layers, max_layers, instructions,
+                     ctypes.cast(const_buf, c_void_p), len(constants), None, 0, layers, max_layers, instructions,
                      max_instructions)
     counters = _Counters()
+    memory = None
+    if execute:
+        if sram is None:
+            # As the device's simulator does: a validation run finds the SRAM the stream touches.
+            _raise_for(lib, lib.npukit_mynpu_run_stream(ctypes.byref(stream), ctypes.byref(counters)))
+            memory = np.zeros(max(counters.sram_extent, 1), np.uint8)
+        else:
+            memory = np.array(sram, np.uint8, copy=True).reshape(-1)
+            if memory.nbytes > config.sram_bytes:
+                raise StreamError(f"the SRAM image has {memory.nbytes} bytes, the configuration {config.sram_bytes}")
+        stream.sram, stream.sram_length = memory.ctypes.data, memory.nbytes
     _raise_for(lib, lib.npukit_mynpu_run_stream(ctypes.byref(stream), ctypes.byref(counters)))
     for original, used in zip(bindings or [], arrays):
         if used is not original:
@@ -177,3 +185,19 @@ def run_stream(config: HardwareConfig, commands: bytes, bindings: list[np.ndarra
     return StreamRun(total, [Counters._from(layers[i]) for i in range(min(total.layers, max_layers))],
                      [InstructionCost._from(instructions[i]) for i in range(min(total.instructions, max_instructions))],
                      memory)
+
+
+def estimate_stream(config: HardwareConfig, commands: bytes, binding_sizes: tuple[int, ...],
+                    constants_length: int) -> Counters:
+    """The cycle model's counters for a stream, from the device's validator:
+    what ``run_stream(..., execute=False)`` counts, without bindings' or
+    constants' memory (only their sizes) and without per-layer records."""
+    lib = _library()
+    cfg = c_config(config)
+    c_bindings = (_Binding * max(len(binding_sizes), 1))(*[_Binding(None, n) for n in binding_sizes])
+    command_buf = (c_uint8 * max(len(commands), 1)).from_buffer_copy(commands or b"\0")
+    stream = _Stream(ctypes.pointer(cfg), command_buf, len(commands), c_bindings, len(binding_sizes), None,
+                     constants_length, None, 0, None, 0, None, 0)
+    counters = _Counters()
+    _raise_for(lib, lib.npukit_mynpu_run_stream(ctypes.byref(stream), ctypes.byref(counters)))
+    return Counters._from(counters)

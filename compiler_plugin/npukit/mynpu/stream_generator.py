@@ -8,22 +8,27 @@ each band loading the input rows it needs. When two tiles' buffers fit, tiles
 alternate between two buffer sets and their layers are marked
 double-buffered (DMA overlaps compute). Layout changes are explicit DMAs:
 windows of padded tensors, channel subsets of HWC tensors and depthwise
-channel tiles are strided transfers, described per tensor dimension.
+channel tiles are strided transfers, described per tensor dimension;
+depthwise layers emulated one OP_CONV per channel on HWC tensors move each
+channel's plane with one strided DMA.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from npukit.mynpu.isa import CONSTANTS_BINDING, LAYOUT_CHW, LAYOUT_HWC, CommandStream, HardwareConfig, Op
-from npukit.quantization.requantization import ADD_LEFT_SHIFT, quant_table, scale_table
+from npukit.quantization.requantization import ADD_LEFT_SHIFT, scale_table
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
 
 ALIGN = 16
 MAX_DMA_LENGTH = 1 << 24
+MAX_LAYER_DMA_READS = 256
 
 
 def _aligned(n: int) -> int:
@@ -41,6 +46,9 @@ class Constants:
         at = len(self.data)
         self.data.extend(blob)
         return at
+
+    def __len__(self) -> int:
+        return len(self.data)
 
 
 @dataclass
@@ -84,29 +92,57 @@ def _region_dmas(t: TensorLayout, region: dict[str, tuple[int, int]], sram_at: i
     # Dimensions j.. form one contiguous run when every dimension after j is whole;
     # dimension j - 1 is the DMA's rows and the ones before it are separate transfers.
     j = next(k for k in range(n) if all(sizes[i] == shape[i] for i in range(k + 1, n)))
-    run = int(np.prod(sizes[j:])) * e
-    sys_strides = [int(np.prod(shape[i + 1:])) * e for i in range(n)]
-    sram_strides = [int(np.prod(sizes[i + 1:])) * e for i in range(n)]
+    run = math.prod(sizes[j:]) * e
+    sys_strides = [math.prod(shape[i + 1:]) * e for i in range(n)]
+    sram_strides = [math.prod(sizes[i + 1:]) * e for i in range(n)]
     row_dim = j - 1
     rows = sizes[row_dim] if row_dim >= 0 else 1
     outer = sizes[:max(row_dim, 0)]
+    base_sys = t.tensor.offset + sum(offsets[i] * sys_strides[i] for i in range(n))
+    row_strides = (sys_strides[row_dim], sram_strides[row_dim]) if row_dim >= 0 else (0, 0)
     dmas = []
-    for index in np.ndindex(*outer):
-        position = list(index) + [0] * (n - len(index))
-        sys_at = t.tensor.offset + sum((offsets[i] + position[i]) * sys_strides[i] for i in range(n))
-        sram = sram_at + sum(position[i] * sram_strides[i] for i in range(len(index)))
-        dmas.append((sys_at, sram, run, rows, sys_strides[row_dim] if row_dim >= 0 else 0,
-                     sram_strides[row_dim] if row_dim >= 0 else 0))
+    for index in itertools.product(*(range(k) for k in outer)):
+        sys_at = base_sys + sum(p * st for p, st in zip(index, sys_strides))
+        sram = sram_at + sum(p * st for p, st in zip(index, sram_strides))
+        dmas.append((sys_at, sram, run, rows, *row_strides))
     return dmas
+
+
+def _merged(dmas):
+    """``dmas`` with each transfer that continues the previous one (the same
+    row length and strides, its first row where the previous one's rows
+    end, on both sides) folded into it as more rows."""
+    merged: list[tuple[int, int, int, int, int, int]] = []
+    for dma in dmas:
+        if merged:
+            sys_at, sram, length, rows, sys_stride, sram_stride = merged[-1]
+            if (dma[2:3] + dma[4:] == (length, sys_stride, sram_stride) and rows > 0
+                    and dma[0] == sys_at + rows * sys_stride and dma[1] == sram + rows * sram_stride):
+                merged[-1] = (sys_at, sram, length, rows + dma[3], sys_stride, sram_stride)
+                continue
+        merged.append(dma)
+    return merged
+
+
+def _plane_dmas(t: TensorLayout, rows: tuple[int, int], channels: tuple[int, int], plane_bytes: int,
+                sram_at: int):
+    """DMAs moving each channel of ``channels`` (rows ``rows``) of an HWC
+    system tensor to or from a channel plane in SRAM (plane ``c`` at
+    ``sram_at + c * plane_bytes``): per channel, one strided transfer of
+    one-element rows when the tensor's rows are whole."""
+    first, count = channels
+    one = _merged(_region_dmas(t, {"H": rows, "C": (first, 1)}, sram_at))
+    c_dim = t.roles.index("C")
+    step = math.prod(t.tensor.shape[c_dim + 1:]) * t.tensor.element_bytes
+    return [(sys_at + c * step, sram + c * plane_bytes, *rest)
+            for c in range(count) for sys_at, sram, *rest in one]
 
 
 def _dma(s: CommandStream, binding: int, dmas, write: bool) -> None:
     for sys_at, sram, length, rows, sys_stride, sram_stride in dmas:
         if length > MAX_DMA_LENGTH:
             raise NotSupported("a transfer longer than the DMA engine's 16 MiB")
-        s.set(DMA_BINDING=binding, DMA_OFFSET=sys_at, DMA_SRAM_ADDR=sram, DMA_LENGTH=length, DMA_ROWS=rows,
-              DMA_SYS_STRIDE=sys_stride, DMA_SRAM_STRIDE=sram_stride)
-        s.op(Op.DMA_WRITE if write else Op.DMA_READ)
+        s.dma(write, binding, sys_at, sram, length, rows, sys_stride, sram_stride)
 
 
 def _candidates(n: int) -> list[int]:
@@ -148,14 +184,16 @@ class _Tiling:
     def tile_bytes(self, channels: int, rows: int) -> int:
         return self.buffers(channels, rows, 0).end
 
-    def choose(self) -> tuple[int, int, bool]:
-        """(channels per tile, rows per band, double-buffered)."""
+    def choose(self, max_channels: Callable[[int], int] | None = None) -> tuple[int, int, bool]:
+        """(channels per tile, rows per band, double-buffered); ``max_channels(rows)``:
+        the most channels a tile of that many rows may have (its DMA reads)."""
         oc, oh, _ = self.spec.ofm_chw
         sram = self.config.sram_bytes
         for rows in _candidates(oh):
             shared = 0 if self.spec.kind == "depthwise" else self.ifm_bytes(oc, rows)
+            cap = max_channels(rows) if max_channels else oc
             for channels in _candidates(oc):
-                if shared + self.tile_bytes(channels, rows) > sram:
+                if channels > cap or shared + self.tile_bytes(channels, rows) > sram:
                     continue
                 tiles = math.ceil(oc / channels) * math.ceil(oh / rows)
                 double = tiles > 1 and shared + 2 * self.tile_bytes(channels, rows) <= sram
@@ -169,12 +207,28 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
     """The stream of one layer. ``depthwise_mode`` is 'instruction' (OP_DEPTH_CONV)
     or 'per-channel' (one OP_CONV per channel, for hardware without it)."""
     tiling = _Tiling(spec, config)
-    channels, rows, double = tiling.choose()
     ic, _, iw = spec.ifm_chw
     oc, oh, ow = spec.ofm_chw
     layout = _layout(spec)
-    if spec.kind == "depthwise" and depthwise_mode == "per-channel" and layout != LAYOUT_CHW:
-        raise NotSupported("depthwise emulated per channel needs channel planes (CHW)")
+    per_channel = spec.kind == "depthwise" and depthwise_mode == "per-channel"
+    # Per channel on HWC tensors, each channel's plane is gathered from
+    # (and scattered back to) system memory by strided DMAs.
+    planes = per_channel and layout != LAYOUT_CHW
+    if planes and spec.add is not None:
+        raise NotSupported("a depthwise layer with a residual addition, emulated per channel on HWC tensors")
+    # A fully connected layer that requantizes with fixed-point multipliers
+    # (a 1x1 convolution over one pixel) is that convolution.
+    as_conv = spec.kind == "fully_connected" and spec.multipliers is not None and spec.scales is None
+    if as_conv:
+        layout = LAYOUT_HWC
+
+    def plane_reads(rows: int) -> int:
+        band = (0, tiling.input_rows(rows))
+        return len(_plane_dmas(spec.ifm, band, (0, 1), 0, 0))
+
+    # Weights, biases and the requantization table take three of a layer's DMA reads.
+    cap = (lambda r: (MAX_LAYER_DMA_READS - 3) // plane_reads(r)) if planes else None
+    channels, rows, double = tiling.choose(cap)
     s = CommandStream()
     sizes = [0] * binding_count
     for t in (spec.ifm, spec.ofm) + ((spec.add.residual,) if spec.add else ()):
@@ -188,6 +242,8 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
     peak = buffer_sets[-1].end
 
     weights = np.asarray(spec.weights, np.int8)
+    # The requantization table (npukit.quantization.requantization.quant_table's layout), sliced per tile.
+    quant_pairs = np.asarray(spec.multipliers, "<i4").reshape(-1, 2) if spec.multipliers is not None else None
     s.set(LAYOUT=layout, STRIDE_H=spec.stride[0], STRIDE_W=spec.stride[1], KERNEL_H=spec.kernel[0],
           KERNEL_W=spec.kernel[1], DILATION_H=spec.dilation[0], DILATION_W=spec.dilation[1], PAD_TOP=0,
           PAD_LEFT=0, IFM_ZP=spec.ifm_zp, OFM_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max,
@@ -206,7 +262,11 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
             tile_index += 1
             s.layer(double)
             ifm = ifm_at
-            if not shared_ifm:
+            if planes:
+                ifm = buffers.ifm
+                _dma(s, spec.ifm.tensor.binding,
+                     _plane_dmas(spec.ifm, (iy0, band_in), (o0, t), band_in * iw, ifm), False)
+            elif not shared_ifm:
                 ifm = buffers.ifm
                 _dma(s, spec.ifm.tensor.binding,
                      _region_dmas(spec.ifm, {"H": (iy0, band_in), "C": (o0, t)}, ifm), False)
@@ -214,24 +274,24 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
                 tile_weights = weights[:, :, o0:o0 + t]
             else:
                 tile_weights = weights[o0:o0 + t]
-            if spec.kind == "depthwise" and depthwise_mode == "per-channel":
+            if per_channel:
                 tile_weights = np.ascontiguousarray(tile_weights.transpose(2, 0, 1))  # [C][KH][KW] = [OC][KH][KW][1]
             blobs = [(np.ascontiguousarray(tile_weights).tobytes(), buffers.weights),
                      (np.asarray(spec.bias[o0:o0 + t], np.int32).tobytes(), buffers.bias)]
-            if spec.kind == "fully_connected" and spec.multipliers is not None:
-                if spec.scales is None:
-                    raise NotSupported("a fully connected layer without its double scales")
+            if spec.kind == "fully_connected" and spec.scales is not None and spec.multipliers is not None:
                 blobs.append((scale_table(spec.scales[o0:o0 + t]), buffers.quant))
             elif spec.multipliers is not None:
-                blobs.append((quant_table(spec.multipliers[o0:o0 + t]), buffers.quant))
+                blobs.append((quant_pairs[o0:o0 + t].tobytes(), buffers.quant))
             for blob, sram_at in blobs:
                 _dma(s, CONSTANTS_BINDING, [(constants.add(blob), sram_at, len(blob), 1, 0, 0)], False)
             in_c = t if spec.kind == "depthwise" else ic
             s.set(IFM_ADDR=ifm, IFM_H=band_in, IFM_W=iw, IFM_C=in_c, OFM_ADDR=buffers.ofm, OFM_H=r, OFM_W=ow,
                   OFM_C=t, WEIGHT_ADDR=buffers.weights, BIAS_ADDR=buffers.bias, QUANT_ADDR=buffers.quant)
-            if spec.kind == "fully_connected":
+            if as_conv:
+                s.op(Op.CONV)
+            elif spec.kind == "fully_connected":
                 s.op(Op.MAT_MUL)
-            elif spec.kind == "depthwise" and depthwise_mode == "per-channel":
+            elif per_channel:
                 plane_in, plane_out = band_in * iw, r * ow
                 s.set(IFM_C=1, OFM_C=1)
                 for c in range(t):
@@ -257,7 +317,11 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
                 s.op(Op.E_ADD)
                 s.set(IFM_ZP=spec.ifm_zp, OFM_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max)
                 result = buffers.result
-            _dma(s, spec.ofm.tensor.binding, _region_dmas(spec.ofm, {"H": (y0, r), "C": (o0, t)}, result), True)
+            if planes:
+                _dma(s, spec.ofm.tensor.binding, _plane_dmas(spec.ofm, (y0, r), (o0, t), r * ow, result), True)
+            else:
+                _dma(s, spec.ofm.tensor.binding,
+                     _region_dmas(spec.ofm, {"H": (y0, r), "C": (o0, t)}, result), True)
     s.end()
     mode = depthwise_mode if spec.kind == "depthwise" else ""
     return StreamPlan(s.encode(), tuple(sizes), channels, rows, double, mode, peak)

@@ -7,8 +7,6 @@ reason shown in the placement report."""
 
 from __future__ import annotations
 
-from npukit.layer_recognition.dispatch_ir import DispatchBody
-from npukit.layer_recognition.layer_match import match_layer_at_site
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
 from npukit.mynpu.options import MynpuOptions
 
@@ -24,10 +22,3 @@ def check_npu_supported(spec: LayerSpec, options: MynpuOptions) -> None:
     if spec.kind == "depthwise" and options.depthwise == "cpu":
         raise NotSupported("the hardware configuration has no OP_DEPTH_CONV (--mynpu-depthwise=cpu)")
 
-
-def npu_layer(body: DispatchBody, site, options: MynpuOptions) -> LayerSpec:
-    """The layer of a dispatch the NPU runs, or NotSupported with the reason.
-    ``site``: the dispatch's entry of constant_pool.binding_sites."""
-    spec = match_layer_at_site(body, site)
-    check_npu_supported(spec, options)
-    return spec

@@ -24,6 +24,9 @@ class DispatchInfo:
     ops: list[str] = field(default_factory=list)
     # Multiply-accumulates of one execution (see mac_count.py).
     macs: int = 0
+    # How many times one inference runs it: IREE gives layers of the same
+    # shape one executable, called with different offsets.
+    calls: int = 1
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -67,4 +70,25 @@ class DispatchInventory:
             return ir.WalkResult.ADVANCE
 
         module.walk(visit)
+        calls = dispatch_calls(module)
+        for info in found:
+            info.calls = calls.get(info.name, 1)
         self.dispatches = found
+
+
+def dispatch_calls(module: ir.Operation) -> dict[str, int]:
+    """Export name -> the number of dispatch operations in the program that
+    call it (at 'stream': ``stream.cmd.dispatch`` or ``stream.async.dispatch``)."""
+    counts: dict[str, int] = {}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "stream.executable":
+            return ir.WalkResult.SKIP
+        if op.name in ("stream.cmd.dispatch", "stream.async.dispatch"):
+            for ref in ir.ArrayAttr(op.attributes["entry_points"]):
+                name = str(ref).rsplit("::", 1)[-1].lstrip("@").strip('"')
+                counts[name] = counts.get(name, 0) + 1
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return counts

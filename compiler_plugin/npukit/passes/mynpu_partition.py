@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from iree.compiler import ir
 
 from npukit.errors import CompileError
@@ -30,12 +29,16 @@ from npukit.layer_recognition.constant_pool import binding_sites
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, read_dispatch
 from npukit.mynpu.executable import FORMAT, Executable, Export
 from npukit.mynpu.options import MynpuOptions
-from npukit.mynpu.report import DispatchRow, placement_report
-from npukit.mynpu.stream_generator import Constants, StreamPlan, generate
+from npukit.layer_recognition.layer_match import match_layer_at_site
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
-from npukit.mynpu.supported_operators import npu_layer
+from npukit.mynpu.isa import PARALLELISM_CODES
+from npukit.mynpu.layer_plan import plan_layer
+from npukit.mynpu.operation_kind import contraction_kind, spec_kind
+from npukit.mynpu.recognised_model import RecognisedDispatch
+from npukit.mynpu.report import DispatchRow, placement_report
+from npukit.mynpu.stream_generator import Constants, StreamPlan
 from npukit.passes.device_targets import CPU_TARGET_PREFIX, device_globals
-from npukit.passes.dispatch_inventory import DispatchInventory
+from npukit.passes.dispatch_inventory import DispatchInventory, dispatch_calls
 from npukit.passes.integer_requantization import IntegerRequantization
 from npukit.passes.mynpu_binaries import ReplaceMynpuBinaries
 
@@ -49,6 +52,9 @@ class MynpuTarget:
         self.constants = Constants()
         self.parallelism = options.config().parallelism
         self.report: dict | None = None
+        # Every dispatch as recognised, before the NPU's predicates: what
+        # ``npukit explore`` costs on other hardware configurations.
+        self.recognised: list[RecognisedDispatch] = []
         self._replace = ReplaceMynpuBinaries(self._executable_for)
         self._integer = IntegerRequantization()
 
@@ -75,56 +81,53 @@ class MynpuTarget:
 
     def partition(self, module: ir.Operation) -> None:
         sites = binding_sites(module)
-        configs = {p: self.options.config(p) for p in (("output", "input") if self.options.parallel == "auto"
-                                                       else (self.parallelism,))}
+        calls = dispatch_calls(module)
+        modes = PARALLELISM_CODES if self.options.parallel == "auto" else (self.parallelism,)
+        configs = {p: self.options.config(p) for p in modes}
         estimates: dict[str, dict] = {p: {} for p in configs}
         rows: list[DispatchRow] = []
         for op in module.regions[0].blocks[0].operations:
             op = op.operation
             if op.name != "stream.executable":
                 continue
-            rows.append(self._partition_one(op, sites, configs, estimates))
+            rows.append(self._partition_one(op, sites, calls, configs, estimates))
         if self.options.parallel == "auto":
-            totals = {p: sum(e["cycles"] for e in estimates[p].values()) for p in configs}
-            self.parallelism = min(totals, key=lambda p: (totals[p], p != "output"))
+            totals = {p: sum(e["cycles"] * calls.get(n, 1) for n, e in estimates[p].items()) for p in configs}
+            self.parallelism = min(totals, key=lambda p: (totals[p], list(configs).index(p)))
         for row in rows:
             if row.name in estimates[self.parallelism]:
                 row.estimate = estimates[self.parallelism][row.name]
         self.report = placement_report(rows, self.options, self.options.config(self.parallelism))
 
-    def _partition_one(self, executable: ir.Operation, sites, configs, estimates) -> DispatchRow:
-        from npukit.mynpu.simulator import StreamError, run_stream
-
+    def _partition_one(self, executable: ir.Operation, sites, calls, configs, estimates) -> DispatchRow:
         name, macs, kinds = _inventory(executable)
+        count = calls.get(name, 1)
+
+        def refused(reason: str, binding_count: int) -> DispatchRow:
+            self.recognised.append(RecognisedDispatch(name, kinds, contraction_kind(executable), macs, count, None,
+                                                      reason, binding_count))
+            return DispatchRow(name, kinds, "cpu", reason, macs, count)
+
         try:
             body = read_dispatch(executable)
         except UnreadableDispatch as e:
-            return DispatchRow(name, kinds, "cpu", str(e), macs)
-        site = sites.get(name)
+            return refused(str(e), 0)
         try:
-            spec = npu_layer(body, site, self.options)
-            constants = Constants(bytearray(self.constants.data))
-            mode = "per-channel" if self.options.depthwise == "per-channel" else "instruction"
-            # The stream does not depend on the parallelism; only its cycles do.
-            plan = generate(spec, next(iter(configs.values())), constants, body.binding_count, mode)
-            for parallelism, config in configs.items():
-                bindings = [np.zeros(size, np.uint8) for size in plan.binding_sizes]
-                try:
-                    run = run_stream(config, plan.stream, bindings=bindings, constants=bytes(constants.data),
-                                     execute=False)
-                except StreamError as e:
-                    raise NotSupported(f"the device's validator rejected the stream: {e}") from None
-                estimates[parallelism][name] = {
-                    "macs": run.counters.macs, "compute_cycles": run.counters.compute_cycles,
-                    "dma_cycles": run.counters.dma_cycles, "cycles": run.counters.cycles,
-                    "dma_bytes": run.counters.dma_bytes, "sram_peak": run.counters.sram_high_water,
-                    "utilisation": round(run.counters.utilisation(config.pes), 4), "layers": run.counters.layers,
-                }
+            spec = match_layer_at_site(body, sites.get(name))
         except NotSupported as e:
-            return DispatchRow(name, kinds, "cpu", str(e), macs)
+            return refused(str(e), body.binding_count)
+        self.recognised.append(RecognisedDispatch(name, kinds, spec_kind(spec), macs, count, spec, "",
+                                                  body.binding_count))
+        constants = Constants(bytearray(self.constants.data))
+        try:
+            plan, by_parallelism = plan_layer(spec, self.options, configs, constants, body.binding_count)
+        except NotSupported as e:
+            return DispatchRow(name, kinds, "cpu", str(e), macs, count)
+        for parallelism, estimate in by_parallelism.items():
+            estimates[parallelism][name] = estimate
         self.constants = constants
         self.exports[name] = (spec, plan)
-        return DispatchRow(name, spec.operation, "mynpu", "", spec.macs, plan=plan)
+        return DispatchRow(name, spec.operation, "mynpu", "", spec.macs, count, plan=plan)
 
     def requantize_cpu_code(self, module: ir.Operation) -> None:
         self._integer(module)

@@ -29,9 +29,12 @@ static iree_status_t simulator_submit(npukit_mynpu_backend_t* base, const npukit
   npukit_mynpu_simulator_backend_t* backend = (npukit_mynpu_simulator_backend_t*)base;
   iree_status_free(backend->pending);
   backend->pending = iree_ok_status();
-  IREE_RETURN_IF_ERROR(simulator_reserve_sram(backend, submission->config->sram_bytes));
-  // SRAM starts as zeros for every stream, so results never depend on what ran before.
-  memset(backend->sram, 0, submission->config->sram_bytes);
+  if (submission->config->sram_bytes > backend->max_sram_bytes) {
+    return iree_make_status(IREE_STATUS_RESOURCE_EXHAUSTED,
+                            "mynpu simulator: the stream was compiled for %u bytes of SRAM, the simulator was given "
+                            "at most %u",
+                            submission->config->sram_bytes, backend->max_sram_bytes);
+  }
   npukit_mynpu_stream_t stream;
   memset(&stream, 0, sizeof(stream));
   stream.config = submission->config;
@@ -41,7 +44,16 @@ static iree_status_t simulator_submit(npukit_mynpu_backend_t* base, const npukit
   stream.binding_count = submission->binding_count;
   stream.constants = submission->constants;
   stream.constants_length = submission->constants_length;
+  // A validation run first: it finds the SRAM the stream touches, so only
+  // that much is simulated (a 256 MiB configuration does not need 256 MiB).
+  npukit_mynpu_counters_t extent;
+  backend->pending = npukit_mynpu_run_stream(&stream, &extent);
+  if (!iree_status_is_ok(backend->pending)) return iree_ok_status();
+  IREE_RETURN_IF_ERROR(simulator_reserve_sram(backend, extent.sram_extent));
+  // SRAM starts as zeros for every stream, so results never depend on what ran before.
+  if (extent.sram_extent) memset(backend->sram, 0, extent.sram_extent);
   stream.sram = backend->sram;
+  stream.sram_length = extent.sram_extent;
   backend->pending = npukit_mynpu_run_stream(&stream, &backend->last);
   if (iree_status_is_ok(backend->pending)) npukit_mynpu_counters_accumulate(&backend->total, &backend->last);
   return iree_ok_status();

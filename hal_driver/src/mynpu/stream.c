@@ -47,7 +47,10 @@ static iree_status_t check_signed8(const machine_t* m, int r, const char* what) 
 
 static iree_status_t check_sram(machine_t* m, uint64_t address, uint64_t bytes, int written, const char* what) {
   if (bytes == 0 || address + bytes > m->s->config->sram_bytes) return reject(m, what);
-  if (written && address + bytes > m->total->sram_high_water) m->total->sram_high_water = (uint32_t)(address + bytes);
+  uint64_t end = address + bytes;
+  if (m->s->sram && end > m->s->sram_length) return reject(m, "the simulator's SRAM is smaller than the stream needs");
+  if (end > m->total->sram_extent) m->total->sram_extent = (uint32_t)end;
+  if (written && end > m->total->sram_high_water) m->total->sram_high_water = (uint32_t)end;
   return iree_ok_status();
 }
 
@@ -113,12 +116,37 @@ static void count_compute(machine_t* m, uint64_t macs, uint64_t cycles) {
   count(m, macs, cycles + NPUKIT_MYNPU_OP_OVERHEAD_CYCLES, 0, 0);
 }
 
+// Cycles of |channels| x |pixels| outputs on a grid of PEs: the P PEs form
+// c x (P / c) output channels by output pixels for the divisor c of P that
+// finishes soonest (ties: more channels).
+static uint64_t grid_steps(uint64_t channels, uint64_t pixels, uint32_t pes) {
+  uint64_t best = UINT64_MAX;
+  for (uint64_t d = 1; d * d <= pes; ++d) {
+    if (pes % d) continue;
+    uint64_t pair[2] = {pes / d, d};  // larger channel count first
+    for (int i = 0; i < 2; ++i) {
+      uint64_t steps = ceil_div(channels, pair[i]) * ceil_div(pixels, pes / pair[i]);
+      if (steps < best) best = steps;
+    }
+  }
+  return best;
+}
+
+// Steps of a windowed or matmul instruction producing |channels| channels of
+// |pixels| pixels, each output needing |taps| MACs.
+static uint64_t output_steps(const machine_t* m, uint64_t channels, uint64_t pixels, uint64_t taps) {
+  const npukit_mynpu_config_t* c = m->s->config;
+  if (c->parallelism == NPUKIT_MYNPU_PARALLEL_OUTPUT_PIXELS) return taps * grid_steps(channels, pixels, c->pes);
+  return pixels * taps * ceil_div(channels, c->pes);
+}
+
 static void close_layer(machine_t* m) {
   npukit_mynpu_counters_t* l = &m->layer;
   l->cycles = m->layer_double_buffered ? (l->compute_cycles > l->dma_cycles ? l->compute_cycles : l->dma_cycles)
                                        : l->compute_cycles + l->dma_cycles;
   l->layers = 1;
   l->sram_high_water = m->total->sram_high_water;
+  l->sram_extent = m->total->sram_extent;
   npukit_mynpu_counters_accumulate(m->total, l);
   if (m->s->layers && m->layer_index < m->s->layer_capacity) m->s->layers[m->layer_index] = *l;
   memset(l, 0, sizeof(*l));
@@ -181,12 +209,12 @@ static iree_status_t contraction(machine_t* m, contraction_t kind, int relu) {
   const npukit_mynpu_config_t* c = m->s->config;
   uint64_t macs = out_elems * taps;
   uint64_t cycles;
-  if (kind == DEPTHWISE) {
-    cycles = oh * ow * kh * kw * ceil_div(oc, c->pes);
-  } else if (c->parallelism == NPUKIT_MYNPU_PARALLEL_INPUT) {
+  if (kind != DEPTHWISE && c->parallelism == NPUKIT_MYNPU_PARALLEL_INPUT) {
     cycles = out_elems * kh * kw * ceil_div(ic, c->pes);
   } else {
-    cycles = oh * ow * kh * kw * ic * ceil_div(oc, c->pes);
+    // Output channels (a depthwise convolution's under input parallelism too),
+    // or the grid of output channels x output pixels.
+    cycles = output_steps(m, oc, oh * ow, taps);
   }
   count_compute(m, macs, cycles);
   if (!m->s->sram) return iree_ok_status();
@@ -273,7 +301,7 @@ static iree_status_t pool(machine_t* m, uint32_t variant) {
   if (overlaps(r[NPUKIT_MYNPU_OFM_ADDR], oh * ow * c, r[NPUKIT_MYNPU_IFM_ADDR], ih * iw * c)) {
     return reject(m, "the OFM overlaps the IFM");
   }
-  count_compute(m, 0, oh * ow * kh * kw * ceil_div(c, m->s->config->pes));
+  count_compute(m, 0, output_steps(m, c, oh * ow, kh * kw));
   if (!m->s->sram) return iree_ok_status();
   const int8_t* ifm = (const int8_t*)(m->s->sram + r[NPUKIT_MYNPU_IFM_ADDR]);
   int8_t* ofm = (int8_t*)(m->s->sram + r[NPUKIT_MYNPU_OFM_ADDR]);
@@ -462,14 +490,17 @@ void npukit_mynpu_counters_accumulate(npukit_mynpu_counters_t* total, const npuk
   total->instructions += c->instructions;
   total->layers += c->layers;
   if (c->sram_high_water > total->sram_high_water) total->sram_high_water = c->sram_high_water;
+  if (c->sram_extent > total->sram_extent) total->sram_extent = c->sram_extent;
 }
 
 iree_status_t npukit_mynpu_config_check(const npukit_mynpu_config_t* c) {
   if (c->pes < 1 || c->pes > 4096) return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "mynpu: pes out of 1..4096");
-  if (c->sram_bytes < 1024 || c->sram_bytes > (16u << 20)) {
-    return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "mynpu: sram_bytes out of 1 KiB..16 MiB");
+  if (c->sram_bytes < 1024 || c->sram_bytes > NPUKIT_MYNPU_MAX_SRAM_BYTES) {
+    return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "mynpu: sram_bytes out of 1 KiB..1 GiB");
   }
-  if (c->parallelism > 1) return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "mynpu: parallelism is not 0 or 1");
+  if (c->parallelism > NPUKIT_MYNPU_PARALLEL_OUTPUT_PIXELS) {
+    return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "mynpu: parallelism is not 0, 1 or 2");
+  }
   if (c->dma_bytes_per_cycle < 1 || c->dma_bytes_per_cycle > 1024) {
     return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "mynpu: dma_bytes_per_cycle out of 1..1024");
   }

@@ -2,9 +2,11 @@
 // runtime with the mynpu simulator, through the hal_loader path (inline
 // modules) or the full HAL (async modules): one int8 vector in, one out.
 //
-//   npu_dispatch_main <function> <input.bin> <output.bin> [sram-limit-bytes]
+//   npu_dispatch_main <function> <input.bin> <output.bin> [sram-limit-bytes [arena-bytes]]
 //
-// Prints the NPU counters; exits 0 on success, 1 with the status otherwise.
+// With arena-bytes, everything (the simulated SRAM too) comes from an arena
+// of that size instead of the heap. Prints the NPU counters and the arena's
+// high-water mark; exits 0 on success, 1 with the status otherwise.
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,16 +32,23 @@ int main(int argc, char** argv) {
   size_t length = fread(input, 1, sizeof(input), f);
   fclose(f);
   uint32_t sram_limit = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : 16u << 20;
+  size_t arena_bytes = argc > 5 ? (size_t)strtoul(argv[5], NULL, 0) : 0;
+  void* arena = arena_bytes ? malloc(arena_bytes) : NULL;
+  if (arena_bytes && !arena) return 2;
 
-  npukit_runtime_options_t options = npukit_runtime_default_options(NULL, 0);
+  npukit_runtime_options_t options = npukit_runtime_default_options(arena, arena_bytes);
   options.full_hal = &npukit_full_hal;
   npukit_runtime_t* rt = NULL;
   iree_status_t status = npukit_runtime_create(&options, &rt);
-  if (!iree_status_is_ok(status)) return fail(status, "create");
+  if (!iree_status_is_ok(status)) {
+    free(arena);
+    return fail(status, "create");
+  }
   status = npukit_runtime_register_mynpu_simulator(rt, sram_limit);
   if (iree_status_is_ok(status)) status = npukit_runtime_load_module(rt, module_create);
   if (!iree_status_is_ok(status)) {
     npukit_runtime_destroy(rt);
+    free(arena);
     return fail(status, "load");
   }
   int64_t shape[1] = {(int64_t)length};
@@ -52,13 +61,17 @@ int main(int argc, char** argv) {
   if (iree_status_is_ok(status)) status = npukit_runtime_mynpu_counters(rt, &last, &total);
   if (!iree_status_is_ok(status)) {
     npukit_runtime_destroy(rt);
+    free(arena);
     return fail(status, "run");
   }
   npukit_runtime_stats_t stats = npukit_runtime_stats(rt);
-  printf("dispatches=%llu macs=%llu cycles=%llu instructions=%llu layers=%u total_cycles=%llu\n",
+  printf("dispatches=%llu macs=%llu cycles=%llu instructions=%llu layers=%u total_cycles=%llu sram_extent=%u "
+         "arena_high_water=%llu\n",
          (unsigned long long)stats.dispatch_count, (unsigned long long)last.macs, (unsigned long long)last.cycles,
-         (unsigned long long)last.instructions, last.layers, (unsigned long long)total.cycles);
+         (unsigned long long)last.instructions, last.layers, (unsigned long long)total.cycles, last.sram_extent,
+         (unsigned long long)stats.arena_high_water_mark);
   npukit_runtime_destroy(rt);
+  free(arena);
   f = fopen(argv[3], "wb");
   fwrite(output, 1, written, f);
   fclose(f);

@@ -70,8 +70,10 @@ typedef struct {
 } npukit_mynpu_simulator_backend_t;
 
 // The simulator runs a submitted stream to completion in submit (wait returns
-// its status). Its SRAM is allocated from |allocator| on first use, as large
-// as the largest configuration run so far, at most |max_sram_bytes|.
+// its status). Its SRAM is allocated from |allocator| lazily: as large as
+// the most any stream run so far touched (its sram_extent), not the
+// configuration's whole SRAM; streams compiled for more than
+// |max_sram_bytes| are refused.
 void npukit_mynpu_simulator_backend_initialize(iree_allocator_t allocator, uint32_t max_sram_bytes,
                                                npukit_mynpu_simulator_backend_t* out_backend);
 void npukit_mynpu_simulator_backend_deinitialize(npukit_mynpu_simulator_backend_t* backend);

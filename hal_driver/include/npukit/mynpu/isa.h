@@ -56,10 +56,16 @@ typedef enum {
   NPUKIT_MYNPU_LAYOUT_CHW = 1,  // ((c * H + y) * W + x): channel planes
 } npukit_mynpu_layout_t;
 
+// How convolutions, depthwise convolutions, matmuls and pools use the PEs
+// (docs/mynpu-isa.md, "Cycle model").
 typedef enum {
-  NPUKIT_MYNPU_PARALLEL_OUTPUT = 0,
-  NPUKIT_MYNPU_PARALLEL_INPUT = 1,
+  NPUKIT_MYNPU_PARALLEL_OUTPUT = 0,         // output channels
+  NPUKIT_MYNPU_PARALLEL_INPUT = 1,          // input channels
+  NPUKIT_MYNPU_PARALLEL_OUTPUT_PIXELS = 2,  // a grid of output channels x output pixels
 } npukit_mynpu_parallelism_t;
+
+// The largest SRAM a configuration may have (1 GiB).
+#define NPUKIT_MYNPU_MAX_SRAM_BYTES (1u << 30)
 
 typedef struct {
   uint32_t pes;
@@ -80,6 +86,7 @@ typedef struct {
   uint64_t instructions;
   uint32_t layers;
   uint32_t sram_high_water;  // highest SRAM byte written + 1
+  uint32_t sram_extent;      // highest SRAM byte read or written + 1: the SRAM the stream needs
 } npukit_mynpu_counters_t;
 
 // What one instruction cost (the per-instruction record of a stream run).

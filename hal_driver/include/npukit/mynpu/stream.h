@@ -30,7 +30,11 @@ typedef struct {
   uint32_t binding_count;
   const uint8_t* constants;  // binding 0xFF (may be NULL when validating)
   size_t constants_length;
-  uint8_t* sram;  // config->sram_bytes bytes; NULL: validate only
+  // NULL: validate only. Otherwise |sram_length| bytes of simulated SRAM,
+  // at least the stream's sram_extent (a validation run gives it), so a
+  // large configuration needs only the SRAM its stream touches.
+  uint8_t* sram;
+  size_t sram_length;
   // Optional: per-layer counters (layer i at index i, up to layer_capacity).
   npukit_mynpu_counters_t* layers;
   uint32_t layer_capacity;
