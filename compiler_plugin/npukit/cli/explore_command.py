@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from npukit.cli.compile_command import add_output_arguments
+from npukit.cli.console import Console
 from npukit.errors import NpukitError
 
 
@@ -73,7 +74,7 @@ def add_parser(sub) -> None:
                         "(default: mynpu)")
     p.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: every core)")
     p.add_argument("--no-plots", action="store_true", help="write only explore.json and explore.csv")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the table and errors")
+    add_output_arguments(p)
     p.set_defaults(handler=run)
 
 
@@ -96,36 +97,20 @@ def _table(result) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
+def run(args: argparse.Namespace, console: Console) -> int:
     from npukit.exploration.explore_model import explore
 
     if args.jobs is not None and args.jobs < 1:
         raise NpukitError(f"--jobs must be at least 1, not {args.jobs}")
-    bar = None
-
-    def progress(message: str) -> None:
-        if not args.quiet:
-            print(f"npukit: {message}", file=sys.stderr)
 
     def step(done: int, total: int) -> None:
-        nonlocal bar
-        if args.quiet:
-            return
-        if bar is None:
-            bar = tqdm(total=total, desc="configurations", unit="config", file=sys.stderr)
-        bar.update(done - bar.n)
-        if done == total:
-            bar.close()
+        console.progress(f"configurations: {done} of {total}")
 
-    try:
-        result = explore(args.model, args.output, pes=args.pes, sram_kib=args.sram_kib, parallel=args.parallel,
-                         depthwise=args.depthwise, dma_bytes_per_cycle=args.dma_bytes_per_cycle,
-                         clock_mhz=args.clock_mhz, cpu=args.cpu, cpu_clock_mhz=args.cpu_clock_mhz,
-                         target=args.target, jobs=args.jobs, plots=not args.no_plots, progress=progress, step=step)
-    finally:
-        if bar is not None:
-            bar.close()
+    result = explore(args.model, args.output, pes=args.pes, sram_kib=args.sram_kib, parallel=args.parallel,
+                     depthwise=args.depthwise, dma_bytes_per_cycle=args.dma_bytes_per_cycle,
+                     clock_mhz=args.clock_mhz, cpu=args.cpu, cpu_clock_mhz=args.cpu_clock_mhz,
+                     target=args.target, jobs=args.jobs, plots=not args.no_plots, progress=console.progress,
+                     step=step)
+    console.clear_status()
     print(_table(result))
     return 0

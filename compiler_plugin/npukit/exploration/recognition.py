@@ -26,7 +26,8 @@ def recognise(model: "str | os.PathLike[str]", target: str = "mynpu", iree_flags
     from npukit.compile_model import _explain_failure, _run_worker
     from npukit.driver.compile_job import CompileJob
     from npukit.driver.compile_plan import OutputPaths, plan_for_target
-    from npukit.frontends import import_model
+    from npukit.frontends.isolated_import import import_isolated
+    from npukit.frontends.limits import limits
     from npukit.mynpu.options import MynpuOptions
     from npukit.passes.module_naming import c_identifier
     from npukit.targets.output_modes import ExecutionModel, OutputMode
@@ -37,11 +38,13 @@ def recognise(model: "str | os.PathLike[str]", target: str = "mynpu", iree_flags
     tgt = Target.parse(target)
     if tgt.npu is None:
         raise TargetError(f"npukit explore needs an NPU target ('mynpu' or 'mynpu+<cpu>'), got '{tgt.name}'")
-    say(f"importing {model}")
-    imported = import_model(Path(model))
-    module_name = c_identifier(imported.name)
+    seconds = limits().seconds
+    deadline = started + seconds
     with tempfile.TemporaryDirectory(prefix="npukit-explore-") as work_name:
         work = Path(work_name)
+        say(f"importing {model}")
+        imported = import_isolated(Path(model), None, work, seconds, None)
+        module_name = c_identifier(imported.name)
         plan = plan_for_target(tgt, OutputMode.VMFB, ExecutionModel.ASYNC, OutputPaths(work, module_name),
                                [*imported.iree_flags, *iree_flags])
         if imported.mlir is not None:
@@ -56,7 +59,7 @@ def recognise(model: "str | os.PathLike[str]", target: str = "mynpu", iree_flags
                          recognised_layers=str(layers))
         say(f"compiling {imported.name} for {tgt.name} up to the NPU's partitioning")
         try:
-            _run_worker(job, work, say)
+            _run_worker(job, work, say, deadline, seconds, None)
         except CompileError as e:
             raise _explain_failure(e, imported) from None
         recognised = RecognisedModel.load(layers)
