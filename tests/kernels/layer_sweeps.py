@@ -158,8 +158,36 @@ def hybrid_sweep(seed: int = 4) -> list[Branch]:
     return branches
 
 
+def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
+    """Layers of equal shape and arithmetic but their own constants, three of
+    each (MobileNet's repeated blocks): IREE gives such layers one shared
+    executable whose constants arrive at offsets known only at run time,
+    unless the compiler separates them again. Per-channel parameters of 72
+    channels are large enough that IREE keeps them out of the executable."""
+    rng = np.random.default_rng(seed)
+    branches = []
+    for op, kernel in (("CONV_2D", 1), ("CONV_2D", 3), ("DEPTHWISE_CONV_2D", 3), ("FULLY_CONNECTED", 0)):
+        for _ in range(3):
+            if op == "FULLY_CONNECTED":
+                x = _input(rng, (1, 96), -7)
+                weights = _weights(rng, (72, 96), 72, 0, True)
+                y = Spec((1, 72), np.int8, np.float32(rng.uniform(0.05, 0.5)), 4)
+                options = dict(fusedActivationFunction=RELU)
+            else:
+                x = _input(rng, (1, 6, 6, 72), -7)
+                shape = (72, kernel, kernel, 72) if op == "CONV_2D" else (1, kernel, kernel, 72)
+                weights = _weights(rng, shape, 72, 0 if op == "CONV_2D" else 3, True)
+                y = Spec((1, 6, 6, 72), np.int8, np.float32(rng.uniform(0.05, 0.5)), 4)
+                options = dict(padding=SAME, strideH=1, strideW=1, dilationHFactor=1, dilationWFactor=1,
+                               fusedActivationFunction=RELU)  # clamp bounds equal between the three
+                if op == "DEPTHWISE_CONV_2D":
+                    options["depthMultiplier"] = 1
+            branches.append(Branch(op, [x, weights, _bias(rng, 72, False, x, weights)], [y], options))
+    return branches
+
+
 SWEEPS = {"depthwise": depthwise_sweep, "conv": conv_sweep, "fully_connected": fully_connected_sweep,
-          "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep}
+          "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 
 
 def sweep_inputs(branches: list[Branch], rng) -> list[np.ndarray]:

@@ -1,0 +1,213 @@
+"""Coverage of the model zoo: how much of every int8 model the NPU and the
+tuned CPU kernels run, why the rest does not, and whether the answers are
+exact.
+
+    python benchmarks/zoo_coverage.py [--jobs N] [--models NAME,...] [--out benchmarks/reports/zoo]
+
+For every int8 .tflite model of the zoo (the shared models, the third-party
+models beside them and the generated ones; tests/zoo/README.md), in worker
+processes:
+
+- ``mynpu`` (embedded, npukit's runtime): the share of the model's MACs the
+  NPU runs, its cycles and utilisation (NPU MACs / (cycles x PEs)), and the
+  largest difference from TFLite's reference kernels on three seeded inputs;
+- the host with the tuned pipeline (IREE's runtime): the share of MACs in
+  npukit's kernels and the largest difference from the reference kernels;
+- cortex-m4 (static, tuned): the share of MACs in npukit's kernels.
+
+Shares are MACs of recognised dispatches times their calls over the model's
+MACs (the manifest's count). Every refusal is kept with its reason, and the
+reasons are summed over the zoo by MACs: what to fix next. Writes
+``coverage.md`` and ``coverage.json``. A report, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+SEEDED_INPUTS = 3
+LARGE_MODEL_MACS = 100_000  # the issue's bound applies to models above this
+
+
+def _max_lsb(got: list, want: list) -> int:
+    import numpy as np
+
+    worst = 0
+    for g, w in zip(got, want):
+        g = np.asarray(g).reshape(w.shape)
+        if w.dtype.kind == "f":
+            return -1  # not an integer output
+        worst = max(worst, int(np.abs(g.astype(np.int64) - w.astype(np.int64)).max(initial=0)))
+    return worst
+
+
+def _share(manifest: dict, taken: set[str]) -> float:
+    total = manifest.get("macs", 0)
+    if not total:
+        return 0.0
+    macs = sum(d.get("macs", 0) * d.get("calls", 1) for d in manifest["dispatches"] if d["name"] in taken)
+    return macs / total
+
+
+def _refusals(manifest: dict, taken: set[str]) -> list[dict]:
+    rows = []
+    for d in manifest["dispatches"]:
+        macs = d.get("macs", 0) * d.get("calls", 1)
+        if d["name"] in taken or not macs:
+            continue
+        rows.append({"dispatch": d["name"], "macs": macs, "reason": ""})
+    return rows
+
+
+def measure(name: str, path: str, work: str) -> dict:
+    """One model on the three paths (in a worker process)."""
+    import npukit
+    from npukit.mynpu.options import MynpuOptions
+    from support.zoo_oracles import reference_run
+
+    out: dict = {"name": name}
+    work_dir = Path(work) / name
+    ref = reference_run(Path(path), None, seed=0, count=SEEDED_INPUTS)
+    try:
+        npu = npukit.compile(path, target="mynpu", output="embedded", out_dir=work_dir / "npu")
+        rows = npu.manifest["mynpu"]["dispatches"]
+        summary = npu.manifest["mynpu"]["summary"]
+        pes = MynpuOptions().pes
+        out["macs"] = npu.manifest["macs"]
+        out["npu_share"] = summary["npu_mac_share"]
+        out["npu_cycles"] = summary["total_cycles"]
+        out["npu_utilisation"] = summary["npu_macs"] / (summary["total_cycles"] * pes) if summary["total_cycles"] else 0
+        out["npu_refusals"] = [{"dispatch": r["name"], "macs": r["macs"] * r.get("calls", 1), "reason": r["reason"]}
+                               for r in rows if r["device"] != "mynpu" and r.get("macs")]
+        loaded = npukit.load(npu, runtime="npukit")
+        out["npu_max_lsb"] = max(_max_lsb(loaded(*x), want) for x, want in zip(ref.inputs, ref.outputs))
+    except Exception as e:  # noqa: BLE001 - a model that fails is reported, with its one line
+        out["npu_error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
+    for target, output, key in (("host", "vmfb", "host"), ("cortex-m4", "static", "m4")):
+        try:
+            result = npukit.compile(path, target=target, output=output, out_dir=work_dir / key)
+            kernels = result.manifest.get("cpu_kernels") or {}
+            taken = {k for k, v in kernels.items() if "operation" in v}
+            out.setdefault("macs", result.manifest["macs"])
+            out[f"{key}_share"] = _share(result.manifest, taken)
+            refused = _refusals(result.manifest, taken)
+            for r in refused:
+                r["reason"] = kernels.get(r["dispatch"], {}).get("reason", "not a recognised layer")
+            out[f"{key}_refusals"] = refused
+            if key == "host":
+                loaded = npukit.load(result)
+                out["host_max_lsb"] = max(_max_lsb(loaded(*x), want) for x, want in zip(ref.inputs, ref.outputs))
+        except Exception as e:  # noqa: BLE001
+            out[f"{key}_error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return out
+
+
+def _models(selected: set[str] | None) -> list[tuple[str, Path, int]]:
+    from zoo.catalogue import entries, read_record
+
+    found = []
+    for entry in entries():
+        if entry.format != "tflite" or (selected and not {entry.name, Path(entry.name).stem} & selected):
+            continue
+        record = read_record(entry)
+        if record.arithmetic != "int8" or record.recurrent:
+            continue
+        found.append((entry.name, record.path, record.macs))
+    return found
+
+
+def _percent(value) -> str:
+    return "" if value is None else f"{100 * value:.1f}%"
+
+
+def _report(results: list[dict], seconds: float) -> str:
+    lines = ["# Zoo coverage: the NPU and the tuned kernels on every int8 model", "",
+             "Written by `benchmarks/zoo_coverage.py`: every int8 .tflite model of the zoo (shared, third-party "
+             "and generated; recurrent models excluded) compiled for `mynpu` (embedded, run on npukit's "
+             "runtime), the host (tuned pipeline, IREE's runtime) and cortex-m4 (static, tuned). Shares are of "
+             "the model's MACs; `max LSB` is the largest difference from TFLite's reference kernels on "
+             f"{SEEDED_INPUTS} seeded inputs. {len(results)} models in {seconds:.0f} s.", "",
+             "| model | MACs | NPU share | NPU cycles | NPU utilisation (64 PEs) | NPU max LSB | host kernels share "
+             "| host max LSB | cortex-m4 kernels share |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in sorted(results, key=lambda r: -r.get("macs", 0)):
+        def cell(key, fmt=str):
+            if f"{key.split('_')[0]}_error" in r:
+                return "error"
+            return fmt(r[key]) if r.get(key) is not None else ""
+        lines.append(f"| {r['name']} | {r.get('macs', 0):,} | {cell('npu_share', _percent)} | "
+                     f"{cell('npu_cycles', lambda v: f'{v:,}')} | {cell('npu_utilisation', _percent)} | "
+                     f"{cell('npu_max_lsb')} | "
+                     f"{cell('host_share', _percent)} | {cell('host_max_lsb')} | {cell('m4_share', _percent)} |")
+    large = [r for r in results if r.get("macs", 0) > LARGE_MODEL_MACS]
+    lines += ["", f"Models above {LARGE_MODEL_MACS:,} MACs: {len(large)}."]
+    for key, what in (("npu", "on the NPU"), ("host", "in the host's kernels"), ("m4", "in cortex-m4's kernels")):
+        shares = [r.get(f"{key}_share") for r in large if r.get(f"{key}_share") is not None]
+        total_macs = sum(r["macs"] for r in large if r.get(f"{key}_share") is not None)
+        covered = sum(r["macs"] * r[f"{key}_share"] for r in large if r.get(f"{key}_share") is not None)
+        at_bound = sum(1 for s in shares if s >= 0.97)
+        lines.append(f"- {what}: {at_bound} of {len(large)} models at 97% or more; "
+                     f"{_percent(covered / total_macs if total_macs else 0)} of their MACs together")
+    errors = [(r["name"], k, v) for r in results for k, v in r.items() if k.endswith("_error")]
+    if errors:
+        lines += ["", "## Errors", ""] + [f"- {n} ({k.removesuffix('_error')}): {v}" for n, k, v in errors]
+    for key, what in (("npu", "the NPU"), ("host", "the host's kernels"), ("m4", "cortex-m4's kernels")):
+        by_reason: dict[str, list] = defaultdict(lambda: [0, 0, set()])
+        for r in results:
+            for row in r.get(f"{key}_refusals", []):
+                entry = by_reason[row["reason"]]
+                entry[0] += row["macs"]
+                entry[1] += 1
+                entry[2].add(r["name"])
+        if not by_reason:
+            continue
+        lines += ["", f"## Why layers are kept from {what}", "", "| reason | MACs | dispatches | models |",
+                  "|---|---:|---:|---|"]
+        for reason, (macs, count, names) in sorted(by_reason.items(), key=lambda kv: -kv[1][0]):
+            shown = ", ".join(sorted(names)[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+            lines.append(f"| {reason} | {macs:,} | {count} | {shown} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "reports" / "zoo")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--models", help="comma-separated model names (default: every int8 .tflite zoo model)")
+    args = parser.parse_args(argv)
+    from tqdm import tqdm
+
+    models = _models(set(args.models.split(",")) if args.models else None)
+    started = time.perf_counter()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="npukit-zoo-coverage-") as work, \
+            ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(measure, name, str(path), work): name for name, path, _ in models}
+        for future in tqdm(as_completed(futures), total=len(futures), desc="models", file=sys.stderr):
+            try:
+                results.append(future.result())
+            except Exception:  # noqa: BLE001 - the worker's own failure, reported
+                results.append({"name": futures[future], "npu_error": traceback.format_exc().splitlines()[-1]})
+    seconds = time.perf_counter() - started
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "coverage.json").write_text(json.dumps({"seconds": round(seconds, 1), "models": results}, indent=1))
+    (args.out / "coverage.md").write_text(_report(results, seconds))
+    print(args.out / "coverage.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
