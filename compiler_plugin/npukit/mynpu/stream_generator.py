@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -202,10 +202,45 @@ class _Tiling:
                            f"(one output channel and row need {self.ifm_bytes(1, 1) + self.tile_bytes(1, 1)} bytes)")
 
 
+def _pixel_row(t: TensorLayout) -> int | None:
+    """The pixel count of a whole, dense tensor of one row of pixels (W, C), else None."""
+    shape, roles = t.tensor.shape, t.roles
+    kept = [(r, n) for r, n in zip(roles, shape) if not (r is None and n == 1)]
+    if not t.tensor.is_whole or [r for r, _ in kept] != ["W", "C"]:
+        return None
+    return kept[0][1]
+
+
+def rows_of_pixels(spec: LayerSpec) -> LayerSpec:
+    """A pointwise layer whose pixels IREE flattened into one row (H 1, W
+    the pixel count) seen as a rectangle of rows: a 1x1 kernel of stride 1
+    on whole dense channel-last tensors computes the same whatever the
+    rectangle, and only rows of a bounded width tile into SRAM."""
+    tensors = [spec.ifm, spec.ofm] + ([spec.add.residual] if spec.add is not None else [])
+    if spec.kind != "conv" or spec.kernel != (1, 1) or spec.stride != (1, 1) or spec.ofm_chw[1] != 1:
+        return spec
+    pixels = {_pixel_row(t) for t in tensors}
+    if len(pixels) != 1 or None in pixels:
+        return spec
+    n = pixels.pop()
+    height = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
+    if height == 1:
+        return spec
+
+    def rectangle(t: TensorLayout) -> TensorLayout:
+        shape = (height, n // height, t.tensor.shape[-1])
+        return TensorLayout(replace(t.tensor, shape=shape, offsets=(0, 0, 0), sizes=shape), ("H", "W", "C"))
+
+    add = replace(spec.add, residual=rectangle(spec.add.residual)) if spec.add is not None else None
+    return replace(spec, ifm=rectangle(spec.ifm), ofm=rectangle(spec.ofm), add=add,
+                   ifm_chw=(spec.ifm_chw[0], height, n // height), ofm_chw=(spec.ofm_chw[0], height, n // height))
+
+
 def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, binding_count: int,
              depthwise_mode: str = "instruction") -> StreamPlan:
     """The stream of one layer. ``depthwise_mode`` is 'instruction' (OP_DEPTH_CONV)
     or 'per-channel' (one OP_CONV per channel, for hardware without it)."""
+    spec = rows_of_pixels(spec)
     tiling = _Tiling(spec, config)
     ic, _, iw = spec.ifm_chw
     oc, oh, ow = spec.ofm_chw
