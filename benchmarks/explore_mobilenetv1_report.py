@@ -4,7 +4,6 @@ run's data; the verdicts on the paper's findings are computed from them."""
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 
 PLOTS = "explore/mobilenetv1"
 DEPTHWISE = {"npu": "native (OP_DEPTH_CONV)", "per-channel": "emulated per channel", "cpu": "on the CPU"}

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -13,6 +14,7 @@ from npukit import __version__
 from npukit.artifact import CompileResult
 from npukit.errors import CompileError, CompileTimeout, NpukitError, TargetError
 from npukit.frontends.imported_model import ImportedModel
+from npukit.frontends.signature import EntryPoint
 from npukit.manifest import SCHEMA_VERSION, describe_file, write_manifest
 from npukit.targets.cpu_pipeline import DEFAULT_CPU_PIPELINE, CpuPipeline
 from npukit.targets.output_modes import ExecutionModel, OutputMode
@@ -20,6 +22,8 @@ from npukit.targets.target_spec import Target
 
 if TYPE_CHECKING:
     from npukit.cpu.kernel_choice import KernelChoice
+    from npukit.cpu.target_kernels import TargetKernels
+    from npukit.driver.compile_job import JobResult
     from npukit.driver.worker_process import LogSink
     from npukit.mynpu.options import MynpuOptions
 
@@ -95,15 +99,53 @@ def _explain_failure(error: CompileError, imported: ImportedModel) -> CompileErr
     return explained
 
 
-def _tuned_cpu(target: Target, mode: OutputMode, tuning_db, kernel_choices) -> dict:
-    from npukit.cpu.kernel_choice import tuned_cpu_job
-    from npukit.cpu.layer_kernels import kernel_link_objects
-    from npukit.cpu.tuning_database import TuningDatabase
+@dataclass
+class _Request:
+    """A compile's arguments, checked: what every step reads."""
 
-    chosen = TuningDatabase(tuning_db).choices(target.cpu)
-    chosen.update(kernel_choices or {})
-    objects = [] if mode is OutputMode.STATIC else kernel_link_objects(target.cpu)
-    return tuned_cpu_job(target.cpu, objects, chosen)
+    model: Path
+    target: Target
+    mode: OutputMode
+    execution_model: ExecutionModel
+    pipeline: CpuPipeline
+    mynpu: "MynpuOptions | None"
+    module_name: str
+    out: Path
+    iree_flags: tuple[str, ...]
+    seconds: float
+    deadline: float
+    started: float
+
+    @classmethod
+    def check(cls, model, target, output, out_dir, name, execution_model, iree_flags, mynpu, cpu_pipeline,
+              time_limit) -> "_Request":
+        from npukit.frontends.limits import limits
+        from npukit.frontends.model_format import detect_format
+        from npukit.passes.module_naming import c_identifier
+
+        started = time.monotonic()
+        tgt = Target.parse(target)
+        if mynpu is not None and tgt.npu is None:
+            raise TargetError(f"mynpu options were given but the target '{tgt.name}' has no NPU "
+                              f"(use 'mynpu+{tgt.name}')")
+        if tgt.npu is not None and mynpu is None:
+            from npukit.mynpu.options import MynpuOptions
+
+            mynpu = MynpuOptions()
+        mode = OutputMode.parse(output)
+        em = ExecutionModel.parse(execution_model) if execution_model else _default_execution_model(tgt, mode)
+        for flag in iree_flags:
+            if not isinstance(flag, str) or not flag.startswith("-"):
+                raise TargetError(f"iree_flags must be iree-compile flags such as '--iree-...=value', got {flag!r}")
+        seconds = float(time_limit) if time_limit is not None else limits().seconds
+        if not seconds > 0:
+            raise TargetError(f"the time limit must be a positive number of seconds, got {time_limit!r}")
+        model_path = Path(model)
+        detect_format(model_path)  # a missing or unrecognised file is refused before anything is written
+        module_name = c_identifier(name or model_path.stem)
+        out = Path(out_dir) if out_dir is not None else Path(f"{module_name}-{tgt.name}-{mode.value}")
+        return cls(model_path, tgt, mode, em, CpuPipeline.parse(cpu_pipeline), mynpu, module_name, out,
+                   tuple(iree_flags), seconds, started + seconds, started)
 
 
 def compile(
@@ -150,163 +192,203 @@ def compile(
     (CompileTimeout). ``log`` receives what IREE and the libraries print
     (none of it reaches this process's stderr).
     """
-    from npukit.driver.compile_job import CompileJob
-    from npukit.driver.compile_plan import OutputPaths, plan_for_target
+    from npukit.driver.compile_plan import OutputPaths
     from npukit.frontends.isolated_import import import_isolated
-    from npukit.frontends.limits import limits
-    from npukit.frontends.model_format import detect_format
-    from npukit.frontends.signature import EntryPoint
-    from npukit.passes.module_naming import c_identifier
     from npukit.staging import StagedOutput
-    from npukit.vm_c_module import write_vm_c_module
 
     say = progress or (lambda _msg: None)
-    started = time.monotonic()
-    tgt = Target.parse(target)
-    if mynpu is not None and tgt.npu is None:
-        raise TargetError(f"mynpu options were given but the target '{tgt.name}' has no NPU (use 'mynpu+{tgt.name}')")
-    if tgt.npu is not None:
-        from npukit.mynpu.options import MynpuOptions
-
-        mynpu = mynpu if mynpu is not None else MynpuOptions()
-    mode = OutputMode.parse(output)
-    pipeline = CpuPipeline.parse(cpu_pipeline)
-    model_em = ExecutionModel.parse(execution_model) if execution_model else _default_execution_model(tgt, mode)
-    for flag in iree_flags:
-        if not isinstance(flag, str) or not flag.startswith("-"):
-            raise TargetError(f"iree_flags must be iree-compile flags such as '--iree-...=value', got {flag!r}")
-
-    seconds = float(time_limit) if time_limit is not None else limits().seconds
-    if not seconds > 0:
-        raise TargetError(f"the time limit must be a positive number of seconds, got {time_limit!r}")
-    deadline = started + seconds
-    model_path = Path(model)
-    detect_format(model_path)  # a missing or unrecognised file is refused before anything is written
-    module_name = c_identifier(name or model_path.stem)
-    out = Path(out_dir) if out_dir is not None else Path(f"{module_name}-{tgt.name}-{mode.value}")
-
-    with StagedOutput(out) as staged:
+    request = _Request.check(model, target, output, out_dir, name, execution_model, iree_flags, mynpu,
+                             cpu_pipeline, time_limit)
+    with StagedOutput(request.out) as staged:
         work = staged.directory / ".work"
         work.mkdir()
-        say(f"importing {model}")
-        imported = import_isolated(model_path, name, work, seconds, log)
-        paths = OutputPaths(staged.directory, module_name)
-        plan = plan_for_target(tgt, mode, model_em, paths, [*imported.iree_flags, *iree_flags])
-        if imported.mlir is not None:
-            input_path = work / "input.mlirbc"
-            input_path.write_bytes(imported.mlir)
-        else:
-            input_path = imported.path.resolve()
-        raw_output = work / ("output.vmfb" if mode is OutputMode.VMFB else "output.c")
-        job = CompileJob(
-            input_path=str(input_path),
-            flags=plan.flags,
-            module_name=module_name,
-            output_format="vm-bytecode" if mode is OutputMode.VMFB else "vm-c",
-            output_path=str(raw_output),
-            environment=plan.environment,
-            read_signatures=imported.entry_points is None,
-            mynpu=mynpu.to_json() if mynpu is not None else None,
-        )
-        say(f"compiling {imported.name} for {tgt.name} ({mode.value}, {model_em.value})")
-        fallback = None
-        try:
-            if pipeline is CpuPipeline.TUNED:
-                try:
-                    job.tuned_cpu = _tuned_cpu(tgt, mode, tuning_db, kernel_choices)
-                    result = _run_worker(job, work, say, deadline, seconds, log)
-                except NpukitError as e:
-                    if isinstance(e, CompileTimeout) or (isinstance(e, CompileError) and not _tuned_passes_ran(e)):
-                        raise
-                    if not isinstance(e, CompileError) and job.tuned_cpu is not None:
-                        raise  # refused flags or options: the stock pipeline would refuse them too
-                    # The safer configuration: IREE's own CPU code for every dispatch.
-                    fallback = (f"the tuned CPU pipeline failed ({str(e).splitlines()[0]}); compiled with the "
-                                "stock pipeline instead")
-                    say(fallback)
-                    pipeline, job.tuned_cpu = CpuPipeline.STOCK, None
-            if pipeline is CpuPipeline.STOCK:
-                result = _run_worker(job, work, say, deadline, seconds, log)
-        except CompileError as e:
-            raise _explain_failure(e, imported) from None
-
-        files: dict[str, Path] = {}
-        if mode is OutputMode.VMFB:
-            raw_output.replace(paths.vmfb)
-            files["vmfb"] = paths.vmfb
-        else:
-            write_vm_c_module(raw_output.read_text(), paths.vm_module_c, paths.vm_module_h)
-            files["vm_module_c"] = paths.vm_module_c
-            files["vm_module_h"] = paths.vm_module_h
-        # A program without dispatches (all host-side work) has no executables.
-        has_executables = bool(result.dispatches) or paths.static_library.exists()
-        if mode is OutputMode.STATIC and has_executables:
-            if pipeline is CpuPipeline.TUNED:
-                from npukit.cpu.static_library_link import link_kernels_into
-
-                link_kernels_into(paths.static_library, tgt.cpu)
-            files["static_library"] = paths.static_library
-            files["static_library_h"] = paths.static_library_h
-        if mode is OutputMode.EMBEDDED:
-            elves = sorted(paths.executables_dir.glob("*.so"))
-            if not elves and has_executables:
-                raise CompileError(f"{imported.path}: IREE produced no embedded executable", result.diagnostics)
-            for i, elf in enumerate(elves):
-                files["embedded_executable" if i == 0 else f"embedded_executable_{i}"] = elf
-        missing = [str(p) for p in files.values() if not p.exists()]
-        if missing:
-            raise CompileError(f"{imported.path}: IREE did not write {', '.join(missing)}", result.diagnostics)
-        for leftover in work.iterdir():
-            leftover.unlink()
-        work.rmdir()
-
-        entry_points = imported.entry_points or [EntryPoint.from_json(e) for e in result.entry_points]
-        notes = list(imported.notes) + ([fallback] if fallback else [])
-        if pipeline is CpuPipeline.TUNED and result.cpu_kernels:
-            for note in _kernels_refused(result.cpu_kernels):
-                say(note)
-                notes.append(note)
-        if mode.is_vm_c and entry_points:
-            from npukit.codegen.model_wrapper import write_model_wrapper
-
-            try:
-                header, source = write_model_wrapper(
-                    paths.directory, module_name, entry_points[0],
-                    files.get("static_library_h"),
-                    embedded=mode is OutputMode.EMBEDDED,
-                    mynpu_sram_bytes=mynpu.sram_kib * 1024 if mynpu is not None else None,
-                )
-                files["model_wrapper_h"], files["model_wrapper_c"] = header, source
-            except ValueError as e:
-                notes.append(f"no C model wrapper: {e}")
-        manifest = {
-            "schema": SCHEMA_VERSION,
-            "npukit_version": __version__,
-            "iree_version": _iree_version(),
-            "name": module_name,
-            "vm_module": module_name,
-            "model": {"path": str(Path(model).resolve()), "format": imported.format.value},
-            "target": tgt.to_json(),
-            "mode": mode.value,
-            "execution_model": model_em.value,
-            "entry_points": [e.to_json() for e in entry_points],
-            "files": {role: describe_file(p, paths.directory) for role, p in files.items()},
-            "dispatches": result.dispatches,
-            # Multiply-accumulates of one inference (contractions of all dispatches, times their calls).
-            "macs": sum(d.get("macs", 0) * d.get("calls", 1) for d in result.dispatches),
-            "iree_flags": plan.flags,
-            "mynpu": result.mynpu_report,
-            "cpu_pipeline": pipeline.value,
-            "cpu_kernels": result.cpu_kernels,
-            "compile_seconds": round(time.monotonic() - started, 3),
-            "warnings": [w.splitlines()[0] for w in result.warnings] + notes,
-        }
+        paths = OutputPaths(staged.directory, request.module_name)
+        say(f"importing {request.model}")
+        imported = import_isolated(request.model, name, work, request.seconds, log)
+        plan, job = _compile_job(request, imported, paths, work)
+        say(f"compiling {imported.name} for {request.target.name} ({request.mode.value}, "
+            f"{request.execution_model.value})")
+        compiled = _run_iree(request, job, imported, work, say, log, tuning_db, kernel_choices)
+        files = _output_files(request, paths, work, compiled, imported)
+        _remove_work_directory(work)
+        entry_points = imported.entry_points or [EntryPoint.from_json(e) for e in compiled.result.entry_points]
+        notes = _notes(imported, compiled, say)
+        files.update(_model_wrapper(request, paths, entry_points, files, notes))
+        manifest = _manifest(request, imported, plan, compiled, entry_points, files, paths, notes)
         write_manifest(paths.manifest, manifest)
-        if result.mynpu_report is not None:
-            publish_mynpu_report(result.mynpu_report, mynpu)
-        say(f"writing {out}")
+        if compiled.result.mynpu_report is not None:
+            publish_mynpu_report(compiled.result.mynpu_report, request.mynpu)
+        say(f"writing {request.out}")
         final_dir = staged.commit()
     return CompileResult(directory=final_dir, manifest_path=final_dir / paths.manifest.name, manifest=manifest)
+
+
+def _compile_job(request: _Request, imported: ImportedModel, paths, work: Path):
+    """The IREE flags for the target and the job a compile worker runs."""
+    from npukit.driver.compile_job import CompileJob
+    from npukit.driver.compile_plan import plan_for_target
+
+    plan = plan_for_target(request.target, request.mode, request.execution_model, paths,
+                           [*imported.iree_flags, *request.iree_flags])
+    if imported.mlir is not None:
+        input_path = work / "input.mlirbc"
+        input_path.write_bytes(imported.mlir)
+    else:
+        input_path = imported.path.resolve()
+    job = CompileJob(
+        input_path=str(input_path),
+        flags=plan.flags,
+        module_name=request.module_name,
+        output_format="vm-bytecode" if request.mode is OutputMode.VMFB else "vm-c",
+        output_path=str(work / ("output.vmfb" if request.mode is OutputMode.VMFB else "output.c")),
+        environment=plan.environment,
+        read_signatures=imported.entry_points is None,
+        mynpu=request.mynpu.to_json() if request.mynpu is not None else None,
+    )
+    return plan, job
+
+
+@dataclass
+class _Compiled:
+    """What IREE's compile gave: the worker's result, the pipeline it ran
+    (the stock one after a tuned compile failed: ``fallback`` says why) and,
+    with the tuned pipeline, the target's kernels."""
+
+    result: "JobResult"
+    pipeline: CpuPipeline
+    kernels: "TargetKernels | None"
+    fallback: str | None = None
+
+
+def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: Progress, log,
+              tuning_db, kernel_choices) -> _Compiled:
+    """IREE's compile in a worker process: with the tuned pipeline first when
+    asked, and with the stock one if that fails after the tuned passes ran."""
+    from npukit.cpu.kernel_choice import tuned_cpu_job
+    from npukit.cpu.target_kernels import TargetKernels
+    from npukit.cpu.tuning_database import TuningDatabase
+
+    fallback = None
+    try:
+        if request.pipeline is CpuPipeline.TUNED:
+            try:
+                kernels = TargetKernels.build(request.target.cpu)  # once: linked by the executables or merged below
+                chosen = TuningDatabase(tuning_db).choices(request.target.cpu)
+                chosen.update(kernel_choices or {})
+                objects = [] if request.mode is OutputMode.STATIC else list(kernels.link_objects)
+                job.tuned_cpu = tuned_cpu_job(request.target.cpu, objects, chosen)
+                return _Compiled(_run_worker(job, work, say, request.deadline, request.seconds, log),
+                                 CpuPipeline.TUNED, kernels)
+            except NpukitError as e:
+                if isinstance(e, CompileTimeout) or (isinstance(e, CompileError) and not _tuned_passes_ran(e)):
+                    raise
+                if not isinstance(e, CompileError) and job.tuned_cpu is not None:
+                    raise  # refused flags or options: the stock pipeline would refuse them too
+                # The safer configuration: IREE's own CPU code for every dispatch.
+                fallback = (f"the tuned CPU pipeline failed ({str(e).splitlines()[0]}); compiled with the "
+                            "stock pipeline instead")
+                say(fallback)
+                job.tuned_cpu = None
+        return _Compiled(_run_worker(job, work, say, request.deadline, request.seconds, log), CpuPipeline.STOCK,
+                         None, fallback)
+    except CompileError as e:
+        raise _explain_failure(e, imported) from None
+
+
+def _output_files(request: _Request, paths, work: Path, compiled: _Compiled,
+                  imported: ImportedModel) -> dict[str, Path]:
+    """The artifact's files by role, moved into place (the VM module as C
+    source, the static library with the kernels merged in, the embedded ELFs)."""
+    from npukit.vm_c_module import write_vm_c_module
+
+    result = compiled.result
+    files: dict[str, Path] = {}
+    if request.mode is OutputMode.VMFB:
+        (work / "output.vmfb").replace(paths.vmfb)
+        files["vmfb"] = paths.vmfb
+    else:
+        write_vm_c_module((work / "output.c").read_text(), paths.vm_module_c, paths.vm_module_h)
+        files["vm_module_c"] = paths.vm_module_c
+        files["vm_module_h"] = paths.vm_module_h
+    # A program without dispatches (all host-side work) has no executables.
+    has_executables = bool(result.dispatches) or paths.static_library.exists()
+    if request.mode is OutputMode.STATIC and has_executables:
+        if compiled.kernels is not None:
+            compiled.kernels.link_into(paths.static_library)
+        files["static_library"] = paths.static_library
+        files["static_library_h"] = paths.static_library_h
+    if request.mode is OutputMode.EMBEDDED:
+        elves = sorted(paths.executables_dir.glob("*.so"))
+        if not elves and has_executables:
+            raise CompileError(f"{imported.path}: IREE produced no embedded executable", result.diagnostics)
+        for i, elf in enumerate(elves):
+            files["embedded_executable" if i == 0 else f"embedded_executable_{i}"] = elf
+    missing = [str(p) for p in files.values() if not p.exists()]
+    if missing:
+        raise CompileError(f"{imported.path}: IREE did not write {', '.join(missing)}", result.diagnostics)
+    return files
+
+
+def _remove_work_directory(work: Path) -> None:
+    for leftover in work.iterdir():
+        leftover.unlink()
+    work.rmdir()
+
+
+def _notes(imported: ImportedModel, compiled: _Compiled, say: Progress) -> list[str]:
+    """The manifest's warnings besides IREE's: the import's, a fallback, kernels kept out by data tiling."""
+    notes = list(imported.notes) + ([compiled.fallback] if compiled.fallback else [])
+    if compiled.pipeline is CpuPipeline.TUNED and compiled.result.cpu_kernels:
+        for note in _kernels_refused(compiled.result.cpu_kernels):
+            say(note)
+            notes.append(note)
+    return notes
+
+
+def _model_wrapper(request: _Request, paths, entry_points, files: dict[str, Path],
+                   notes: list[str]) -> dict[str, Path]:
+    """The C wrapper of a vm-c module's first entry point (none for a .vmfb)."""
+    if not request.mode.is_vm_c or not entry_points:
+        return {}
+    from npukit.codegen.model_wrapper import write_model_wrapper
+
+    try:
+        header, source = write_model_wrapper(
+            paths.directory, request.module_name, entry_points[0], files.get("static_library_h"),
+            embedded=request.mode is OutputMode.EMBEDDED,
+            mynpu_sram_bytes=request.mynpu.sram_kib * 1024 if request.mynpu is not None else None,
+        )
+    except ValueError as e:
+        notes.append(f"no C model wrapper: {e}")
+        return {}
+    return {"model_wrapper_h": header, "model_wrapper_c": source}
+
+
+def _manifest(request: _Request, imported: ImportedModel, plan, compiled: _Compiled, entry_points,
+              files: dict[str, Path], paths, notes: list[str]) -> dict:
+    result = compiled.result
+    return {
+        "schema": SCHEMA_VERSION,
+        "npukit_version": __version__,
+        "iree_version": _iree_version(),
+        "name": request.module_name,
+        "vm_module": request.module_name,
+        "model": {"path": str(request.model.resolve()), "format": imported.format.value},
+        "target": request.target.to_json(),
+        "mode": request.mode.value,
+        "execution_model": request.execution_model.value,
+        "entry_points": [e.to_json() for e in entry_points],
+        "files": {role: describe_file(p, paths.directory) for role, p in files.items()},
+        "dispatches": result.dispatches,
+        # Multiply-accumulates of one inference (contractions of all dispatches, times their calls).
+        "macs": sum(d.get("macs", 0) * d.get("calls", 1) for d in result.dispatches),
+        "iree_flags": plan.flags,
+        "mynpu": result.mynpu_report,
+        "cpu_pipeline": compiled.pipeline.value,
+        "cpu_kernels": result.cpu_kernels,
+        "compile_seconds": round(time.monotonic() - request.started, 3),
+        "warnings": [w.splitlines()[0] for w in result.warnings] + notes,
+    }
 
 
 def publish_mynpu_report(report: dict, options) -> None:

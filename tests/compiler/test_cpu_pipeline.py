@@ -97,7 +97,7 @@ def test_a_failing_tuned_compile_falls_back_to_stock(where, shared_models, tmp_p
     if where == "kernel archive":
         def broken(preset):
             raise ToolchainError("gcc: not found")
-        monkeypatch.setattr(layer_kernels, "kernel_link_objects", broken)
+        monkeypatch.setattr(layer_kernels, "kernel_library", broken)
     else:
         real = compile_model._run_worker
 

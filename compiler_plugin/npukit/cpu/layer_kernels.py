@@ -196,15 +196,3 @@ def host_vector_kernels(host_arch: tuple[str, ...] = ("-march=native",)) -> str:
     found = re.search(r"^#define NPUKIT_S8_X86 (\d+)$", defines, re.M)
     return X86_KERNELS[int(found.group(1))] if found else X86_KERNELS[0]
 
-
-def kernel_link_objects(preset: CpuPreset) -> list[Path]:
-    """What an executable that calls the kernels links: their archive, then
-    the board toolchain's libgcc (64-bit arithmetic helpers on 32-bit cores),
-    after npukit's embedded builtins where the preset has them: those stub
-    the unwinder's personality routines, which libgcc would otherwise bring
-    in from objects that cannot be linked position-independently."""
-    from npukit.cpu.builtins_archive import embedded_link_libraries, libgcc_path
-
-    if preset.toolchain is None:
-        return [kernel_library(preset)]
-    return [kernel_library(preset)] + (embedded_link_libraries(preset) or [libgcc_path(preset)])

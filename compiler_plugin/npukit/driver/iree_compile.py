@@ -69,7 +69,7 @@ def _tuned_cpu(cl: CommandLine, plan):
         raise NpukitError("--npukit-cpu-pipeline=tuned builds npukit's kernels for a CPU preset, and the "
                           "--iree-llvmcpu-target-* flags do not name one: add --npukit-target=PRESET")
     from npukit.cpu.kernel_choice import LayerChoices
-    from npukit.cpu.layer_kernels import kernel_link_objects
+    from npukit.cpu.target_kernels import TargetKernels
     from npukit.cpu.tuning_database import TuningDatabase
     from npukit.passes.layer_kernel_calls import LayerKernelCalls
 
@@ -80,7 +80,7 @@ def _tuned_cpu(cl: CommandLine, plan):
             raise NpukitError("--iree-llvmcpu-link-static needs --iree-llvmcpu-static-library-output-path=FILE.o")
         # IREE writes a static library as one object: the kernels are merged into it after the compile.
         return LayerKernelCalls([], choices), library
-    return LayerKernelCalls(kernel_link_objects(plan.preset), choices), None
+    return LayerKernelCalls(list(TargetKernels.build(plan.preset).link_objects), choices), None
 
 
 def run_hosted(cl: CommandLine) -> int:
@@ -164,9 +164,9 @@ def run_hosted(cl: CommandLine) -> int:
     output.keep()
     output.close()
     if static_library is not None and compile_to == "end":
-        from npukit.cpu.static_library_link import link_kernels_into
+        from npukit.cpu.target_kernels import TargetKernels
 
-        link_kernels_into(Path(static_library), plan.preset)
+        TargetKernels.build(plan.preset).link_into(Path(static_library))
     if mynpu is not None and mynpu.report is not None:
         from npukit.compile_model import publish_mynpu_report
 

@@ -12,7 +12,7 @@ one workgroup. The kernels compute TFLite's integer arithmetic exactly.
 
 The kernels reach the executable as an object IREE links in
 (``hal.executable.objects``) for .vmfb and embedded ELF output; a static
-library is merged with the kernels after the compile (static_library_link).
+library is merged with the kernels after the compile (npukit.cpu.target_kernels).
 Dispatches that do not match keep IREE's code, with the reason recorded.
 """
 
@@ -59,7 +59,7 @@ class KernelDispatch:
 @dataclass
 class LayerKernelCalls:
     """The 'stream' hook. ``objects``: what each executable links for the
-    kernels (npukit.cpu.layer_kernels.kernel_link_objects), or none when a
+    kernels (npukit.cpu.target_kernels.TargetKernels.link_objects), or none when a
     static library is merged with them later; ``choices``: how each layer
     runs on the preset."""
 

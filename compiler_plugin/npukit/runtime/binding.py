@@ -5,12 +5,16 @@ from __future__ import annotations
 import ctypes
 import time
 from ctypes import POINTER, c_char_p, c_size_t, c_uint64, c_void_p
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from npukit.artifact import CompileResult
 from npukit.errors import RunError
 from npukit.frontends.signature import EntryPoint
+
+if TYPE_CHECKING:
+    from npukit.mynpu.simulator import Counters
 
 DEFAULT_ARENA_BYTES = 64 << 20
 _ALIGNMENT = 64
@@ -117,7 +121,7 @@ class NpukitRuntimeModel:
         s = self._lib.npukit_runtime_stats(self._runtime)
         return {name: int(getattr(s, name)) for name, _ in _Stats._fields_}
 
-    def npu_counters(self) -> tuple["Counters", "Counters"]:
+    def npu_counters(self) -> tuple[Counters, Counters]:
         """The mynpu device's counters: the last NPU dispatch's and the totals
         since the runtime was created (RunError without a mynpu device)."""
         from npukit.mynpu.simulator import Counters, _Counters
