@@ -1,0 +1,112 @@
+"""Every zoo model through npukit against its oracle (tests/support/zoo_oracles.py):
+
+- the host with the default (tuned) pipeline on IREE's runtime, every model
+  that compiles: integer outputs equal to TFLite's reference kernels (0 LSB;
+  SOFTMAX, LOGISTIC and TANH included), ONNX QDQ models within 1 LSB of
+  onnxruntime without graph optimizations (npukit computes TFLite's integer
+  requantization, onnxruntime rounds a float product: they differ by one
+  where the product lies within rounding of a half), float outputs within
+  1e-4 of the largest output;
+- `mynpu` on npukit's runtime, every int8 .tflite model: 0 LSB;
+- Cortex-M4 and RV32 boards under QEMU (slow), one model of each family that
+  fits the boards: every sample identical to the host's outputs.
+
+A model npukit refuses fails here with its one-line error: the zoo is what
+the frontend must take.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import npukit
+from support.zoo_oracles import reference_run
+
+from . import cache
+from .catalogue import catalogue, entries
+
+SEEDS = 3
+ENTRIES = entries()
+TFLITE = [e.name for e in ENTRIES if e.format == "tflite"]
+
+
+@pytest.fixture(scope="session")
+def records():
+    return {record.name: record for record in catalogue()}
+
+
+def _reference(record):
+    return reference_run(record.path, record.input_range, seed=5, count=SEEDS, cache_dir=cache.zoo_dir() / "references")
+
+
+def _compare(got_outputs, want_outputs, context: str, lsb: int) -> None:
+    assert len(got_outputs) == len(want_outputs), context
+    for o, (got, want) in enumerate(zip(got_outputs, want_outputs)):
+        got = np.asarray(got).reshape(want.shape)
+        if np.issubdtype(want.dtype, np.floating):
+            bound = 1e-4 * max(float(np.max(np.abs(want))), 1e-6)
+            err = float(np.max(np.abs(got.astype(np.float64) - want), initial=0.0))
+            assert err <= bound, f"{context}: output {o} differs by {err:g} (bound {bound:g})"
+            continue
+        assert got.dtype == want.dtype, f"{context}: output {o} is {got.dtype}, not {want.dtype}"
+        err = int(np.max(np.abs(got.astype(np.int64) - want.astype(np.int64)), initial=0))
+        assert err <= lsb, f"{context}: output {o} differs by {err} LSB"
+
+
+def _checked(records, name):
+    record = records[name]
+    if record.oracle_limitations:
+        pytest.skip("no oracle: " + "; ".join(record.oracle_limitations))
+    if record.recurrent:
+        pytest.skip("recurrent: checked with its state across calls in tests/frontends")
+    if record.size_class == "too-big":
+        pytest.skip("larger than the 4 MiB boards the zoo is for")
+    return record
+
+
+@pytest.mark.parametrize("name", [e.name for e in ENTRIES])
+def test_host(records, name, tmp_path):
+    record = _checked(records, name)
+    run = _reference(record)
+    loaded = npukit.load(npukit.compile(record.path, out_dir=tmp_path / "host"))
+    lsb = 1 if record.format == "onnx" else 0
+    for s, (x, want) in enumerate(zip(run.inputs, run.outputs)):
+        _compare(loaded(*x), want, f"{name} on the host, sample {s}", lsb)
+
+
+@pytest.mark.parametrize("name", TFLITE)
+def test_mynpu(records, name, tmp_path):
+    record = _checked(records, name)
+    if record.arithmetic != "int8":
+        pytest.skip(f"{record.arithmetic} layers: mynpu computes int8 layers")
+    run = _reference(record)
+    result = npukit.compile(record.path, target="mynpu", output="embedded", out_dir=tmp_path / "npu")
+    loaded = npukit.load(result, runtime="npukit")
+    for s, (x, want) in enumerate(zip(run.inputs, run.outputs)):
+        _compare(loaded(*x), want, f"{name} with mynpu, sample {s}", 0)
+
+
+def _board_models() -> list[str]:
+    """One int8 .tflite model per family, the smallest that fits the boards."""
+    chosen: dict[str, tuple[int, str]] = {}
+    for record in catalogue():
+        if record.format != "tflite" or record.arithmetic != "int8" or record.recurrent \
+                or record.oracle_limitations or record.size_class != "small":
+            continue
+        if record.family not in chosen or record.macs < chosen[record.family][0]:
+            chosen[record.family] = (record.macs, record.name)
+    return sorted(name for _, name in chosen.values())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["mps2-an386", "virt-rv32imf"])
+def test_boards(records, board):
+    from npukit.deploy.deploy_model import deploy
+
+    failures = []
+    for name in _board_models():
+        result = deploy(records[name].path, board, samples=2, seed=3)
+        if result.to_json()["samples_identical_to_host"] != len(result.samples):
+            failures.append(name)
+    assert not failures, f"on {board}, samples that differ from the host: {failures}"
