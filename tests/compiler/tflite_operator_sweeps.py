@@ -130,6 +130,8 @@ def softmax_sweep(seed: int = 24) -> list[Branch]:
         branches.append(Branch("SOFTMAX", [_q(rng, shape, np.int8, scale=scale)],
                                [_q(rng, shape, np.int8, -128, 1 / 256)], dict(beta=beta)))
         branches.append(Branch("SOFTMAX", [_q(rng, shape, np.float32)], [_q(rng, shape, np.float32)], dict(beta=beta)))
+        branches.append(Branch("SOFTMAX", [_q(rng, shape, np.int16, scale=scale / 200)],
+                               [_q(rng, shape, np.int16, 0, 1 / 32768)], dict(beta=beta)))
     return branches
 
 
@@ -146,13 +148,48 @@ def reduction_sweep(seed: int = 25) -> list[Branch]:
                                    [_q(rng, out, dtype)], dict(keepDims=keep)))
     branches.append(Branch("SUM", [_q(rng, (1, 4, 6, 5), np.float32), Spec.constant(np.array([1, 2], np.int32))],
                            [_q(rng, (1, 5), np.float32)], dict(keepDims=False)))
+    for op in ("REDUCE_MAX", "REDUCE_MIN"):
+        for dtype in (np.int8, np.int16, np.float32):
+            for shape, axes, keep in (((1, 5, 4, 6), (1, 2), False), ((1, 3, 7, 2), (2, -1), True)):
+                out = [1 if a in [x % 4 for x in axes] else d for a, d in enumerate(shape)]
+                if not keep:
+                    out = [d for a, d in enumerate(shape) if a not in [x % 4 for x in axes]]
+                x = _q(rng, shape, dtype)
+                branches.append(Branch(op, [x, Spec.constant(np.array(axes, np.int32))], [_same_as(x, out)],
+                                       dict(keepDims=keep)))
     return branches
 
 
-def wide_transpose_conv_sweep(seed: int = 26) -> list[Branch]:
-    """TRANSPOSE_CONV with 16-bit activations (int64 bias) and in float32."""
+def wide_layers_sweep(seed: int = 26) -> list[Branch]:
+    """Layers with 16-bit activations and int64 biases (CONV_2D,
+    DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV), and TRANSPOSE_CONV
+    in float32."""
     rng = np.random.default_rng(seed)
     branches = []
+
+    def wide_weights(shape, channels, axis, x):
+        scales = rng.uniform(0.002, 0.02, channels).astype(np.float32)
+        weights = Spec.constant(rng.integers(-127, 128, shape, dtype=np.int8), scales, 0, axis)
+        bias = Spec.constant(rng.integers(-(1 << 20), 1 << 20, channels).astype(np.int64),
+                             (np.float32(x.scale) * scales).astype(np.float32), 0)
+        return weights, bias
+
+    for (h, w, c), oc, k, activation in (((6, 5, 3), 4, 3, RELU), ((4, 4, 8), 8, 1, NONE)):
+        x = _q(rng, (1, h, w, c), np.int16)
+        weights, bias = wide_weights((oc, k, k, c), oc, 0, x)
+        branches.append(Branch("CONV_2D", [x, weights, bias], [_q(rng, (1, h, w, oc), np.int16)],
+                               dict(padding=SAME, strideH=1, strideW=1, dilationHFactor=1, dilationWFactor=1,
+                                    fusedActivationFunction=activation)))
+        x = _q(rng, (1, h, w, c), np.int16)
+        weights, bias = wide_weights((1, 3, 3, c), c, 3, x)
+        branches.append(Branch("DEPTHWISE_CONV_2D", [x, weights, bias], [_q(rng, (1, h, w, c), np.int16)],
+                               dict(padding=SAME, strideH=1, strideW=1, dilationHFactor=1, dilationWFactor=1,
+                                    depthMultiplier=1, fusedActivationFunction=activation)))
+    for depth, units in ((64, 10), (300, 7)):
+        x = _q(rng, (1, depth), np.int16)
+        weights, bias = wide_weights((units, depth), units, 0, x)
+        branches.append(Branch("FULLY_CONNECTED", [x, weights, bias], [_q(rng, (1, units), np.int16)],
+                               dict(fusedActivationFunction=RELU)))
     for dtype in (np.int16, np.float32):
         for ic, oc, (h, w), (kh, kw), (sh, sw), padding, activation in (
                 (4, 3, (3, 4), (3, 3), (2, 2), SAME, NONE), (3, 5, (4, 3), (2, 2), (2, 2), VALID, RELU),
@@ -176,4 +213,4 @@ def wide_transpose_conv_sweep(seed: int = 26) -> list[Branch]:
 
 SWEEPS = {"resampling": resampling_sweep, "pooling": pooling_sweep, "activations": activation_sweep,
           "binary": binary_sweep, "softmax": softmax_sweep, "reductions": reduction_sweep,
-          "wide_transpose_conv": wide_transpose_conv_sweep}
+          "wide_layers": wide_layers_sweep}

@@ -41,6 +41,8 @@ _OPTIONS = {
     "RESIZE_BILINEAR": ("ResizeBilinearOptions", schema.ResizeBilinearOptionsT),
     "RESIZE_NEAREST_NEIGHBOR": ("ResizeNearestNeighborOptions", schema.ResizeNearestNeighborOptionsT),
     "SUM": ("ReducerOptions", schema.ReducerOptionsT),
+    "REDUCE_MAX": ("ReducerOptions", schema.ReducerOptionsT),
+    "REDUCE_MIN": ("ReducerOptions", schema.ReducerOptionsT),
 }
 
 

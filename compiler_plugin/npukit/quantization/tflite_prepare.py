@@ -179,6 +179,52 @@ def softmax_exponentials(params: SoftmaxParameters) -> np.ndarray:
     return table.astype(np.int32)
 
 
+def _round_half_away(x: float) -> float:
+    return math.copysign(math.floor(abs(x) + 0.5), x)
+
+
+def int16_interpolation_table(s_in: float, zp_in: int, s_out: float, zp_out: int, function) -> np.ndarray:
+    """TFLite's 513-entry int16 table of ``function`` (LUTPopulateInt16 in
+    double precision): entry i samples the input range at i/512, biased by
+    half the error that linear interpolation makes at the segment's middle."""
+    in_min, in_max = s_in * (-32768 - zp_in), s_in * (32767 - zp_in)
+    out_min, out_max = s_out * (-32768 - zp_out), s_out * (32767 - zp_out)
+    step = (in_max - in_min) / 512
+    half = step / 2
+    inverse = 65536.0 / (out_max - out_min)
+    table = np.zeros(513, np.int64)
+    for i in range(512):
+        value = function(in_min + i * step)
+        middle = function(in_min + i * step + half)
+        following = function(in_min + (i + 1) * step)
+        sample = _round_half_away(value * inverse)
+        interpolated = _round_half_away((following * inverse + sample) / 2)
+        bias = _round_half_away((interpolated - _round_half_away(middle * inverse)) / 2)
+        table[i] = min(max(sample - bias, -32768), 32767)
+    table[512] = min(max(_round_half_away(function(in_max) * inverse), -32768), 32767)
+    return table.astype(np.int16)
+
+
+@dataclass(frozen=True)
+class Int16SoftmaxParameters:
+    multiplier: int
+    shift: int
+    exponentials: np.ndarray  # exp on [-10, 0]: input scale 10/65535, zero point 32767; output 2/65535
+    reciprocals: np.ndarray  # 1 / (1 + x) on [0, 1]: input scale 1/65535, zero point -32768; output 2/65535
+
+
+def int16_softmax_parameters(beta: float, s_in) -> Int16SoftmaxParameters:
+    """The int16 SOFTMAX kernel's Prepare: the input differences rescaled to
+    the exponential table's input scale 10/65535 (the real multiplier formed
+    from the single-precision product beta * s_in, divided in double), and
+    the two interpolation tables."""
+    multiplier, shift = tflite_multiplier(float(f32(f32(s_in) * f32(beta))) / (10.0 / 65535.0))
+    return Int16SoftmaxParameters(
+        multiplier, shift,
+        int16_interpolation_table(10.0 / 65535.0, 32767, 2.0 / 65535.0, 0, math.exp),
+        int16_interpolation_table(1.0 / 65535.0, -32768, 2.0 / 65535.0, 0, lambda x: 1.0 / (1.0 + x)))
+
+
 def _saturating_shift_left(x: int, shift: int) -> int:
     value = x * (1 << shift)
     return max(-(1 << 31), min((1 << 31) - 1, value))

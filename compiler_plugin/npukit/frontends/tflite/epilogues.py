@@ -105,6 +105,8 @@ def scale_once(ctx: LoweringContext, acc: Value, channel_dim: int, bias: np.ndar
         bias_value = p["bias"]
         if not (isinstance(bias_value, int) and bias_value == 0):
             x = arith.AddIOp(x, fixed.value(bias_value, x.type)).result
+        if ir.IntegerType(x.type).width == 64:
+            x = fixed.truncate(x, 32)  # 16x8 accumulators the caller bounded to int32 (contractions.acc_bound)
         low_bits = p["low"] & 0xFFFFFFFF if isinstance(p["low"], int) else p["low"]
         scaled = fixed.scale_rounded_once(x, p["high"], _unsigned_low(fixed, low_bits), p["shift"])
         return fixed.truncate(fixed.clamp(fixed.add(scaled, zp_out), low, high), width)

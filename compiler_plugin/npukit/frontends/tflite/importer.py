@@ -101,9 +101,16 @@ def import_tflite(path: Path, name: str) -> ImportedModel:
         try:
             builder.module.operation.verify()
         except ir.MLIRError as e:
-            raise ModelError(f"{path}: the imported module does not verify: {str(e).splitlines()[0]}") from None
+            raise ModelError(f"{path}: the imported module does not verify: {_verifier_message(e)}") from None
     entry = EntryPoint(name=FUNCTION, inputs=[_spec(graph, i) for i in graph.inputs],
                        outputs=[_spec(graph, i) for i in graph.outputs])
     flags = ["--iree-input-demote-f64-to-f32=false"] if ctx.uses_f64 else []
     return ImportedModel(path=path, format=ModelFormat.TFLITE, name=name, mlir=builder.bytecode(),
                          entry_points=[entry], iree_flags=flags)
+
+
+def _verifier_message(error: Exception) -> str:
+    """The verifier's first diagnostic (its text starts with a bare 'Verification failed:')."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    useful = [line for line in lines if line.rstrip(":") != "Verification failed"]
+    return useful[0] if useful else (lines[0] if lines else type(error).__name__)

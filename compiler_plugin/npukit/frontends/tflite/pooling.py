@@ -197,3 +197,32 @@ def mean(ctx: LoweringContext, op) -> None:
         return fixed.truncate(fixed.clamp(fixed.add(scaled, qy.zero_point), low, high), width)
 
     ctx.define(0, builder.elementwise([total], y_t.dtype, requantize))
+
+
+@lowers("REDUCE_MAX", "REDUCE_MIN")
+def reduce_extremum(ctx: LoweringContext, op) -> None:
+    """The largest (smallest) stored value over the axes: TFLite's kernel
+    compares the stored integers and keeps the input's quantization."""
+    x_t, y_t = ctx.input(0), ctx.output()
+    if x_t.dtype not in ("float32", "int8", "int16", "int32") or y_t.dtype != x_t.dtype:
+        raise ctx.unsupported(f"a {op.opcode} of {x_t.dtype} to {y_t.dtype}",
+                              supported="float32, int8, int16 or int32 throughout")
+    builder = ctx.builder
+    rank = len(x_t.shape)
+    axes = sorted({int(a) % rank for a in np.asarray(ctx.constant(1, "reduction axes")).reshape(-1)}) if rank else []
+    if any(x_t.shape[a] == 0 for a in axes):
+        raise ctx.unsupported(f"a {op.opcode} over an empty axis")
+    kept = [d for d in range(rank) if d not in axes]
+    largest = op.opcode == "REDUCE_MAX"
+    if x_t.dtype == "float32":
+        init = -math.inf if largest else math.inf
+        combine = (lambda v, a: float_max(a, v)) if largest else (lambda v, a: float_min(a, v))
+    else:
+        low, high = INT_RANGES[x_t.dtype]
+        init = low if largest else high
+        combine = (lambda v, a: arith.MaxSIOp(a, v).result) if largest else (lambda v, a: arith.MinSIOp(a, v).result)
+    start = builder.filled([x_t.shape[d] for d in kept], x_t.dtype, init)
+    iterators = [REDUCTION if d in axes else PARALLEL for d in range(rank)]
+    result = builder.generic([(ctx.value(x_t.index), affine_map(rank, list(range(rank))))],
+                             [(start, affine_map(rank, kept))], iterators, combine)[0]
+    ctx.define(0, result)

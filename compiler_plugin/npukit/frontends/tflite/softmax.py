@@ -1,5 +1,10 @@
 """SOFTMAX along the last axis.
 
+int16 input and output: TFLite's int16 kernel: each difference to the row's
+maximum rescaled onto an interpolated exp table, the sum normalised onto an
+interpolated 1 / (1 + x) table (both 513 entries, built at compile time as
+the kernel's Prepare builds them).
+
 int8 input (int8 or int16 output): TFLite's reference kernel in gemmlowp's
 fixed point. Each exponential depends only on the difference to the row's
 maximum (-255..0), so the compiler tabulates them (and their Q12.19 share
@@ -20,7 +25,9 @@ from npukit.frontends.tflite.lowering import LoweringContext, lowers
 from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, float_max
 from npukit.quantization.fixed_point import FixedPoint
 from npukit.quantization.fixed_point_reference import rdbpot
-from npukit.quantization.tflite_prepare import ACCUMULATION_INTEGER_BITS, softmax_exponentials, softmax_parameters
+from npukit.quantization.fixed_point import split_shift
+from npukit.quantization.tflite_prepare import ACCUMULATION_INTEGER_BITS, int16_softmax_parameters, \
+    softmax_exponentials, softmax_parameters
 
 
 def _row_reduce(ctx: LoweringContext, x: Value, dtype: str, init, combine) -> Value:
@@ -82,9 +89,12 @@ def softmax(ctx: LoweringContext, op) -> None:
         total = _row_reduce(ctx, exps, "float32", 0.0, lambda v, s: arith.AddFOp(s, v).result)
         ctx.define(0, _with_row(ctx, exps, [total], "float32", lambda e, s: arith.DivFOp(e, s).result))
         return
+    if x_t.dtype == "int16" and y_t.dtype == "int16":
+        _int16_softmax(ctx, x, x_t, y_t, beta)
+        return
     if x_t.dtype != "int8" or y_t.dtype not in ("int8", "int16"):
         raise ctx.unsupported(f"a SOFTMAX of {x_t.dtype} to {y_t.dtype}",
-                              supported="float32 to float32, or int8 to int8 or int16,")
+                              supported="float32 to float32, int8 to int8 or int16, or int16 to int16,")
     qx, qy = ctx.per_tensor(x_t, "input"), ctx.per_tensor(y_t, "output")
     if y_t.dtype == "int8" and (qy.zero_point != -128 or abs(float(qy.scale) - 1 / 256) > 0.001 / 256):
         raise ctx.fail("an int8 SOFTMAX whose output is not quantized with scale 1/256 and zero point -128")
@@ -143,3 +153,63 @@ def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, share_table
     return builder.generic([(x, affine_map(rank, list(range(rank)))), (row_max, affine_map(rank, list(range(rank - 1))))],
                            [(out, affine_map(rank, list(range(rank - 1))))], [PARALLEL] * (rank - 1) + [REDUCTION],
                            body)[0]
+
+
+def _interpolated(fixed: FixedPoint, table: Value, v: ir.Value) -> ir.Value:
+    """TFLite's int16 table lookup of ``v`` (int32 holding an int16): entry
+    256 + (v >> 7) and the next, interpolated by the low 7 bits, rounded;
+    the int16 result sign-extended to int32."""
+    index = fixed.add(arith.ShRSIOp(v, fixed.constant(7)).result, 256)
+    fraction = arith.AndIOp(v, fixed.constant(127)).result
+    base = arith.ExtSIOp(fixed.i32, _table_entry(table, index)).result
+    following = arith.ExtSIOp(fixed.i32, _table_entry(table, fixed.add(index, 1))).result
+    slope = fixed.sub(following, base)
+    delta = arith.ShRSIOp(fixed.add(arith.MulIOp(slope, fraction).result, 64), fixed.constant(7)).result
+    return arith.ExtSIOp(fixed.i32, fixed.truncate(fixed.add(base, delta), 16)).result
+
+
+def _int16_softmax(ctx: LoweringContext, x: Value, x_t, y_t, beta: float) -> None:
+    qx, qy = ctx.per_tensor(x_t, "input"), ctx.per_tensor(y_t, "output")
+    if qy.zero_point != 0 or abs(float(qy.scale) - 1 / 32768) > 0.001 / 32768:
+        raise ctx.fail("an int16 SOFTMAX whose output is not quantized with scale 1/32768 and zero point 0")
+    builder = ctx.builder
+    params = int16_softmax_parameters(beta, qx.scale)
+    left, right = split_shift(params.shift)
+    exp_table, reciprocal_table = builder.constant(params.exponentials), builder.constant(params.reciprocals)
+    i32 = ir.IntegerType.get_signless(32)
+    row_max = _row_reduce(ctx, x, "int16", -32768, lambda v, m: arith.MaxSIOp(m, v).result)
+
+    def exponential(v, m):
+        fixed = FixedPoint()
+        difference = fixed.sub(arith.ExtSIOp(i32, v).result, arith.ExtSIOp(i32, m).result)
+        scaled = fixed.multiply_by_quantized_multiplier(difference, params.multiplier, left, right)
+        return _interpolated(fixed, exp_table, fixed.clamp(fixed.add(scaled, 32767), -32768, 32767))
+
+    exps = _with_row(ctx, x, [row_max], "int32", exponential)
+    total = _row_reduce(ctx, exps, "int32", 0, lambda v, s: arith.AddIOp(s, v).result)
+
+    def row_scale(s, _r, _e):
+        fixed = FixedPoint()
+        headroom = fixed.count_leading_zeros(s)  # the kernel's headroom plus one
+        wide = arith.ShLIOp(arith.ExtSIOp(fixed.i64, s).result,
+                            arith.ExtSIOp(fixed.i64, fixed.sub(headroom, 1)).result).result
+        shifted = fixed.truncate(arith.ShRSIOp(arith.AddIOp(wide, fixed.constant(1 << 13, fixed.i64)).result,
+                                               fixed.constant(14, fixed.i64)).result, 32)
+        centred = fixed.clamp(fixed.sub(shifted, (1 << 15) + (1 << 16)), -32768, 32767)
+        return _interpolated(fixed, reciprocal_table, centred), fixed.sub(31, headroom)
+
+    rows = total.rank
+    identity = affine_map(rows, list(range(rows)))
+    reciprocals, exponents = builder.generic(
+        [(total, identity)], [(builder.empty(total.shape, "int32"), identity),
+                              (builder.empty(total.shape, "int32"), identity)], [PARALLEL] * rows, row_scale)
+
+    def output(e, reciprocal, exponent):
+        fixed = FixedPoint()
+        product = arith.MulIOp(arith.ExtSIOp(fixed.i64, e).result, arith.ExtSIOp(fixed.i64, reciprocal).result).result
+        shift = arith.ExtSIOp(fixed.i64, exponent).result
+        half = arith.ShLIOp(fixed.constant(1, fixed.i64), arith.SubIOp(shift, fixed.constant(1, fixed.i64)).result)
+        rounded = arith.ShRSIOp(arith.AddIOp(product, half.result).result, shift).result
+        return fixed.truncate(fixed.clamp(fixed.truncate(rounded, 32), 0, 32767), 16)
+
+    ctx.define(0, _with_row(ctx, exps, [reciprocals, exponents], "int16", output))
