@@ -13,6 +13,7 @@ processes:
   largest difference from TFLite's reference kernels on three seeded inputs;
 - the host with the tuned pipeline (IREE's runtime): the share of MACs in
   npukit's kernels and the largest difference from the reference kernels;
+  the same difference with the stock pipeline (IREE's own code);
 - cortex-m4 (static, tuned): the share of MACs in npukit's kernels.
 
 Shares are MACs of recognised dispatches times their calls over the model's
@@ -96,6 +97,11 @@ def measure(name: str, path: str, work: str) -> dict:
         out["npu_max_lsb"] = max(_max_lsb(loaded(*x), want) for x, want in zip(ref.inputs, ref.outputs))
     except Exception as e:  # noqa: BLE001 - a model that fails is reported, with its one line
         out["npu_error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
+    try:
+        stock = npukit.load(npukit.compile(path, cpu_pipeline="stock", out_dir=work_dir / "stock"))
+        out["stock_max_lsb"] = max(_max_lsb(stock(*x), want) for x, want in zip(ref.inputs, ref.outputs))
+    except Exception as e:  # noqa: BLE001
+        out["stock_error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
     for target, output, key in (("host", "vmfb", "host"), ("cortex-m4", "static", "m4")):
         try:
             result = npukit.compile(path, target=target, output=output, out_dir=work_dir / key)
@@ -141,8 +147,8 @@ def _report(results: list[dict], seconds: float) -> str:
              "the model's MACs; `max LSB` is the largest difference from TFLite's reference kernels on "
              f"{SEEDED_INPUTS} seeded inputs. {len(results)} models in {seconds:.0f} s.", "",
              "| model | MACs | NPU share | NPU cycles | NPU utilisation (64 PEs) | NPU max LSB | host kernels share "
-             "| host max LSB | cortex-m4 kernels share |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| host max LSB | stock pipeline max LSB | cortex-m4 kernels share |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in sorted(results, key=lambda r: -r.get("macs", 0)):
         def cell(key, fmt=str):
             if f"{key.split('_')[0]}_error" in r:
@@ -151,7 +157,8 @@ def _report(results: list[dict], seconds: float) -> str:
         lines.append(f"| {r['name']} | {r.get('macs', 0):,} | {cell('npu_share', _percent)} | "
                      f"{cell('npu_cycles', lambda v: f'{v:,}')} | {cell('npu_utilisation', _percent)} | "
                      f"{cell('npu_max_lsb')} | "
-                     f"{cell('host_share', _percent)} | {cell('host_max_lsb')} | {cell('m4_share', _percent)} |")
+                     f"{cell('host_share', _percent)} | {cell('host_max_lsb')} | {cell('stock_max_lsb')} | "
+                     f"{cell('m4_share', _percent)} |")
     large = [r for r in results if r.get("macs", 0) > LARGE_MODEL_MACS]
     lines += ["", f"Models above {LARGE_MODEL_MACS:,} MACs: {len(large)}."]
     for key, what in (("npu", "on the NPU"), ("host", "in the host's kernels"), ("m4", "in cortex-m4's kernels")):

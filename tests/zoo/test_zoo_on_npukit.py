@@ -8,6 +8,8 @@
   where the product lies within rounding of a half; a dequantized float
   output is held to one step of its DequantizeLinear's scale), float outputs
   within 1e-4 of the largest output;
+- the host on npukit's runtime (a static vm-c artifact), every .tflite
+  model with integer layers: 0 LSB;
 - `mynpu` on npukit's runtime, every int8 .tflite model: 0 LSB;
 - Cortex-M4 and RV32 boards under QEMU (slow), one model of each family that
   fits the boards: every sample identical to the host's outputs.
@@ -102,6 +104,17 @@ def test_host(records, name, tmp_path):
     steps = _dequantized_steps(record.path) if record.format == "onnx" else None
     for s, (x, want) in enumerate(zip(run.inputs, run.outputs)):
         _compare(loaded(*x), want, f"{name} on the host, sample {s}", lsb, steps)
+
+
+@pytest.mark.parametrize("name", TFLITE)
+def test_host_npukit_runtime(records, name, tmp_path):
+    record = _checked(records, name)
+    if record.arithmetic not in ("int8", "int16x8"):
+        pytest.skip(f"{record.arithmetic} layers: the IREE-runtime test covers them")
+    run = _reference(record)
+    loaded = npukit.load(npukit.compile(record.path, output="static", out_dir=tmp_path / "static"), runtime="npukit")
+    for s, (x, want) in enumerate(zip(run.inputs, run.outputs)):
+        _compare(loaded(*x), want, f"{name} on npukit's runtime, sample {s}", 0)
 
 
 @pytest.mark.parametrize("name", TFLITE)
