@@ -84,7 +84,7 @@ def _bias(ctx: LoweringContext, position: int, channels: int, kind: str) -> np.n
     return data
 
 
-def _accumulate(ctx: LoweringContext, x: Value, w: Value, out_shape, iterators, x_map, w_map, out_map,
+def accumulate(ctx: LoweringContext, x: Value, w: Value, out_shape, iterators, x_map, w_map, out_map,
                 kind: str) -> Value:
     """The contraction: sum of x * w into int32 (int8), int64 (int16x8) or float32."""
     builder = ctx.builder
@@ -195,7 +195,7 @@ def conv_2d(ctx: LoweringContext, op) -> None:
     sy, sx = stride
     dy, dx = dilation
     # Loops: n, oh, ow, oc, kh, kw, ic.
-    acc = _accumulate(ctx, x, w_value, (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
+    acc = accumulate(ctx, x, w_value, (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
                       [0, f"d1 * {sy} + d4 * {dy}", f"d2 * {sx} + d5 * {dx}", 6], [3, 4, 5, 6], [0, 1, 2, 3], kind)
     bias = _bias(ctx, 2, oc, kind)
     scales = None if kind == "float32" else _weight_scales(ctx, w_t, oc, 0)
@@ -234,20 +234,20 @@ def depthwise_conv_2d(ctx: LoweringContext, op) -> None:
         # One input channel: the multiplier's channels are a convolution's output channels.
         source = float_weights(ctx, 1, 3) if kind == "float32" else weights
         filters = builder.constant(np.ascontiguousarray(source.reshape(kh, kw, oc).transpose(2, 0, 1)[..., None]))
-        acc = _accumulate(ctx, x, filters, (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
+        acc = accumulate(ctx, x, filters, (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
                           [0, f"d1 * {sy} + d4 * {dy}", f"d2 * {sx} + d5 * {dx}", 6], [3, 4, 5, 6], [0, 1, 2, 3],
                           kind)
         result = _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation)
     elif multiplier == 1:
         filters = builder.reshape(builder_weights(ctx, 1, kind, 3), (kh, kw, c))
         # Loops: n, oh, ow, c, kh, kw.
-        acc = _accumulate(ctx, x, filters, (n, oh, ow, c), [PARALLEL] * 4 + [REDUCTION] * 2,
+        acc = accumulate(ctx, x, filters, (n, oh, ow, c), [PARALLEL] * 4 + [REDUCTION] * 2,
                           [0, f"d1 * {sy} + d4 * {dy}", f"d2 * {sx} + d5 * {dx}", 3], [4, 5, 3], [0, 1, 2, 3], kind)
         result = _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation)
     else:
         # Output channel c * multiplier + m: loops n, oh, ow, c, m, kh, kw over [.., C, M] accumulators.
         filters = builder.reshape(builder_weights(ctx, 1, kind, 3), (kh, kw, c, multiplier))
-        acc = _accumulate(ctx, x, filters, (n, oh, ow, c, multiplier), [PARALLEL] * 5 + [REDUCTION] * 2,
+        acc = accumulate(ctx, x, filters, (n, oh, ow, c, multiplier), [PARALLEL] * 5 + [REDUCTION] * 2,
                           [0, f"d1 * {sy} + d5 * {dy}", f"d2 * {sx} + d6 * {dx}", 3], [5, 6, 3, 4],
                           [0, 1, 2, 3, 4], kind)
         acc = builder.reshape(acc, (n, oh, ow, oc))
@@ -272,7 +272,7 @@ def fully_connected(ctx: LoweringContext, op) -> None:
         raise ctx.fail(f"an output of {y_t.elements} values for {batches} x {units}")
     x = ctx.builder.reshape(ctx.value(x_t.index), (batches, depth))
     # Loops: b, n, k.
-    acc = _accumulate(ctx, x, builder_weights(ctx, 1, kind, 0), (batches, units), [PARALLEL, PARALLEL, REDUCTION],
+    acc = accumulate(ctx, x, builder_weights(ctx, 1, kind, 0), (batches, units), [PARALLEL, PARALLEL, REDUCTION],
                       [0, 2],
                       [1, 2], [0, 1], kind)
     bias = _bias(ctx, 2, units, kind)
