@@ -84,10 +84,11 @@ class FixedPoint16:
     def narrow(self, a: ir.Value) -> ir.Value:
         return arith.TruncIOp(self.i16, a).result
 
-    def multiply(self, a: Int16, b: Int16) -> ir.Value:
+    def multiply(self, a: Int16, b: Int16, saturate: bool = True) -> ir.Value:
         """SaturatingRoundingDoublingHighMul on int16: round(a * b / 2^15),
         ties away from zero (a truncating division of the nudged product),
-        and 32767 for -32768 * -32768."""
+        and 32767 for -32768 * -32768. ``saturate=False`` leaves that case
+        out where an operand's range excludes -32768."""
         product = arith.MulIOp(self.widen(a), self.widen(b)).result
         zero = arith.ConstantOp(self.i32, ir.IntegerAttr.get(self.i32, 0)).result
         positive = arith.CmpIOp(arith.CmpIPredicate.sge, product, zero).result
@@ -96,7 +97,7 @@ class FixedPoint16:
         quotient = arith.DivSIOp(arith.AddIOp(product, nudge).result,
                                  arith.ConstantOp(self.i32, ir.IntegerAttr.get(self.i32, 1 << 15)).result).result
         result = self.narrow(quotient)
-        if any(isinstance(x, int) and x != INT16_MIN for x in (a, b)):
+        if not saturate or any(isinstance(x, int) and x != INT16_MIN for x in (a, b)):
             return result
         both_min = arith.AndIOp(self.compare(arith.CmpIPredicate.eq, a, INT16_MIN),
                                 self.compare(arith.CmpIPredicate.eq, b, INT16_MIN)).result
@@ -144,10 +145,11 @@ class FixedPoint16:
         """exp(a) for a in [-1/4, 0), Q0.15 in and out."""
         constant_term = rescale_constant(1895147668)  # exp(-1/8)
         one_third = rescale_constant(715827883)
+        # x in [-1/8, 1/8) and its powers: no product of -1 by -1 to saturate.
         x = self.add(a, 1 << 12)  # a + 1/8
-        x2 = self.multiply(x, x)
-        x3 = self.multiply(x2, x)
-        x4 = self.multiply(x2, x2)
+        x2 = self.multiply(x, x, saturate=False)
+        x3 = self.multiply(x2, x, saturate=False)
+        x4 = self.multiply(x2, x2, saturate=False)
         x4_over_4 = self.multiply_by_power_of_two(x4, -2)
         polynomial = self.multiply_by_power_of_two(
             self.add(self.multiply(self.add(x4_over_4, x3), one_third), x2), -1)
@@ -177,12 +179,14 @@ class FixedPoint16:
     def _reciprocal_newton_raphson(self, a: ir.Value) -> ir.Value:
         """1 / (1 + a) in Q2.13 for a in [0, 1) (Q0.15): three Newton-Raphson
         steps on the half denominator from 48/17 - 32/17 * d."""
+        # The half denominator is in [1/2, 1) and the estimate x in about [1, 2]
+        # (Q2.13): both positive, so no product saturates.
         half_denominator = self.rounding_half_sum(a, INT16_MAX)
         x = self.add(rescale_constant(1515870810), self.multiply(half_denominator, rescale_constant(-1010580540)))
         one = 1 << 13
         for _ in range(3):
-            error = self.sub(one, self.multiply(half_denominator, x))
-            x = self.add(x, self.multiply_by_power_of_two(self.multiply(x, error), 2))
+            error = self.sub(one, self.multiply(half_denominator, x, saturate=False))
+            x = self.add(x, self.multiply_by_power_of_two(self.multiply(x, error, saturate=False), 2))
         return x
 
     def one_over_one_plus_x(self, a: ir.Value) -> ir.Value:

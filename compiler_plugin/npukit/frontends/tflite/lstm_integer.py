@@ -129,7 +129,7 @@ def lower_integer_lstm(ctx: LoweringContext, op, lstm: LstmOperands) -> Value:
     input_part = builder.reshape(input_part, lstm.input.shape[:2] + (len(gates) * n_cell,))
 
     weights_rec = builder.constant(stacked(lstm.recurrent_weights, gates))
-    biases_rec = {g: folded_bias(None, -state_zp, lstm.recurrent_weights[g].data) for g in gates}
+    biases_rec = np.concatenate([folded_bias(None, -state_zp, lstm.recurrent_weights[g].data) for g in gates])
     peephole_tables = {g: _peephole_table(w.data, lstm) for g, w in lstm.peephole.items()}
     projection = None
     if lstm.projection_weights is not None:
@@ -153,11 +153,8 @@ def lower_integer_lstm(ctx: LoweringContext, op, lstm: LstmOperands) -> Value:
         inputs_t = take_step(builder, input_part, lstm.time_axis, t)
         recurrent = accumulate(ctx, h, weights_rec, (lstm.batch, len(gates) * n_cell), [PARALLEL, PARALLEL, REDUCTION],
                                [0, 2], [1, 2], [0, 1], "int8")
-        pre = {}
-        for k, g in enumerate(gates):
-            columns = ([0, k * n_cell], [lstm.batch, n_cell])
-            pre[g] = _preactivation(ctx, builder.slice(recurrent, *columns), builder.slice(inputs_t, *columns),
-                                    biases_rec[g], p.gates[g].recurrent)
+        every = _preactivations(ctx, recurrent, inputs_t, biases_rec, [p.gates[g].recurrent for g in gates], n_cell)
+        pre = {g: builder.slice(every, [0, k * n_cell], [lstm.batch, n_cell]) for k, g in enumerate(gates)}
         input_gate = None if lstm.cifg else gate("i", pre["i"], cell, "logistic")
         forget_gate = gate("f", pre["f"], cell, "logistic")
         cell_gate = gate("c", pre["c"], None, "tanh")
@@ -174,23 +171,31 @@ def lower_integer_lstm(ctx: LoweringContext, op, lstm: LstmOperands) -> Value:
     return out
 
 
-def _preactivation(ctx: LoweringContext, recurrent: Value, inputs: Value, bias: np.ndarray,
-                   multiplier: tuple[int, int]) -> Value:
-    """sat16(MBQM(recurrent + bias, M_rec) + the step's input part)."""
-    m, shift = multiplier
-    left, right = split_shift(shift)
-    operands = [recurrent, inputs]
-    with_bias = bool(np.any(bias != 0))
-    if with_bias:
-        operands.append(ctx.builder.constant(bias))
+def _preactivations(ctx: LoweringContext, recurrent: Value, inputs: Value, bias: np.ndarray,
+                    multipliers: list[tuple[int, int]], n_cell: int) -> Value:
+    """Every gate's sat16(MBQM(recurrent + bias, M_rec) + the step's input
+    part), [batch, gates * cells]: one operation for all gates, with each
+    gate's multiplier as a table over its columns."""
+    builder = ctx.builder
+    split = [split_shift(s) for _, s in multipliers]
+    tables = {"multiplier": [m for m, _ in multipliers], "left": [left for left, _ in split],
+              "right": [right for _, right in split]}
+    per_column = {name: np.repeat(np.asarray(values, np.int32), n_cell) for name, values in tables.items()}
+    per_column["bias"] = np.asarray(bias, np.int32)
+    names = [name for name, values in per_column.items() if np.any(values != values[0])]
+    uniform = {name: int(values[0]) for name, values in per_column.items() if name not in names}
+    full, column = affine_map(2, [0, 1]), affine_map(2, [1])
+    operands = [(recurrent, full), (inputs, full)] + [(builder.constant(per_column[n]), column) for n in names]
 
-    def body(r, x, *b):
+    def body(r, x, *rest):
         fixed = FixedPoint()
-        acc = fixed.add(r, b[0]) if with_bias else r
-        scaled = fixed.multiply_by_quantized_multiplier(acc, m, left, right)
+        p = dict(uniform)
+        p.update(zip(names, rest[:len(names)]))
+        acc = r if p["bias"] == 0 else fixed.add(r, p["bias"])
+        scaled = fixed.multiply_by_quantized_multiplier(acc, p["multiplier"], p["left"], p["right"])
         return fixed.truncate(fixed.clamp(fixed.add(scaled, fixed.extend(x)), -32768, 32767), 16)
 
-    return ctx.builder.elementwise(operands, "int16", body)
+    return builder.generic(operands, [(builder.empty(recurrent.shape, "int16"), full)], [PARALLEL, PARALLEL], body)[0]
 
 
 def _peephole_table(weights: np.ndarray, lstm: LstmOperands) -> np.ndarray:
