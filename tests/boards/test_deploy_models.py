@@ -71,12 +71,13 @@ def test_cli_prints_table_writes_json_and_keeps_a_project(tmp_path, capsys):
 def test_outputs_that_differ_from_the_host_fail_the_deploy(tmp_path, monkeypatch, capsys):
     import npukit
 
-    real_run = npukit.run
+    real_load = npukit.load
 
-    def wrong_host_outputs(artifact, *inputs, **kwargs):
-        return [o + np.float32(1.0) for o in real_run(artifact, *inputs, **kwargs)]
+    def wrong_host_outputs(artifact, **kwargs):
+        loaded = real_load(artifact, **kwargs)
+        return lambda *inputs: [o + np.float32(1.0) for o in loaded(*inputs)]
 
-    monkeypatch.setattr(npukit, "run", wrong_host_outputs)
+    monkeypatch.setattr(npukit, "load", wrong_host_outputs)
     status = npukit_main(["deploy", str(DIGITS), "--board", "virt-rv32imf", "--json", str(tmp_path / "r.json")])
     captured = capsys.readouterr()
     assert status == 1

@@ -288,6 +288,17 @@ def _dispatch_instructions(run: qemu_runner.FirmwareRun) -> dict[str, int]:
     return found
 
 
+def _host_outputs(host: CompileResult, sample_inputs: list[list[np.ndarray]], runtime: str) -> list[list[np.ndarray]]:
+    """Each sample's outputs on the host, from the calls the firmware makes
+    in the order it makes them (samples/model/main.c: the first sample twice,
+    its second run checked, then each other sample once) on one loaded
+    model: a model with state (an LSTM's, an SVDF's variable tensors) carries
+    it from call to call as on the board."""
+    loaded = npukit.load(host, runtime=runtime)
+    loaded(*sample_inputs[0])
+    return [loaded(*arrays) for arrays in sample_inputs]
+
+
 def deploy(
     model: str | Path,
     board: str | Board,
@@ -321,7 +332,9 @@ def deploy(
     ``inputs`` are arrays or .npy files, one per model input (default: seeded
     random inputs). ``samples`` random input sets (seeds ``seed``,
     ``seed + 1``, ...) run on the board one after the other and are each
-    checked against the host; the figures come from the first.
+    checked against the host, which makes the same calls in the same order
+    (a model with variable tensors carries its state alike); the figures
+    come from the first.
 
     ``keep`` is a directory (which must not exist yet) that receives the
     firmware project, the model compiled for the board and the host's
@@ -367,12 +380,12 @@ def deploy(
             quiet = replace(mynpu, report=None, show_cpu_operations=False)
             host = npukit.compile(model, target=npu, output="embedded", out_dir=work / "host",
                                   execution_model=execution_model, mynpu=quiet, cpu_pipeline=cpu_pipeline)
-            host_outputs = [npukit.run(host, *arrays, runtime="npukit") for arrays in sample_inputs]
+            host_outputs = _host_outputs(host, sample_inputs, runtime="npukit")
         else:
             say("computing the expected outputs on the host (IREE's runtime)")
             host = npukit.compile(model, target="host", output="vmfb", out_dir=work / "host",
                                   cpu_pipeline=cpu_pipeline)
-            host_outputs = [npukit.run(host, *arrays) for arrays in sample_inputs]
+            host_outputs = _host_outputs(host, sample_inputs, runtime="stock")
 
         project_dir = work / "firmware"
         say(f"writing the firmware project for {board.name}")

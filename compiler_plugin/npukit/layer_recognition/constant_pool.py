@@ -46,7 +46,10 @@ def composite_bytes(attr: ir.Attribute) -> bytes:
 
 
 def _stored_constants(module: ir.Operation) -> dict[str, bytes]:
-    """Global name -> bytes, for globals an initializer fills from a composite constant."""
+    """Global name -> bytes, for globals an initializer fills from a composite
+    constant. The same initializer may also set up other globals (a model's
+    variable tensors: their resources, offsets and timepoints); the pool's
+    global is the one that receives a constant resource."""
     found: dict[str, bytes] = {}
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
@@ -57,7 +60,7 @@ def _stored_constants(module: ir.Operation) -> dict[str, bytes]:
         def visit(inner: ir.Operation) -> ir.WalkResult:
             if inner.name == "util.buffer.constant":
                 constants.append(inner)
-            elif inner.name == "util.global.store":
+            elif inner.name == "util.global.store" and _resource_lifetime(inner.operands[0]) == "constant":
                 stores.append(ir.FlatSymbolRefAttr(inner.attributes["global"]).value)
             return ir.WalkResult.ADVANCE
 

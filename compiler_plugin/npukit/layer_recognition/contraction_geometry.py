@@ -137,6 +137,9 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
     ic_dims = [d for d, r in roles.items() if r == "IC"]
     if len(ic_dims) > 1:
         raise NotSupported("more than one input-channel dimension")
+    if depthwise and ic_dims:
+        # Each channel's own dot product over several inputs (an SVDF's time filter): a grouped layer.
+        raise NotSupported("a depthwise channel that also sums over input channels")
     ic = sizes[ic_dims[0]] if ic_dims else 1
     oc = sizes[channel[0]]
     if depthwise:

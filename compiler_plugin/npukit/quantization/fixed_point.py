@@ -171,6 +171,47 @@ class FixedPoint:
         signed = arith.SelectOp(negative, arith.SubIOp(c(0), result).result, result).result
         return self.saturate32(signed)
 
+    def saturating_multiply_by_power_of_two(self, x: ir.Value, exponent: int) -> ir.Value:
+        """gemmlowp's SaturatingRoundingMultiplyByPOT on int32: a rounding
+        right shift for a negative exponent, a left shift saturated to int32
+        for a positive one."""
+        if exponent <= 0:
+            return self.rounding_divide_by_power_of_two(x, -exponent)
+        threshold = (1 << (31 - exponent)) - 1
+        shifted = arith.ShLIOp(x, self.constant(exponent)).result
+        high = self.select(arith.CmpIOp(arith.CmpIPredicate.sgt, x, self.constant(threshold)).result, _I32_MAX, shifted)
+        return self.select(arith.CmpIOp(arith.CmpIPredicate.slt, x, self.constant(-threshold)).result, _I32_MIN, high)
+
+    def inverse_sqrt_multiplier(self, x: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """TFLite's GetInvSqrtQuantizedMultiplierExp of a positive int32
+        ``x``, as the integer layer norm calls it (reverse shift -1): the
+        multiplier and right shift an MBQM divides by ``sqrt(x)`` with, from
+        five Newton-Raphson steps in Q3.28 on ``x`` normalised to [2^27, 2^29)
+        by pairs of bits; (INT32_MAX, 0) for x <= 1."""
+        c = self.constant
+        large = arith.CmpIOp(arith.CmpIPredicate.sge, x, c(1 << 29)).result
+        reduced = self.select(large, arith.ShRSIOp(x, c(2)).result, x)  # x < 2^31: at most one division by 4
+        shift = self.select(large, 12, 11)
+        # Pairs of bits x can be shifted left by and stay below 2^29.
+        pairs = self.sub(arith.ShRUIOp(self.sub(self.count_leading_zeros(reduced), 1), c(1)).result, 1)
+        shift = self.sub(shift, pairs)
+        normalised = arith.ShLIOp(reduced, arith.ShLIOp(pairs, c(1)).result).result
+        half_input = self.rounding_divide_by_power_of_two(arith.ShRSIOp(normalised, c(1)).result, 1)
+        half_three = (1 << 28) + (1 << 27)  # 1.5 in Q3.28
+        y = c(1 << 28)  # 1.0 in Q3.28
+        for _ in range(5):
+            cube = self.saturating_multiply_by_power_of_two(
+                self.saturating_doubling_high_multiply(self.saturating_doubling_high_multiply(y, y), y), 6)
+            difference = self.sub(self.saturating_doubling_high_multiply(c(half_three), y),
+                                  self.saturating_doubling_high_multiply(half_input, cube))
+            y = self.saturating_multiply_by_power_of_two(difference, 3)
+        y = self.saturating_doubling_high_multiply(y, 1518500250)  # times sqrt(2) / 2
+        negative = arith.CmpIOp(arith.CmpIPredicate.slt, shift, c(0)).result
+        y = self.select(negative, arith.ShLIOp(y, self.sub(0, shift)).result, y)
+        shift = self.select(negative, 0, shift)
+        small = arith.CmpIOp(arith.CmpIPredicate.sle, x, c(1)).result
+        return self.select(small, _I32_MAX, y), self.select(small, 0, shift)
+
     def count_leading_zeros(self, x: ir.Value) -> ir.Value:
         return math.CountLeadingZerosOp(x).result
 

@@ -127,6 +127,20 @@ def requantization_multiplier(s_in, s_out) -> tuple[int, int]:
     return tflite_multiplier(float(s_in) / float(s_out))
 
 
+def svdf_multipliers(input_scale, feature_weights_scale, time_weights_scale, state_scale, output_scale,
+                     single_precision: bool) -> tuple[tuple[int, int], tuple[int, int]]:
+    """SVDF's two multipliers: input times feature weights to the state's
+    scale, and state times time weights to the output's. TFLite's kernel
+    forms them in double precision; TFLite Micro's in single precision."""
+    if single_precision:
+        first = f32(f32(f32(input_scale) * f32(feature_weights_scale)) / f32(state_scale))
+        second = f32(f32(f32(state_scale) * f32(time_weights_scale)) / f32(output_scale))
+        return tflite_multiplier(float(first)), tflite_multiplier(float(second))
+    first = float(input_scale) * float(feature_weights_scale) / float(state_scale)
+    second = float(state_scale) * float(time_weights_scale) / float(output_scale)
+    return tflite_multiplier(first), tflite_multiplier(second)
+
+
 def single_precision_ratio_multiplier(numerator, s_out) -> tuple[int, int]:
     """RELU family, LEAKY_RELU, PRELU: a ratio formed in single precision."""
     return tflite_multiplier(float(f32(f32(numerator) / f32(s_out))))

@@ -94,7 +94,7 @@ def accumulator_dtype(ctx: LoweringContext, op, kind: str, bias_position: int) -
     kernels read an int32 bias as int64 unless the option says INT32, so
     that combination is refused rather than guessed."""
     if kind != "int16x8":
-        return {"int8": "int32", "float32": "float32", "hybrid": "int32"}[kind]
+        return DEFAULT_ACCUMULATORS[kind]
     declared = (op.options or {}).get("quantized_bias_type", 0)
     bias = ctx.input(bias_position)
     if declared == TENSOR_TYPE_INT32:
@@ -107,9 +107,14 @@ def accumulator_dtype(ctx: LoweringContext, op, kind: str, bias_position: int) -
     return "int64"
 
 
-def _accumulate(ctx: LoweringContext, x: Value, w: Value, out_shape, iterators, x_map, w_map, out_map,
-                kind: str, acc_dtype: str) -> Value:
-    """The contraction: sum of x * w into ``acc_dtype`` (see accumulator_dtype)."""
+DEFAULT_ACCUMULATORS = {"int8": "int32", "int16x8": "int64", "float32": "float32", "hybrid": "int32"}
+
+
+def accumulate(ctx: LoweringContext, x: Value, w: Value, out_shape, iterators, x_map, w_map, out_map,
+               kind: str, acc_dtype: str | None = None) -> Value:
+    """The contraction: sum of x * w into ``acc_dtype`` (see accumulator_dtype; by default int32 for
+    int8, int64 for int16x8, float32)."""
+    acc_dtype = acc_dtype or DEFAULT_ACCUMULATORS[kind]
     builder = ctx.builder
     init = builder.filled(out_shape, acc_dtype, 0)
     acc_type = element_type(acc_dtype)
@@ -247,8 +252,8 @@ def conv_2d(ctx: LoweringContext, op) -> None:
     sy, sx = stride
     dy, dx = dilation
     # Loops: n, oh, ow, oc, kh, kw, ic.
-    acc = _accumulate(ctx, x, w_value, (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
-                      [0, f"d1 * {sy} + d4 * {dy}", f"d2 * {sx} + d5 * {dx}", 6], [3, 4, 5, 6], [0, 1, 2, 3], kind, acc_dtype)
+    acc = accumulate(ctx, x, w_value, (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
+                     [0, f"d1 * {sy} + d4 * {dy}", f"d2 * {sx} + d5 * {dx}", 6], [3, 4, 5, 6], [0, 1, 2, 3], kind, acc_dtype)
     bias = _bias(ctx, 2, oc, kind)
     activation = op.option("fused_activation_function", 0)
     if kind == "hybrid":
@@ -294,20 +299,20 @@ def depthwise_conv_2d(ctx: LoweringContext, op) -> None:
         # One input channel: the multiplier's channels are a convolution's output channels.
         source = float_weights(ctx, 1, 3) if kind == "float32" else weights
         filters = builder.constant(np.ascontiguousarray(source.reshape(kh, kw, oc).transpose(2, 0, 1)[..., None]))
-        acc = _accumulate(ctx, x, filters, (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
+        acc = accumulate(ctx, x, filters, (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
                           [0, f"d1 * {sy} + d4 * {dy}", f"d2 * {sx} + d5 * {dx}", 6], [3, 4, 5, 6], [0, 1, 2, 3],
                           kind, acc_dtype)
         result = _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation)
     elif multiplier == 1:
         filters = builder.reshape(builder_weights(ctx, 1, kind, 3), (kh, kw, c))
         # Loops: n, oh, ow, c, kh, kw.
-        acc = _accumulate(ctx, x, filters, (n, oh, ow, c), [PARALLEL] * 4 + [REDUCTION] * 2,
-                          [0, f"d1 * {sy} + d4 * {dy}", f"d2 * {sx} + d5 * {dx}", 3], [4, 5, 3], [0, 1, 2, 3], kind, acc_dtype)
+        acc = accumulate(ctx, x, filters, (n, oh, ow, c), [PARALLEL] * 4 + [REDUCTION] * 2,
+                         [0, f"d1 * {sy} + d4 * {dy}", f"d2 * {sx} + d5 * {dx}", 3], [4, 5, 3], [0, 1, 2, 3], kind, acc_dtype)
         result = _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation)
     else:
         # Output channel c * multiplier + m: loops n, oh, ow, c, m, kh, kw over [.., C, M] accumulators.
         filters = builder.reshape(builder_weights(ctx, 1, kind, 3), (kh, kw, c, multiplier))
-        acc = _accumulate(ctx, x, filters, (n, oh, ow, c, multiplier), [PARALLEL] * 5 + [REDUCTION] * 2,
+        acc = accumulate(ctx, x, filters, (n, oh, ow, c, multiplier), [PARALLEL] * 5 + [REDUCTION] * 2,
                           [0, f"d1 * {sy} + d5 * {dy}", f"d2 * {sx} + d6 * {dx}", 3], [5, 6, 3, 4],
                           [0, 1, 2, 3, 4], kind, acc_dtype)
         acc = builder.reshape(acc, (n, oh, ow, oc))
@@ -338,7 +343,7 @@ def fully_connected(ctx: LoweringContext, op) -> None:
             raise ctx.unsupported("a dynamic-range fully connected layer with asymmetric input quantization")
         x, row_scales = hybrid.symmetric_quantize_rows(ctx, x)
     # Loops: b, n, k.
-    acc = _accumulate(ctx, x, builder_weights(ctx, 1, kind, 0), (batches, units), [PARALLEL, PARALLEL, REDUCTION],
+    acc = accumulate(ctx, x, builder_weights(ctx, 1, kind, 0), (batches, units), [PARALLEL, PARALLEL, REDUCTION],
                       [0, 2],
                       [1, 2], [0, 1], kind, acc_dtype)
     bias = _bias(ctx, 2, units, kind)
@@ -414,7 +419,7 @@ def transpose_conv(ctx: LoweringContext, op) -> None:
     flipped = np.ascontiguousarray(weights[:, ::-1, ::-1, :])
     if kind == "float32" and w_t.dtype != "float32":
         flipped = np.ascontiguousarray(float_weights(ctx, 1, 0)[:, ::-1, ::-1, :])
-    acc = _accumulate(ctx, x, builder.constant(flipped), (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
+    acc = accumulate(ctx, x, builder.constant(flipped), (n, oh, ow, oc), [PARALLEL] * 4 + [REDUCTION] * 3,
                       [0, "d1 + d4", "d2 + d5", 6], [3, 4, 5, 6], [0, 1, 2, 3], kind, acc_dtype)
     bias = _bias(ctx, 3, oc, kind)
     scales = None if kind == "float32" else _weight_scales(ctx, w_t, oc, 0)

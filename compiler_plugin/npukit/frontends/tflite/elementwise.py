@@ -186,11 +186,14 @@ def maximum_minimum(ctx: LoweringContext, op) -> None:
 def quantize(ctx: LoweringContext, op) -> None:
     x_t, y_t = ctx.input(0), ctx.output()
     builder = ctx.builder
-    if y_t.dtype not in ("int8", "int16", "uint8"):
-        raise ctx.unsupported(f"a QUANTIZE to {y_t.dtype}", supported="to int8, int16 or uint8")
+    if y_t.dtype not in ("int8", "int16", "uint8", "int32"):
+        raise ctx.unsupported(f"a QUANTIZE to {y_t.dtype}", supported="to int8, int16, uint8 or int32")
+    if y_t.dtype == "int32" and x_t.dtype != "int16":
+        raise ctx.unsupported(f"a QUANTIZE of {x_t.dtype} to int32 (TFLite requantizes int16 to int32)")
     qy = ctx.per_tensor(y_t, "output")
     low, high = INT_RANGES[y_t.dtype]
     width = WIDTHS[y_t.dtype]
+    narrow = (lambda v: v) if width == 32 else (lambda v: FixedPoint().truncate(v, width))  # noqa: E731
     if x_t.dtype == "float32":
         scale = float(qy.scale)
 
@@ -198,8 +201,10 @@ def quantize(ctx: LoweringContext, op) -> None:
             fixed = FixedPoint()
             divided = arith.DivFOp(x, _f32_constant(scale)).result
             q = fixed.add(round_half_away_f32(divided), qy.zero_point)
-            return fixed.truncate(fixed.clamp(q, low, high), width)
-    elif x_t.dtype in ("int8", "int16", "uint8"):
+            return narrow(fixed.clamp(q, low, high))
+    elif x_t.dtype in ("int8", "int16", "uint8", "int32"):
+        if x_t.dtype == "int32" and y_t.dtype not in ("int8", "int16"):
+            raise ctx.unsupported(f"a QUANTIZE of int32 to {y_t.dtype} (TFLite requantizes int32 to int8 or int16)")
         qx = ctx.per_tensor(x_t, "input")
         multiplier, shift = requantization_multiplier(qx.scale, qy.scale)
         unsigned = x_t.dtype == "uint8"
@@ -209,7 +214,7 @@ def quantize(ctx: LoweringContext, op) -> None:
             wide = arith.ExtUIOp(fixed.i32, x).result if unsigned else fixed.extend(x)
             centred = fixed.sub(wide, qx.zero_point) if qx.zero_point else wide
             scaled = fixed.multiply_by_quantized_multiplier(centred, multiplier, *split_shift(shift))
-            return fixed.truncate(fixed.clamp(fixed.add(scaled, qy.zero_point), low, high), width)
+            return narrow(fixed.clamp(fixed.add(scaled, qy.zero_point), low, high))
     else:
         raise ctx.unsupported(f"a QUANTIZE of {x_t.dtype}", supported="of float32, int8, int16 or uint8")
     ctx.define(0, builder.elementwise([ctx.value(x_t.index)], "int8" if y_t.dtype == "uint8" else y_t.dtype, body))

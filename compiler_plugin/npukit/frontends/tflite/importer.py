@@ -18,7 +18,8 @@ from npukit.errors import InternalError, ModelError
 from npukit.frontends.imported_model import ImportedModel
 from npukit.frontends.model_format import ModelFormat
 from npukit.frontends.signature import EntryPoint, TensorSpec
-from npukit.frontends.tflite import contractions, elementwise, pooling, resampling, shape_operators, softmax  # noqa: F401
+from npukit.frontends.tflite import contractions, elementwise, pooling, recurrent, resampling, shape_operators, \
+    softmax  # noqa: F401
 from npukit.frontends.tflite.flatbuffer_reader import TfliteGraph, read_tflite
 from npukit.frontends.tflite.graph_checks import check_graph
 from npukit.frontends.tflite.lowering import LOWERINGS, LoweringContext, UnsupportedOperator
@@ -43,12 +44,14 @@ def _check_signature(graph: TfliteGraph) -> None:
         raise ModelError(f"{graph.path}: the model has no outputs")
 
 
-def lower_graph(graph: TfliteGraph) -> tuple[ModuleBuilder, LoweringContext]:
-    """The model's MLIR module (raises ModelError / UnsupportedOperator)."""
+def lower_graph(graph: TfliteGraph, unroll_time_steps: bool = False) -> tuple[ModuleBuilder, LoweringContext]:
+    """The model's MLIR module (raises ModelError / UnsupportedOperator).
+    ``unroll_time_steps`` emits recurrent operators' steps one by one
+    instead of as a loop (for comparing the two)."""
     _check_signature(graph)
     check_graph(graph, set(LOWERINGS))
     builder = ModuleBuilder()
-    ctx = LoweringContext(graph, builder)
+    ctx = LoweringContext(graph, builder, unroll_time_steps=unroll_time_steps)
     arguments = builder.begin_function(FUNCTION, [(graph.tensors[i].shape, graph.tensors[i].dtype)
                                                   for i in graph.inputs])
     for i, value in zip(graph.inputs, arguments):

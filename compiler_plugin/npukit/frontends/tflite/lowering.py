@@ -47,7 +47,10 @@ class LoweringContext:
     operator: Operator | None = None
     # Flags the module needs from IREE (IREE demotes f64 to f32 unless told not to).
     uses_f64: bool = False
+    # The mutable globals made for the model's variable tensors (variable_state.py).
     state: list[str] = field(default_factory=list)
+    # Recurrent operators' time steps emitted one by one instead of as a loop (time_loop.py).
+    unroll_time_steps: bool = False
 
     # Tensors -------------------------------------------------------------------
 
