@@ -14,7 +14,7 @@ import pytest
 import npukit
 from npukit.frontends.tflite.lowering import UnsupportedOperator
 from compiler.tflite_operator_sweeps import SWEEPS
-from kernels.layer_sweeps import sweep_inputs
+from kernels.layer_sweeps import prepared_sweep
 from support.tflite_builder import Branch, Spec, build_model, run_reference
 
 FOUR_ULP = {"TANH", "LOGISTIC", "SOFTMAX", "EXP", "LOG_SOFTMAX", "ELU", "GELU", "RESIZE_BILINEAR"}
@@ -22,12 +22,8 @@ FOUR_ULP = {"TANH", "LOGISTIC", "SOFTMAX", "EXP", "LOG_SOFTMAX", "ELU", "GELU", 
 
 @pytest.fixture(scope="module", params=sorted(SWEEPS))
 def sweep(request, tmp_path_factory):
-    branches = SWEEPS[request.param]()
     path = tmp_path_factory.mktemp(request.param) / f"operators_{request.param}.tflite"
-    build_model(branches, path)
-    rng = np.random.default_rng(12)
-    inputs = [sweep_inputs(branches, rng) for _ in range(2)]
-    return request.param, branches, path, inputs, [run_reference(path, x) for x in inputs]
+    return prepared_sweep(request.param, SWEEPS[request.param](), path, seed=12)
 
 
 def check_outputs(got_outputs, want_outputs, branches, context: str) -> None:

@@ -190,6 +190,17 @@ SWEEPS = {"depthwise": depthwise_sweep, "conv": conv_sweep, "fully_connected": f
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 
 
+def prepared_sweep(name: str, branches: list[Branch], path, seed: int, samples: int = 2):
+    """A sweep as its tests use it: the model written to ``path``, seeded
+    inputs and the reference kernels' outputs for them."""
+    from support.tflite_builder import build_model, run_reference
+
+    build_model(branches, path)
+    rng = np.random.default_rng(seed)
+    inputs = [sweep_inputs(branches, rng) for _ in range(samples)]
+    return name, branches, path, inputs, [run_reference(path, x) for x in inputs]
+
+
 def sweep_inputs(branches: list[Branch], rng) -> list[np.ndarray]:
     from support.tflite_builder import random_input
 

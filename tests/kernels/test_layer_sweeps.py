@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import npukit
-from kernels.layer_sweeps import SWEEPS, sweep_inputs
-from support.tflite_builder import build_model, run_reference
+from kernels.layer_sweeps import SWEEPS, prepared_sweep
+from support.tflite_builder import run_reference
 
 
 def _kernel_space(branch) -> bool:
@@ -43,12 +43,8 @@ def _kernel_space(branch) -> bool:
 
 @pytest.fixture(scope="module", params=sorted(SWEEPS))
 def sweep(request, tmp_path_factory):
-    branches = SWEEPS[request.param]()
     path = tmp_path_factory.mktemp(request.param) / f"sweep_{request.param}.tflite"
-    build_model(branches, path)
-    rng = np.random.default_rng(11)
-    inputs = [sweep_inputs(branches, rng) for _ in range(2)]
-    return request.param, branches, path, inputs, [run_reference(path, x) for x in inputs]
+    return prepared_sweep(request.param, SWEEPS[request.param](), path, seed=11)
 
 
 def _check(got_outputs, want_outputs, branches, context: str) -> None:
