@@ -214,15 +214,22 @@ def reduce_extremum(ctx: LoweringContext, op) -> None:
         raise ctx.unsupported(f"a {op.opcode} over an empty axis")
     kept = [d for d in range(rank) if d not in axes]
     largest = op.opcode == "REDUCE_MAX"
-    if x_t.dtype == "float32":
-        init = -math.inf if largest else math.inf
-        combine = (lambda v, a: float_max(a, v)) if largest else (lambda v, a: float_min(a, v))
-    else:
-        low, high = INT_RANGES[x_t.dtype]
-        init = low if largest else high
-        combine = (lambda v, a: arith.MaxSIOp(a, v).result) if largest else (lambda v, a: arith.MinSIOp(a, v).result)
-    start = builder.filled([x_t.shape[d] for d in kept], x_t.dtype, init)
     iterators = [REDUCTION if d in axes else PARALLEL for d in range(rank)]
-    result = builder.generic([(ctx.value(x_t.index), affine_map(rank, list(range(rank))))],
-                             [(start, affine_map(rank, kept))], iterators, combine)[0]
+    source = [(ctx.value(x_t.index), affine_map(rank, list(range(rank))))]
+    if x_t.dtype == "float32":
+        combine = (lambda v, a: float_max(a, v)) if largest else (lambda v, a: float_min(a, v))
+        start = builder.filled([x_t.shape[d] for d in kept], "float32", -math.inf if largest else math.inf)
+        result = builder.generic(source, [(start, affine_map(rank, kept))], iterators, combine)[0]
+    else:
+        # Compared in int32: an i8 maximum reduction compiled for RV32 compared unsigned (the reductions
+        # sweep on virt-rv32imf gave -2 as the maximum of a row holding 127).
+        low, high = INT_RANGES[x_t.dtype]
+        i32 = element_type("int32")
+        pick = arith.MaxSIOp if largest else arith.MinSIOp
+        combine = lambda v, a: pick(a, v if x_t.dtype == "int32" else arith.ExtSIOp(i32, v).result).result  # noqa: E731
+        start = builder.filled([x_t.shape[d] for d in kept], "int32", low if largest else high)
+        wide = builder.generic(source, [(start, affine_map(rank, kept))], iterators, combine)[0]
+        width = {"int8": 8, "int16": 16, "int32": 32}[x_t.dtype]
+        result = wide if width == 32 else builder.elementwise([wide], x_t.dtype,
+                                                              lambda v: FixedPoint().truncate(v, width))
     ctx.define(0, result)
