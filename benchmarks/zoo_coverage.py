@@ -73,7 +73,7 @@ def _refusals(manifest: dict, taken: set[str]) -> list[dict]:
     return rows
 
 
-def measure(name: str, path: str, work: str) -> dict:
+def measure(name: str, path: str, work: str, input_range=None) -> dict:
     """One model on the three paths (in a worker process)."""
     import npukit
     from npukit.mynpu.options import MynpuOptions
@@ -81,7 +81,7 @@ def measure(name: str, path: str, work: str) -> dict:
 
     out: dict = {"name": name}
     work_dir = Path(work) / name
-    ref = reference_run(Path(path), None, seed=0, count=SEEDED_INPUTS)
+    ref = reference_run(Path(path), input_range, seed=0, count=SEEDED_INPUTS)
     try:
         npu = npukit.compile(path, target="mynpu", output="embedded", out_dir=work_dir / "npu")
         rows = npu.manifest["mynpu"]["dispatches"]
@@ -121,7 +121,7 @@ def measure(name: str, path: str, work: str) -> dict:
     return out
 
 
-def _models(selected: set[str] | None) -> list[tuple[str, Path, int]]:
+def _models(selected: set[str] | None) -> list[tuple[str, Path, tuple[float, float] | None]]:
     from zoo.catalogue import entries, read_record
 
     found = []
@@ -131,7 +131,7 @@ def _models(selected: set[str] | None) -> list[tuple[str, Path, int]]:
         record = read_record(entry)
         if record.arithmetic != "int8" or record.recurrent:
             continue
-        found.append((entry.name, record.path, record.macs))
+        found.append((entry.name, record.path, record.input_range))
     return found
 
 
@@ -202,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="npukit-zoo-coverage-") as work, \
             ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(measure, name, str(path), work): name for name, path, _ in models}
+        futures = {pool.submit(measure, name, str(path), work, input_range): name
+                   for name, path, input_range in models}
         for future in tqdm(as_completed(futures), total=len(futures), desc="models", file=sys.stderr):
             try:
                 results.append(future.result())
