@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from npukit.driver.phases import ModuleHook
 from npukit.passes.input_check import RejectUnknownOperations
 from npukit.passes.keep_constant_globals import KeepConstantGlobals
+from npukit.passes.layer_boundaries import RemoveLayerBoundaries
 from npukit.passes.separate_layer_executables import SeparateLayerExecutables
 from npukit.passes.unyield_internal_calls import UnyieldInternalCalls
 
@@ -35,11 +36,11 @@ def passes_for(flags: list[str], output_format: str = "vm-bytecode",
     format, with the mynpu target's hooks when ``mynpu`` is given and the
     tuned CPU pipeline's when ``kernels`` is (layer kernel calls first, then
     TFLite's integer requantization for the dispatches they do not take)."""
-    hooks: dict[str, list[ModuleHook]] = {"start": [RejectUnknownOperations()]}
+    hooks: dict[str, list[ModuleHook]] = {"start": [RejectUnknownOperations()], "flow": [RemoveLayerBoundaries()]}
     tuned = [kernels] if kernels is not None else []
     if mynpu is not None or kernels is not None:
         # Layers that IREE gave one shared executable get one each: their constants become known.
-        hooks["flow"] = [SeparateLayerExecutables()]
+        hooks["flow"].append(SeparateLayerExecutables())
     if mynpu is not None:
         hooks["preprocessing"] = [mynpu.retarget]
         hooks["stream"] = [mynpu.partition, *tuned, mynpu.requantize_cpu_code]

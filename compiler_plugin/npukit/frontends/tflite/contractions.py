@@ -13,6 +13,7 @@ zp_in = 0`` and int32 arithmetic wraps alike in both orders.
 from __future__ import annotations
 
 import numpy as np
+from iree.compiler import ir
 from iree.compiler.dialects import arith
 
 from npukit.frontends.tflite import epilogues, hybrid
@@ -222,6 +223,34 @@ def _padded_input(ctx: LoweringContext, x: Value, kind: str, q_zero_point: int, 
     return ctx.builder.pad(x, [0, top, left, 0], [0, bottom, right, 0], fill)
 
 
+LAYER_BOUNDARY = "npukit.layer_boundary"  # npukit.passes.layer_boundaries.MARK
+
+# Consumers of a layer's output that IREE may fuse into the layer's dispatch
+# in a form the layer recogniser reads (a residual addition, a global
+# average) or that never fuse into it (other layers, data movement).
+_RECOGNISED_CONSUMERS = {"ADD", "AVERAGE_POOL_2D", "MEAN", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED",
+                         "TRANSPOSE_CONV", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "PAD", "PADV2",
+                         "SOFTMAX"}
+
+
+def define_layer_output(ctx: LoweringContext, value: Value) -> None:
+    """Defines a quantized layer's output. Where an operator outside
+    _RECOGNISED_CONSUMERS reads it (LEAKY_RELU, HARD_SWISH, LOGISTIC, MUL,
+    ...), the output passes through ``util.optimization_barrier``, so that
+    IREE does not fuse that operator into the layer's dispatch: the layer
+    stays a convolution with TFLite's output stage, which the NPU and the
+    tuned kernels take, and the operator runs in a dispatch of its own.
+    npukit.passes.layer_boundaries removes the barrier once IREE has formed
+    its dispatches."""
+    index = ctx.operator.outputs[0]
+    consumers = {op.opcode for op in ctx.graph.operators if index in op.inputs}
+    if value.dtype in ("int8", "int16") and consumers - _RECOGNISED_CONSUMERS:
+        barrier = ir.Operation.create("util.optimization_barrier", results=[value.value.type],
+                                      operands=[value.value], attributes={LAYER_BOUNDARY: ir.UnitAttr.get()})
+        value = Value(barrier.result, value.shape, value.dtype)
+    ctx.define(0, value)
+
+
 @lowers("CONV_2D")
 def conv_2d(ctx: LoweringContext, op) -> None:
     x_t, w_t, y_t = ctx.input(0), ctx.input(1), ctx.output()
@@ -263,7 +292,7 @@ def conv_2d(ctx: LoweringContext, op) -> None:
         return
     scales = None if kind == "float32" else _weight_scales(ctx, w_t, oc, 0)
     sums = weights.reshape(oc, -1).astype(np.int64).sum(axis=1) if kind != "float32" else None
-    ctx.define(0, _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation))
+    define_layer_output(ctx, _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation))
 
 
 @lowers("DEPTHWISE_CONV_2D")
@@ -317,7 +346,7 @@ def depthwise_conv_2d(ctx: LoweringContext, op) -> None:
                           [0, 1, 2, 3, 4], kind, acc_dtype)
         acc = builder.reshape(acc, (n, oh, ow, oc))
         result = _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation)
-    ctx.define(0, result)
+    define_layer_output(ctx, result)
 
 
 @lowers("FULLY_CONNECTED")
@@ -356,7 +385,7 @@ def fully_connected(ctx: LoweringContext, op) -> None:
     sums = weights.astype(np.int64).sum(axis=1) if kind != "float32" else None
     result = _output_stage(ctx, kind, acc, 1, x_t, y_t, scales, bias, sums,
                            op.option("fused_activation_function", 0), fully_connected=kind != "float32")
-    ctx.define(0, result)
+    define_layer_output(ctx, result)
 
 
 def transpose_padding(out: int, kernel: int, stride: int, padding: int) -> int:
@@ -425,4 +454,4 @@ def transpose_conv(ctx: LoweringContext, op) -> None:
     scales = None if kind == "float32" else _weight_scales(ctx, w_t, oc, 0)
     sums = weights.reshape(oc, -1).astype(np.int64).sum(axis=1) if kind != "float32" else None
     activation = op.option("fused_activation_function", 0)
-    ctx.define(0, _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation))
+    define_layer_output(ctx, _output_stage(ctx, kind, acc, 3, x_t, y_t, scales, bias, sums, activation))
