@@ -124,11 +124,30 @@ __attribute__((noinline)) static void dot_block(const int8_t* const* px, const i
   }
 }
 
-// Pixels y[j], x[j] (j < n) of channel vectors ch[0 .. mr - 1] stored.
-__attribute__((noinline)) static void store_block(const npl_stage_t* s, const npl_channels_t* ch, const npk_v* acc,
-                                                 int32_t mr, int32_t n, const int32_t* y, const int32_t* x) {
+// Pixels y[j], x[j] (j < n) of channel vectors ch[0 .. mr - 1] (`channels` in all) stored.
+static inline __attribute__((always_inline)) void store_pixels(const npl_stage_t* s, const npl_channels_t* ch,
+                                                               const npk_v* acc, int32_t mr, int32_t channels,
+                                                               int32_t n, const int32_t* y, const int32_t* x,
+                                                               const int32_t stage, const int32_t clamp) {
   for (int32_t j = 0; j < n; ++j) {
-    for (int32_t i = 0; i < mr; ++i) npl_store(s, &ch[i], acc[i * NP_MAX + j], y[j], x[j]);
+    npk_v a[MR_MAX];
+    for (int32_t i = 0; i < MR_MAX; ++i) a[i] = acc[(i < mr ? i : 0) * NP_MAX + j];
+    npl_store_pixel(s, ch, a, mr, channels, y[j], x[j], stage, clamp);
+  }
+}
+
+#define STORE_CASE(STAGE, CLAMP)                                                       \
+  case (STAGE) * 2 + (CLAMP):                                                         \
+    store_pixels(s, ch, acc, mr, channels, n, y, x, STAGE, CLAMP);                    \
+    break;
+
+__attribute__((noinline)) static void store_block(const npl_stage_t* s, int32_t form, const npl_channels_t* ch,
+                                                 const npk_v* acc, int32_t mr, int32_t channels, int32_t n,
+                                                 const int32_t* y, const int32_t* x) {
+  switch (form) {
+    NPL_FORMS(STORE_CASE)
+    default:
+      break;
   }
 }
 
@@ -161,7 +180,11 @@ int npukit_s8_conv_lanes_x86(const int32_t* p, size_t input, size_t output, size
   const int32_t tail = last_segment + 4 * k.segment_groups;  // a pixel's reads end here
   int8_t copy[4 * MAX_GROUPS] __attribute__((aligned(64)));
 
-  const npl_stage_t stage = npl_stage(&o);
+  const npk_out_t vo = npk_out(&o);
+  const npk_add_t add = npk_add(&vo);
+  npl_stage_t stage;
+  npl_stage(&stage, &o, &vo, &add);
+  const int32_t form = npl_form(&stage);
   const int32_t vectors = (oc + NPK_LANES - 1) / NPK_LANES, pixels = oh * ow;
   for (int32_t v0 = 0; v0 < vectors; v0 += MR_MAX) {
     const int32_t mr = vectors - v0 < MR_MAX ? vectors - v0 : MR_MAX, np_full = pixels_for[mr];
@@ -175,6 +198,7 @@ int npukit_s8_conv_lanes_x86(const int32_t* p, size_t input, size_t output, size
       // A block of 16 channels' words is 64 bytes; with AVX2 a vector is its first or second half.
       wp[i] = weights + c0 / NPUKIT_S8_LANE_BLOCK * k.groups * 64 + c0 % NPUKIT_S8_LANE_BLOCK * 4;
     }
+    const int32_t channels = oc - v0 * NPK_LANES < mr * NPK_LANES ? oc - v0 * NPK_LANES : mr * NPK_LANES;
     npk_v acc[MR_MAX * NP_MAX];
     int32_t ys[NP_MAX], xs[NP_MAX];
     const int8_t* px[NP_MAX];
@@ -189,7 +213,7 @@ int npukit_s8_conv_lanes_x86(const int32_t* p, size_t input, size_t output, size
       p0 += np;
       if (last + tail <= end || (k.segment & 3) == 0) {
         dot_block(px, goff, k.groups, wp, start, acc, mr, np);
-        store_block(&stage, ch, acc, mr, np, ys, xs);
+        store_block(&stage, form, ch, acc, mr, channels, np, ys, xs);
         continue;
       }
       // Near the end: each pixel on its own, the ones reaching past it from a zero-padded copy.
@@ -205,7 +229,7 @@ int npukit_s8_conv_lanes_x86(const int32_t* p, size_t input, size_t output, size
           one[0] = copy, offsets = dense;
         }
         dot_block(one, offsets, k.groups, wp, start, acc, mr, 1);
-        store_block(&stage, ch, acc, mr, 1, &ys[j], &xs[j]);
+        store_block(&stage, form, ch, acc, mr, channels, 1, &ys[j], &xs[j]);
       }
     }
   }

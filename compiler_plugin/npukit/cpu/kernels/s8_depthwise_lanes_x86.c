@@ -91,6 +91,40 @@ static inline void channel_order(const npk_v* a, npk_v* out) {
 #endif
 }
 
+// The output pixels of one block (half) of `n` channels: `ch` their
+// channel vectors (`live` of them), `w` the block's (half's) weights.
+static inline __attribute__((always_inline)) void rows(const taps_t* tp, const npl_stage_t* s,
+                                                       const npl_channels_t* ch, int32_t live, int32_t n,
+                                                       const int8_t* in, const int8_t* w, const npk_v* start,
+                                                       int32_t oh, int32_t ow, int32_t step_y, int32_t step_x,
+                                                       const int32_t stage, const int32_t clamp) {
+  for (int32_t y = 0; y < oh; ++y) {
+    const int8_t* row = in + y * step_y;
+    for (int32_t x = 0; x < ow; ++x) {
+      npk_v a[4], out[4];
+      pixel(tp, row + x * step_x, w, start, a);
+      channel_order(a, out);
+      npl_store_pixel(s, ch, out, live, n, y, x, stage, clamp);
+    }
+  }
+}
+
+#define ROWS_CASE(STAGE, CLAMP)                                                      \
+  case (STAGE) * 2 + (CLAMP):                                                       \
+    rows(tp, s, ch, live, n, in, w, start, oh, ow, step_y, step_x, STAGE, CLAMP);   \
+    break;
+
+__attribute__((noinline)) static void block_rows(const taps_t* tp, const npl_stage_t* s, int32_t form,
+                                                const npl_channels_t* ch, int32_t live, int32_t n, const int8_t* in,
+                                                const int8_t* w, const npk_v* start, int32_t oh, int32_t ow,
+                                                int32_t step_y, int32_t step_x) {
+  switch (form) {
+    NPL_FORMS(ROWS_CASE)
+    default:
+      break;
+  }
+}
+
 int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
   const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W], taps = kh * kw;
@@ -121,7 +155,11 @@ int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output,
   (void)reach;
 #endif
 
-  const npl_stage_t stage = npl_stage(&o);
+  const npk_out_t vo = npk_out(&o);
+  const npk_add_t add = npk_add(&vo);
+  npl_stage_t stage;
+  npl_stage(&stage, &o, &vo, &add);
+  const int32_t form = npl_form(&stage);
   const int32_t* bias = o.bias;
   for (int32_t c0 = 0; c0 < channels; c0 += NPUKIT_S8_DW_BLOCK) {
     const int32_t n = channels - c0 < NPUKIT_S8_DW_BLOCK ? channels - c0 : NPUKIT_S8_DW_BLOCK;
@@ -148,17 +186,10 @@ int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output,
       // AVX2: half h is channels 32h .. 32h + 31, the weights' bytes 32h .. 32h + 31 of each 64.
       npk_v start[4];
       for (int32_t k = 0; k < 4; ++k) start[k] = npk_load_vector(starts + 16 * k + 8 * h);
-      const int8_t* w = block_weights + 32 * h;
-      npl_channels_t* half_ch = &ch[4 * h];
       const int32_t half_live = live - 4 * h < 4 ? live - 4 * h : 4;
-      for (int32_t y = 0; y < oh; ++y) {
-        for (int32_t x = 0; x < ow; ++x) {
-          npk_v a[4], out[4];
-          pixel(&tp, in + y * step_y + x * step_x + c0 + 32 * h, w, start, a);
-          channel_order(a, out);
-          for (int32_t v = 0; v < half_live; ++v) npl_store(&stage, &half_ch[v], out[v], y, x);
-        }
-      }
+      const int32_t half_n = n - 32 * h < 4 * NPK_LANES ? n - 32 * h : 4 * NPK_LANES;
+      block_rows(&tp, &stage, form, &ch[4 * h], half_live, half_n, in + c0 + 32 * h, block_weights + 32 * h, start,
+                 oh, ow, step_y, step_x);
     }
   }
   return 1;

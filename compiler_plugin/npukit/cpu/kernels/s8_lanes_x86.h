@@ -23,11 +23,13 @@
 // A lane's int32 from memory of any alignment.
 typedef int32_t __attribute__((may_alias, aligned(1))) npl_word_t;
 
-// The layer's output stage.
+// The layer's output stage: npk_out's decisions and npk_add's constants
+// (made by the caller, as locals: copies of such structs would be memcpy
+// calls), and what follows from them.
 typedef struct {
   const npukit_s8_output_t* o;
-  npk_out_t vo;
-  npk_add_t add;
+  const npk_out_t* vo;
+  const npk_add_t* add;
   int32_t floor;   // the int8 value on one rounding (npk_scale_floor)
   int32_t clamp;   // the activation clamp is applied (not left to a saturating narrowing)
   int32_t left;    // some channel shifts left (general arithmetic)
@@ -35,18 +37,16 @@ typedef struct {
   int32_t in_zp;
 } npl_stage_t;
 
-static inline npl_stage_t npl_stage(const npukit_s8_output_t* o) {
-  npl_stage_t s;
-  s.o = o;
-  s.vo = npk_out(o);
-  s.add = npk_add(&s.vo);
-  s.floor = s.vo.small && s.vo.lo >= 0;
-  s.clamp = !s.vo.saturate;
-  s.left = 0;
-  for (int32_t c = 0; c < o->p[NPUKIT_S8_W_OUT_C]; ++c) s.left |= o->shift[c] > 0;
-  s.weight_sum = o->p + o->p[NPUKIT_S8_W_WEIGHT_SUM_AT];
-  s.in_zp = o->p[NPUKIT_S8_W_IN_ZP];
-  return s;
+static inline void npl_stage(npl_stage_t* s, const npukit_s8_output_t* o, const npk_out_t* vo, const npk_add_t* add) {
+  s->o = o;
+  s->vo = vo;
+  s->add = add;
+  s->floor = vo->small && vo->lo >= 0;
+  s->clamp = !vo->saturate;
+  s->left = 0;
+  for (int32_t c = 0; c < o->p[NPUKIT_S8_W_OUT_C]; ++c) s->left |= o->shift[c] > 0;
+  s->weight_sum = o->p + o->p[NPUKIT_S8_W_WEIGHT_SUM_AT];
+  s->in_zp = o->p[NPUKIT_S8_W_IN_ZP];
 }
 
 // The constants of NPK_LANES consecutive output channels.
@@ -146,97 +146,159 @@ static inline __attribute__((always_inline)) npk_v npl_requantize(const npl_chan
 #endif
 }
 
-// The int8 value (as int32 lanes, before the output zero point is added):
-// requantized and, unless the narrowing saturates instead, clamped.
+// The int8 value (as int32 lanes, before the output zero point is added)
+// on the arithmetic `stage` (an NPK_STAGE_*, a constant where the callers
+// specialize on it) applies: requantized and, where `clamp`, clamped to the
+// activation range (else a saturating narrowing is the clamp).
 static inline __attribute__((always_inline)) npk_v npl_int8(const npl_stage_t* s, const npl_channels_t* k,
-                                                             npk_v acc) {
+                                                             npk_v acc, const int32_t stage, const int32_t clamp) {
   npk_v x;
-  if (!s->vo.small) {
+  const int32_t floor = stage == NPK_STAGE_SMALL_FLOOR || (stage == NPK_STAGE_ADD_SMALL && s->floor);
+  if (stage == NPK_STAGE_GENERAL || stage == NPK_STAGE_ADD_GENERAL) {
     x = npl_requantize(k, acc, s->left);
-  } else if (s->floor) {
+  } else if (floor) {
     x = NPK_OP(srav_epi32)(npl_high_words(acc, k->m, k->m_odd, k->round_even, k->round_odd), k->floor_shift);
   } else {
-#if NPUKIT_S8_X86 == 512
-    const __m512i round = _mm512_set1_epi64((int64_t)1 << 31);
-#else
-    const __m256i round = _mm256_set1_epi64x((int64_t)1 << 31);
-#endif
+    const npk_v round = npl_set64((int64_t)1 << 31);
     x = npl_high_words(npk_add32(acc, acc), k->m, k->m_odd, round, round);
     x = NPK_OP(srav_epi32)(npk_add32(npk_add32(x, k->e_half), NPK_OP(srai_epi32)(x, 31)), k->e);
   }
-  return s->clamp || s->o->mode == NPUKIT_S8_OUT_ADD ? npk_clamp(x, s->vo.lo_v, s->vo.hi_v) : x;
+  return clamp ? npk_clamp(x, s->vo->lo_v, s->vo->hi_v) : x;
 }
 
-// Bytes of a residual (TFLite ADD) at `at` for the lanes of `lanes`, as int32 lanes.
-static inline npk_v npl_load_bytes(const int8_t* at, uint32_t lanes) {
+// Four vectors of int32 lanes narrowed to bytes with signed saturation, in
+// lane order: v0's lanes first. The packs work within 128-bit lanes, which
+// leaves each vector's 4-byte pieces spread; one permute gathers them.
+static inline npk_v npl_pack(npk_v v0, npk_v v1, npk_v v2, npk_v v3) {
 #if NPUKIT_S8_X86 == 512
-  return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8((__mmask16)lanes, at));
+  const __m512i b = _mm512_packs_epi16(_mm512_packs_epi32(v0, v1), _mm512_packs_epi32(v2, v3));
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
 #else
-  if (lanes == 0xffu) return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)at));
-  return _mm256_cvtepi8_epi32(_mm_cvtsi64_si128((long long)npk_load_run(at, lanes)));
+  const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(v0, v1), _mm256_packs_epi32(v2, v3));
+  return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 #endif
 }
 
-// The low byte of each lane (`saturate`: each lane narrowed with signed
-// saturation instead, AVX-512 only) stored at `at` for the lanes of `lanes`.
-static inline void npl_store_bytes(int8_t* at, npk_v v, uint32_t lanes, const int32_t saturate) {
+// The first n bytes of v stored at `at` (n <= 4 * NPK_LANES).
+static inline void npl_store_bytes(int8_t* at, npk_v v, int32_t n) {
 #if NPUKIT_S8_X86 == 512
-  const __m128i bytes = saturate ? _mm512_cvtsepi32_epi8(v) : _mm512_cvtepi32_epi8(v);
-  if (lanes == 0xffffu) {
-    _mm_storeu_si128((__m128i*)at, bytes);
+  if (n == 64) {
+    _mm512_storeu_si512(at, v);
   } else {
-    _mm_mask_storeu_epi8(at, (__mmask16)lanes, bytes);
+    _mm512_mask_storeu_epi8(at, n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1, v);
   }
 #else
-  (void)saturate;
-  const __m128i bytes = npk_low_bytes(v);
-  if (lanes == 0xffu) {
-    _mm_storel_epi64((__m128i*)at, bytes);
-  } else {
-    npk_store_run(at, (uint64_t)_mm_cvtsi128_si64(bytes), lanes);
+  if (n == 32) {
+    _mm256_storeu_si256((__m256i*)at, v);
+    return;
   }
+  const int32_t words = n / 4;
+  if (words > 0) _mm256_maskstore_epi32((int*)at, npk_lane_mask((1u << words) - 1u), v);
+  int8_t bytes[32] __attribute__((aligned(32)));
+  _mm256_store_si256((__m256i*)bytes, v);
+  for (int32_t i = 4 * words; i < n; ++i) at[i] = bytes[i];
 #endif
 }
 
-// Output pixel (y, x)'s channels k->c0 .. from their accumulators.
-static inline __attribute__((always_inline)) void npl_store(const npl_stage_t* s, const npl_channels_t* k, npk_v acc,
-                                                             int32_t y, int32_t x) {
+// n bytes from `at` (n <= 4 * NPK_LANES), zeros after them.
+static inline npk_v npl_load_bytes(const int8_t* at, int32_t n) {
+#if NPUKIT_S8_X86 == 512
+  return _mm512_maskz_loadu_epi8(n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1, at);
+#else
+  if (n == 32) return _mm256_loadu_si256((const __m256i*)at);
+  const int32_t words = n / 4;
+  const __m256i whole = words > 0 ? _mm256_maskload_epi32((const int*)at, npk_lane_mask((1u << words) - 1u))
+                                  : _mm256_setzero_si256();
+  int8_t bytes[32] __attribute__((aligned(32)));
+  _mm256_store_si256((__m256i*)bytes, whole);
+  for (int32_t i = 4 * words; i < n; ++i) bytes[i] = at[i];
+  return _mm256_load_si256((const __m256i*)bytes);
+#endif
+}
+
+// Bytes NPK_LANES * i .. of b as int32 lanes.
+static inline npk_v npl_widen(npk_v b, const int32_t i) {
+#if NPUKIT_S8_X86 == 512
+  const __m128i part = i == 0   ? _mm512_castsi512_si128(b)
+                       : i == 1 ? _mm512_extracti32x4_epi32(b, 1)
+                       : i == 2 ? _mm512_extracti32x4_epi32(b, 2)
+                                : _mm512_extracti32x4_epi32(b, 3);
+  return _mm512_cvtepi8_epi32(part);
+#else
+  const __m128i half = i < 2 ? _mm256_castsi256_si128(b) : _mm256_extracti128_si256(b, 1);
+  return _mm256_cvtepi8_epi32(i % 2 ? _mm_srli_si128(half, 8) : half);
+#endif
+}
+
+// Whether the int8 stages may narrow by signed saturation (npl_pack): every
+// value they store is within the activation ranges, which lie in int8.
+static inline int32_t npl_packs(const npukit_s8_output_t* o) {
+  const int32_t add = o->mode == NPUKIT_S8_OUT_ADD;
+  return o->act_min >= -128 && o->act_max <= 127 &&
+         (!add || (o->add.act_min >= -128 && o->add.act_max <= 127));
+}
+
+// Output pixel (y, x)'s channels from ch[0].c0: `nv` (1 to 4) consecutive
+// channel vectors ch[i] with accumulators acc[i], `n` channels in all.
+// `stage` and `clamp` are the layer's (npl_form), constants where the callers
+// specialize on them.
+static inline __attribute__((always_inline)) void npl_store_pixel(const npl_stage_t* s, const npl_channels_t* ch,
+                                                                   const npk_v* acc, int32_t nv, int32_t n,
+                                                                   int32_t y, int32_t x, const int32_t stage,
+                                                                   const int32_t clamp) {
   const npukit_s8_output_t* o = s->o;
-  const int32_t at = y * o->sh + x * o->sw + k->c0;  // channels side by side (sc == 1)
-  switch (s->vo.stage) {
-    case NPK_STAGE_INT32:
+  const int32_t at = y * o->sh + x * o->sw + ch[0].c0;  // channels side by side (sc == 1)
+  if (stage == NPK_STAGE_INT32) {
+    for (int32_t i = 0; i < nv; ++i) {
 #if NPUKIT_S8_X86 == 512
-      _mm512_mask_storeu_epi32((int32_t*)o->out + at, (__mmask16)k->lanes, acc);
+      _mm512_mask_storeu_epi32((int32_t*)o->out + at + 16 * i, (__mmask16)ch[i].lanes, acc[i]);
 #else
-      _mm256_maskstore_epi32((int32_t*)o->out + at, npk_lane_mask(k->lanes), acc);
+      _mm256_maskstore_epi32((int32_t*)o->out + at + 8 * i, npk_lane_mask(ch[i].lanes), acc[i]);
 #endif
-      return;
-    case NPK_STAGE_LANES: {
-      int32_t values[NPK_LANES];
-      npk_store_vector(values, acc);
-      for (int32_t i = 0; i < k->n; ++i) npukit_s8_store(o, values[i], k->c0 + i, y, x);
-      return;
     }
-    case NPK_STAGE_ADD_GENERAL:
-    case NPK_STAGE_ADD_SMALL: {
-      const npk_v v = npl_int8(s, k, acc);  // clamped, before the zero point
-      const int8_t* res = (const int8_t*)o->residual + y * o->add.res_sh + x * o->add.res_sw + k->c0;
-      const npk_v r = npl_load_bytes(res, k->lanes);
-      npk_v sum;
-      if (s->vo.stage == NPK_STAGE_ADD_GENERAL) {
-        sum = npk_add_general(&s->add, npk_add32(v, s->vo.zp_v), r);
-      } else {  // the value minus the ADD's conv_zp
-        const npk_v d = npk_add32(v, s->add.conv_offset);
-        sum = s->add.saturate ? npk_add_small(&s->add, d, r, 0) : npk_add_small(&s->add, d, r, 1);
-      }
-      npl_store_bytes((int8_t*)o->out + at, sum, k->lanes, s->add.saturate);
-      return;
-    }
-    default:
-      npl_store_bytes((int8_t*)o->out + at, npk_add32(npl_int8(s, k, acc), s->vo.zp_v), k->lanes, !s->clamp);
-      return;
+    return;
   }
+  if (stage == NPK_STAGE_LANES) {
+    for (int32_t i = 0; i < nv; ++i) {
+      int32_t values[NPK_LANES];
+      npk_store_vector(values, acc[i]);
+      for (int32_t l = 0; l < ch[i].n; ++l) npukit_s8_store(o, values[l], ch[i].c0 + l, y, x);
+    }
+    return;
+  }
+  const npk_v zero = npk_broadcast(0);
+  npk_v v[4];
+  for (int32_t i = 0; i < 4; ++i) v[i] = i < nv ? npl_int8(s, &ch[i], acc[i], stage, clamp) : zero;
+  if (stage == NPK_STAGE_ADD_GENERAL || stage == NPK_STAGE_ADD_SMALL) {
+    const npk_v r = npl_load_bytes((const int8_t*)o->residual + y * o->add.res_sh + x * o->add.res_sw + ch[0].c0, n);
+    for (int32_t i = 0; i < 4; ++i) {
+      if (i >= nv) continue;
+      if (stage == NPK_STAGE_ADD_GENERAL) {
+        v[i] = npk_add_general(s->add, npk_add32(v[i], s->vo->zp_v), npl_widen(r, i));
+      } else {  // the value minus the ADD's conv_zp
+        const npk_v d = npk_add32(v[i], s->add->conv_offset);
+        v[i] = s->add->saturate ? npk_add_small(s->add, d, npl_widen(r, i), 0)
+                                : npk_add_small(s->add, d, npl_widen(r, i), 1);
+      }
+    }
+  } else {
+    for (int32_t i = 0; i < 4; ++i) v[i] = i < nv ? npk_add32(v[i], s->vo->zp_v) : zero;
+  }
+  npl_store_bytes((int8_t*)o->out + at, npl_pack(v[0], v[1], v[2], v[3]), n);
 }
+
+// The layer's stage and clamp as one number for the callers' switch:
+// stage * 2 + clamp; NPK_STAGE_LANES where the narrowing could not saturate.
+static inline int32_t npl_form(const npl_stage_t* s) {
+  const int32_t stage = s->vo->stage == NPK_STAGE_INT32 || npl_packs(s->o) ? s->vo->stage : NPK_STAGE_LANES;
+  const int32_t int8 = stage == NPK_STAGE_SMALL || stage == NPK_STAGE_SMALL_FLOOR || stage == NPK_STAGE_GENERAL;
+  return stage * 2 + (int8 ? s->clamp : 1);
+}
+
+#define NPL_FORMS(F)                                                                                           \
+  F(NPK_STAGE_INT32, 1) F(NPK_STAGE_LANES, 1) F(NPK_STAGE_GENERAL, 1) F(NPK_STAGE_SMALL, 1)                    \
+  F(NPK_STAGE_SMALL, 0) F(NPK_STAGE_SMALL_FLOOR, 1) F(NPK_STAGE_SMALL_FLOOR, 0) F(NPK_STAGE_ADD_GENERAL, 1)    \
+  F(NPK_STAGE_ADD_SMALL, 1)
 
 #endif  // NPUKIT_S8_X86
 #endif  // NPUKIT_CPU_KERNELS_S8_LANES_X86_H_
