@@ -180,12 +180,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     shared = Path(os.environ.get("NPUKIT_MODELS_DIR", REPO.parent / "shared" / "models"))
     p.add_argument("--models", type=Path, default=shared, help="the MLPerf Tiny models (default: %(default)s)")
-    p.add_argument("--zoo", type=Path, default=shared / "zoo")
+    p.add_argument("--zoo", type=Path, help="third-party .tflite models (default: MODELS/zoo)")
     p.add_argument("--extra", default="", help="comma-separated further .tflite files")
     p.add_argument("--runs", type=int, default=300, help="calls timed per build (default: %(default)s)")
     p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "reports" / "cpu")
     p.add_argument("--no-tune", action="store_true", help="skip npukit tune: the builds use the defaults")
     args = p.parse_args(argv)
+    args.zoo = args.zoo or args.models / "zoo"
     paths = [args.models / f"{m}.tflite" for m in MODELS] + [args.zoo / f"{m}.tflite" for m in ZOO]
     paths = [q for q in paths if q.is_file()] + [Path(e) for e in args.extra.split(",") if e]
     if not paths:
