@@ -99,8 +99,13 @@ def candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelChoice]:
     default first. One candidate means there is nothing to tune."""
     if spec.kind == "depthwise" and has_dsp(preset) and _channels_last(spec):
         return [KernelChoice(weights="taps"), KernelChoice()]
-    if _is_x86_host(preset) and _lanes_fit(spec):
-        return [KernelChoice(weights="lanes"), KernelChoice()]
+    if _is_x86_host(preset) and _lanes_fit(spec):  # then the pixel-lane kernels' forms
+        return [KernelChoice(weights="lanes"), *_weight_order_candidates(spec, preset)]
+    return _weight_order_candidates(spec, preset)
+
+
+def _weight_order_candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelChoice]:
+    """The choices among the kernels that read weights in output-channel order."""
     if not _is_convolution(spec):
         return [KernelChoice()]
     if has_dsp(preset):
