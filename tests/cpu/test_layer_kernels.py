@@ -109,6 +109,8 @@ class Case:
     # The ADD's multipliers of the layer's output, the residual and the sum (mode add*).
     add_multipliers: tuple = ((1518500250, -1), (1288490189, 0), (1431655765, -17))
     add_act: tuple[int, int] = (-128, 127)  # the ADD's activation range
+    res_layout: str = "CHW"  # the int8 residual's layout (mode add)
+    bias_bits: int = 16  # biases drawn in +-2^bias_bits
 
     @property
     def out_hw(self) -> tuple[int, int]:
@@ -250,7 +252,7 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
         weights = rng.integers(-128, 128, (case.out_c, case.in_c), dtype=np.int8)
     else:
         weights = rng.integers(-128, 128, (case.out_c, kh, kw, case.in_c), dtype=np.int8)
-    bias = rng.integers(-(2**16), 2**16, case.out_c).astype(np.int32)
+    bias = rng.integers(-(2**case.bias_bits), 2**case.bias_bits, case.out_c).astype(np.int32)
     acc = _accumulators(case, x, weights, bias)
 
     out_zp, act = (3, (3, 127)) if case.relu else (-7, (-128, 127))
@@ -263,7 +265,7 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
     add = None
     residual_full = np.zeros(1, np.int8)
     if case.mode == "add":
-        residual = _layout(2, 7, chw_out, "CHW", 1)
+        residual = _layout(2, 7, chw_out, case.res_layout, 1)
         residual_full = rng.integers(-128, 128, residual.tensor.shape, dtype=np.int8)
     elif case.mode == "add_accumulators":  # in the output's layout, as IREE stores them
         residual = _layout(2, 8, chw_out, case.out_layout, 0)
@@ -438,6 +440,111 @@ def test_conv_forms_equal_tflite_arithmetic(build, name, conv_form, rng):
     (the kernel keeps packed where direct cannot run); input channels that
     are not a multiple of 4 run direct with each tap's channels padded."""
     run_case(build, CASES[name], rng, choice=KernelChoice(conv_form=conv_form))
+
+
+# Channel-last layers with lane-ordered weights: output channels are vector lanes.
+_HWC = dict(in_layout="HWC", out_layout="HWC", res_layout="HWC")
+LANE_CASES = {
+    # The models' layers (kws_int8, resnet8_int8 and MobileNet-style, as .tflite gives them), smaller.
+    "3x3 16->16 on a padded plane": Case(in_c=16, in_hw=(18, 18), out_c=16, out_border=1, **_HWC),
+    "3x3 3->16 (rows of 9 values, 3 words)": Case(in_c=3, in_hw=(12, 12), out_c=16, **_HWC),
+    "3x3 16->32 stride 2": Case(in_c=16, in_hw=(17, 17), out_c=32, stride=(2, 2), **_HWC),
+    "3x3 64->64 int32 at 8x8": Case(in_c=64, in_hw=(10, 10), out_c=64, mode="int32", in_zp=0, **_HWC),
+    "3x3 16->16 + add": Case(in_c=16, in_hw=(10, 34), out_c=16, mode="add", relu=False, **_HWC),
+    "10x4 1->64 stride 2 into a padded plane": Case(in_c=1, in_hw=(58, 12), out_c=64, kernel=(10, 4),
+                                                   stride=(2, 2), out_border=1, **_HWC),
+    "1x1 64->64 at 25x5": Case(in_c=64, in_hw=(25, 5), out_c=64, kernel=(1, 1), **_HWC),
+    "1x1 16->32 stride 2 + add of int32 accumulators": Case(in_c=16, in_hw=(16, 16), out_c=32, kernel=(1, 1),
+                                                            stride=(2, 2), mode="add_accumulators", relu=False,
+                                                            **_HWC),
+    "1x1 32->96, ReLU6-like range": Case(in_c=32, in_hw=(7, 9), out_c=96, kernel=(1, 1), **_HWC),
+    "1x1 24->144 stride 1, zero point 127": Case(in_c=24, in_hw=(5, 6), out_c=144, kernel=(1, 1), in_zp=127,
+                                                 **_HWC),
+    "fully connected 64->12": Case(kind="fully_connected", in_c=64, out_c=12, **_HWC),
+    "fully connected 1000->3": Case(kind="fully_connected", in_c=1000, out_c=3, **_HWC),
+    "fully connected 70->33, int32": Case(kind="fully_connected", in_c=70, out_c=33, mode="int32", **_HWC),
+    "fully connected, left shifts": Case(kind="fully_connected", in_c=7, out_c=9, left_shift_channels=True,
+                                         shifts=(-31, 3), **_HWC),
+    # Edges: channel tails, segments no multiple of 4 (reads near the input's end), strides, dilation.
+    "odd channels 5->7, K = 45, window of a padded input": Case(in_c=5, in_hw=(9, 7), out_c=7, in_border=2,
+                                                               **_HWC),
+    "one output channel": Case(in_c=4, in_hw=(5, 9), out_c=1, **_HWC),
+    "three channels 1x1, K = 3": Case(in_c=3, in_hw=(3, 37), out_c=3, kernel=(1, 1), **_HWC),
+    "17 output channels (a vector and one)": Case(in_c=6, in_hw=(7, 8), out_c=17, **_HWC),
+    "40 output channels (three vectors)": Case(in_c=8, in_hw=(6, 7), out_c=40, **_HWC),
+    "100 output channels (seven vectors)": Case(in_c=12, in_hw=(5, 6), out_c=100, kernel=(1, 1), **_HWC),
+    "stride 3": Case(in_c=6, in_hw=(20, 23), out_c=10, stride=(3, 3), **_HWC),
+    "stride 4, 5x5": Case(in_c=4, in_hw=(29, 41), out_c=6, kernel=(5, 5), stride=(4, 4), **_HWC),
+    "stride (1, 2)": Case(in_c=8, in_hw=(7, 40), out_c=9, stride=(1, 2), **_HWC),
+    "dilation 2 (a tap's channels per segment)": Case(in_c=8, in_hw=(13, 21), out_c=6, dilation=(2, 2), **_HWC),
+    "dilation (3, 1), stride 2": Case(in_c=4, in_hw=(15, 19), out_c=5, dilation=(3, 1), stride=(2, 2), **_HWC),
+    "two channels, dilation 2 (segments of 2)": Case(in_c=2, in_hw=(9, 11), out_c=20, dilation=(2, 2), **_HWC),
+    "one channel, dilation (1, 2)": Case(in_c=1, in_hw=(9, 14), out_c=18, kernel=(3, 4), dilation=(1, 2), **_HWC),
+    "left shifts, no relu": Case(in_c=2, in_hw=(4, 19), out_c=9, kernel=(1, 1), left_shift_channels=True,
+                                 relu=False, shifts=(-31, 3), **_HWC),
+    "large biases (general arithmetic)": Case(in_c=8, in_hw=(6, 9), out_c=24, bias_bits=29, shifts=(-28, -20),
+                                              **_HWC),
+    "large biases + add": Case(in_c=8, in_hw=(6, 9), out_c=24, bias_bits=29, shifts=(-28, -20), mode="add",
+                               relu=False, **_HWC),
+    "zero point -128, no relu": Case(in_c=16, in_hw=(6, 9), out_c=16, in_zp=-128, relu=False, **_HWC),
+    "long reduction (K = 2048)": Case(in_c=512, in_hw=(3, 5), out_c=5, kernel=(2, 2), **_HWC),
+    "many pixels": Case(in_c=4, in_hw=(34, 66), out_c=6, **_HWC),
+    "add whose operands keep their multipliers' low bits": Case(
+        in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False,
+        add_multipliers=((3499, -2), (2381, -3), (1600000000, 0)), **_HWC),
+    "add whose sum is scaled with a shift of 0": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False,
+                                                      add_multipliers=((1518500250, -25), (1288490189, -25),
+                                                                       (1431655765, 0)), **_HWC),
+    "add clamped to a range": Case(in_c=8, in_hw=(6, 21), out_c=20, mode="add", add_act=(-40, 30),
+                                   add_multipliers=((3499, -2), (2381, -3), (1600000000, 0)), **_HWC),
+    "add with a ReLU": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False, add_act=(-2, 127), **_HWC),
+    "3x3 add of int32 accumulators, 7 columns of 9": Case(in_c=8, in_hw=(8, 9), out_c=8, mode="add_accumulators",
+                                                         **_HWC),
+    # Depthwise.
+    "depthwise 3x3 64 channels, 25x5 from a padded plane": Case(kind="depthwise", in_c=64, in_hw=(27, 7),
+                                                              out_c=64, in_zp=-128, **_HWC),
+    "depthwise 3x3 into a padded plane": Case(kind="depthwise", in_c=5, in_hw=(27, 7), out_c=5, out_border=1,
+                                              **_HWC),
+    "depthwise 70 channels (two blocks), int32": Case(kind="depthwise", in_c=70, in_hw=(6, 9), out_c=70,
+                                                      mode="int32", **_HWC),
+    "depthwise 3x3 stride 2, 96 channels": Case(kind="depthwise", in_c=96, in_hw=(11, 13), out_c=96, stride=(2, 2),
+                                                **_HWC),
+    "depthwise 3x3, 144 channels from a window": Case(kind="depthwise", in_c=144, in_hw=(7, 6), out_c=144,
+                                                      in_border=1, in_zp=127, **_HWC),
+    "depthwise 40 channels, no relu": Case(kind="depthwise", in_c=40, in_hw=(6, 7), out_c=40, relu=False, **_HWC),
+    "depthwise one channel": Case(kind="depthwise", in_c=1, in_hw=(6, 7), out_c=1, **_HWC),
+    "depthwise 5x5": Case(kind="depthwise", in_c=4, in_hw=(11, 13), out_c=4, kernel=(5, 5), **_HWC),
+    "depthwise 7x7": Case(kind="depthwise", in_c=19, in_hw=(12, 30), out_c=19, kernel=(7, 7), in_border=1, **_HWC),
+    "depthwise 1x9, dilation (1, 3)": Case(kind="depthwise", in_c=3, in_hw=(4, 40), out_c=3, kernel=(1, 9),
+                                           dilation=(1, 3), **_HWC),
+    "depthwise 3x3, dilation 6": Case(kind="depthwise", in_c=33, in_hw=(20, 30), out_c=33, dilation=(6, 6), **_HWC),
+    "depthwise stride (2, 1)": Case(kind="depthwise", in_c=6, in_hw=(13, 9), out_c=6, stride=(2, 1), **_HWC),
+    "depthwise stride 3": Case(kind="depthwise", in_c=17, in_hw=(13, 14), out_c=17, stride=(3, 3), **_HWC),
+    "depthwise large biases": Case(kind="depthwise", in_c=24, in_hw=(6, 9), out_c=24, bias_bits=29,
+                                   shifts=(-28, -20), **_HWC),
+    "depthwise + add": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7, mode="add", relu=False, **_HWC),
+    "depthwise 48 channels + add": Case(kind="depthwise", in_c=48, in_hw=(5, 6), out_c=48, mode="add", **_HWC),
+    "depthwise + add of int32 accumulators": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7,
+                                                  mode="add_accumulators", **_HWC),
+    "depthwise left shifts": Case(kind="depthwise", in_c=6, in_hw=(5, 9), out_c=6, left_shift_channels=True,
+                                  shifts=(-31, 3), relu=False, **_HWC),
+}
+
+LANES = KernelChoice(weights="lanes")
+
+
+@pytest.mark.parametrize("name", list(LANE_CASES))
+def test_channel_last_lanes_equal_tflite_arithmetic(build, name, rng):
+    run_case(build, LANE_CASES[name], rng, choice=LANES)
+
+
+def test_channel_last_lanes_extreme_multipliers(build, rng):
+    """Multipliers of INT32_MIN and negative ones, lane by lane, still give
+    TFLite's arithmetic."""
+    case = Case(in_c=4, in_hw=(4, 20), out_c=20, kernel=(1, 1), relu=False, **_HWC)
+    run_case(build, case, rng, lambda m: [(-(2**31), m[0][1]), (-m[1][0], m[1][1])] + m[2:], choice=LANES)
+    depthwise = Case(kind="depthwise", in_c=18, in_hw=(5, 9), out_c=18, relu=False, **_HWC)
+    run_case(build, depthwise, rng, lambda m: [(-m[0][0], m[0][1])] + m[1:], choice=LANES)
 
 
 def test_extreme_multipliers_fall_back_exactly(build, rng):

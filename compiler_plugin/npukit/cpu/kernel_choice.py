@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from npukit.layer_recognition.layer_spec import LayerSpec
 from npukit.targets.cpu_presets import CpuPreset
 
-WEIGHT_FORMS = ("int8", "int16", "taps")
+WEIGHT_FORMS = ("int8", "int16", "taps", "lanes")
 CONV_FORMS = ("auto", "packed", "direct")
 
 
@@ -71,10 +71,26 @@ def _channels_last(spec: LayerSpec) -> bool:
     return spec.ifm.addressing().sc == 1 and spec.ofm.addressing().sc == 1
 
 
+def _lanes_fit(spec: LayerSpec) -> bool:
+    """A channel-last layer the lane kernels read and write in place: input,
+    output and residual with their channels side by side, and a depthwise
+    layer without a channel multiplier."""
+    from npukit.cpu.lane_weights import channels_last_input
+
+    if spec.kind not in ("conv", "fully_connected", "depthwise") or not channels_last_input(spec):
+        return False
+    if spec.ofm.addressing().sc != 1 and spec.ofm_chw[0] != 1:
+        return False
+    if spec.add is not None and spec.add.residual.addressing().sc != 1:
+        return False
+    return spec.kind != "depthwise" or spec.ifm_chw[0] == spec.ofm_chw[0]
+
+
 def default_choice(spec: LayerSpec, preset: CpuPreset) -> KernelChoice:
     """Without a tuning result: int16 weights on DSP cores (the measured
     faster form), tap-ordered depthwise weights for channel-last layers
-    there, the x86 kernel's own rule on the host."""
+    there; on the host lane-ordered weights for channel-last layers, the x86
+    kernel's own rule for the others."""
     return candidates(spec, preset)[0]
 
 
@@ -83,6 +99,13 @@ def candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelChoice]:
     default first. One candidate means there is nothing to tune."""
     if spec.kind == "depthwise" and has_dsp(preset) and _channels_last(spec):
         return [KernelChoice(weights="taps"), KernelChoice()]
+    if _is_x86_host(preset) and _lanes_fit(spec):  # then the pixel-lane kernels' forms
+        return [KernelChoice(weights="lanes"), *_weight_order_candidates(spec, preset)]
+    return _weight_order_candidates(spec, preset)
+
+
+def _weight_order_candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelChoice]:
+    """The choices among the kernels that read weights in output-channel order."""
     if not _is_convolution(spec):
         return [KernelChoice()]
     if has_dsp(preset):

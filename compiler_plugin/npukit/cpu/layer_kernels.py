@@ -17,6 +17,7 @@ import numpy as np
 
 from npukit.cpu.archive_build import c_archive, gcc_for, run_tool
 from npukit.cpu.kernel_choice import KernelChoice
+from npukit.cpu.lane_weights import lane_segment, lane_weights
 from npukit.layer_recognition.layer_spec import LayerSpec
 from npukit.quantization.requantization import ADD_LEFT_SHIFT
 from npukit.runtime.sources import runtime_source_root
@@ -25,8 +26,9 @@ from npukit.targets.cpu_presets import HOST, CpuPreset
 KERNELS_DIR = Path(__file__).with_name("kernels")
 HEADER = KERNELS_DIR / "s8_layer.h"
 SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c", "s8_residual.c", "s8_average.c", "s8_dot_dsp.S",
-           "s8_conv_x86.c", "s8_depthwise_x86.c", "s8_depthwise_vbmi.c", "s8_accumulators_x86.c")
-HEADERS = ("s8_layer.h", "s8_output.h", "s8_x86.h", "s8_x86_vector.h")
+           "s8_conv_x86.c", "s8_depthwise_x86.c", "s8_depthwise_vbmi.c", "s8_accumulators_x86.c", "s8_lanes.c",
+           "s8_conv_lanes_x86.c", "s8_depthwise_lanes_x86.c")
+HEADERS = ("s8_layer.h", "s8_output.h", "s8_x86.h", "s8_x86_vector.h", "s8_lanes.h", "s8_lanes_x86.h")
 ENTRY_POINT = "npukit_s8_layer"
 
 
@@ -57,6 +59,8 @@ def _packed_weights(spec: LayerSpec, choice: KernelChoice) -> np.ndarray:
     w = np.asarray(spec.weights, np.int8)
     if spec.kind == "average":  # no weights
         return w
+    if choice.weights == "lanes":
+        return lane_weights(spec)
     if spec.kind == "depthwise" and choice.weights == "taps":  # [KH][KW][C] -> [C / 4][KH * KW][4]
         taps = w.reshape(-1, w.shape[-1])
         taps = np.pad(taps, ((0, 0), (0, -taps.shape[1] % 4)))
@@ -101,6 +105,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
         raise KernelUnsupported("int16 weights for a depthwise layer")
     if choice.weights == "taps" and spec.kind != "depthwise":
         raise KernelUnsupported("tap-ordered weights for a layer that is not depthwise")
+    if choice.weights == "lanes" and spec.kind == "depthwise" and spec.ifm_chw[0] != spec.ofm_chw[0]:
+        raise KernelUnsupported("lane-ordered weights for a depthwise layer with a channel multiplier")
     channels = spec.ofm_chw[0]
     words = np.zeros(WORDS["COUNT"], np.int64)
 
@@ -124,6 +130,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
     if spec.average is not None:
         put(AVERAGE_COUNT=spec.average.count, AVERAGE_ACT_MIN=spec.average.act_min,
             AVERAGE_ACT_MAX=spec.average.act_max)
+    if choice.weights == "lanes" and spec.kind != "depthwise":
+        put(LANE_SEGMENT=lane_segment(spec))
     put(WEIGHT_FORM=DEFINES[f"NPUKIT_S8_WEIGHTS_{choice.weights.upper()}"],
         CONV_FORM=DEFINES[f"NPUKIT_S8_CONV_{choice.conv_form.upper()}"])
     if spec.add is not None:

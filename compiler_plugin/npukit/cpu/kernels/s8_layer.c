@@ -2,6 +2,7 @@
 // with AVX2 or AVX-512 VNNI the vector kernels (s8_x86.h) take the layer
 // unless they leave it to the portable ones.
 #include "s8_layer.h"
+#include "s8_lanes.h"
 #include "s8_x86.h"
 
 void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residual);
@@ -23,6 +24,10 @@ void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual
     if (!npukit_s8_residual_int8_x86(p, residual, output))
 #endif
       npukit_s8_residual_int8(p, residual, output);
+  }
+  if (p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_LANES) {
+    npukit_s8_lanes(p, input, output, residual);
+    return;
   }
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_DEPTHWISE) {
 #if NPUKIT_S8_X86

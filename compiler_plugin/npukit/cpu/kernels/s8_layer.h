@@ -33,6 +33,9 @@
 // Depthwise layers: NPUKIT_S8_WEIGHTS_INT8 is [OUT_C][KERNEL_H * KERNEL_W];
 #define NPUKIT_S8_WEIGHTS_TAPS 2  // [OUT_C / 4 rounded up][KERNEL_H * KERNEL_W][4], int8: a word holds one tap of
                                   // four neighbouring channels (channel-last layers on DSP cores)
+// Channel-last layers whose output channels are vector lanes (s8_lanes.h):
+#define NPUKIT_S8_WEIGHTS_LANES 3  // conv: [OUT_C / 16 rounded up][groups][16][4]; depthwise: [OUT_C / 64 rounded
+                                   // up][KERNEL_H * KERNEL_W / 4 rounded up][4][16][4] (s8_lanes.h)
 
 // NPUKIT_S8_CONV_FORM (x86 vector convolution)
 #define NPUKIT_S8_CONV_AUTO 0    // the kernel's own rule
@@ -123,6 +126,10 @@ enum npukit_s8_word {
   NPUKIT_S8_W_AVERAGE_COUNT,
   NPUKIT_S8_W_AVERAGE_ACT_MIN,
   NPUKIT_S8_W_AVERAGE_ACT_MAX,
+  // NPUKIT_S8_WEIGHTS_LANES convolutions: the input bytes of one segment of
+  // the reduction that lie side by side (a kernel row's taps and channels,
+  // or one tap's channels), each segment padded to a multiple of 4.
+  NPUKIT_S8_W_LANE_SEGMENT,
   NPUKIT_S8_W_COUNT
 };
 

@@ -1,5 +1,6 @@
 // Which x86 vector kernels a build has (s8_conv_x86.c, s8_depthwise_x86.c,
-// s8_depthwise_vbmi.c, s8_accumulators_x86.c;
+// s8_depthwise_vbmi.c, s8_accumulators_x86.c, s8_conv_lanes_x86.c,
+// s8_depthwise_lanes_x86.c;
 // their shared code is s8_x86_vector.h).
 //
 // NPUKIT_S8_X86 is 512 with AVX-512 VNNI (VL, BW), 256 with AVX2, and 0 on
@@ -24,5 +25,8 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
 int npukit_s8_depthwise_vbmi(const int32_t* p, size_t input, size_t output, size_t residual);
 int npukit_s8_average_x86(const int32_t* p, size_t input, size_t output, size_t residual);
 int npukit_s8_residual_int8_x86(const int32_t* p, size_t residual, size_t output);
+// Channel-last layers with NPUKIT_S8_WEIGHTS_LANES weights (s8_lanes.h): output channels as lanes.
+int npukit_s8_conv_lanes_x86(const int32_t* p, size_t input, size_t output, size_t residual);
+int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output, size_t residual);
 
 #endif  // NPUKIT_CPU_KERNELS_S8_X86_H_

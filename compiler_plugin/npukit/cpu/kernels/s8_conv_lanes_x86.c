@@ -1,0 +1,244 @@
+// Channel-last convolution, 1x1 convolution and fully connected layers on
+// x86 (NPUKIT_S8_WEIGHTS_LANES, s8_lanes.h): the lanes of a vector are
+// consecutive output channels, so a GEMM whose rows are output pixels.
+//
+// Four reduction values of a pixel are one 32-bit word of the input (the
+// segments of s8_lanes.h), broadcast to every lane as unsigned bytes (x XOR
+// 0x80; the input zero point and the 128 come back in the accumulators'
+// start, bias - (zp + 128) * sum(w), as in s8_x86_vector.h); the weights of
+// a block of channels for that word are one vector. A block of channel
+// vectors x pixels of accumulators then takes one VPDPBUSD (AVX2: two
+// VPMADDWD of the even and odd bytes) per channel vector, pixel and word,
+// and the output stage (s8_lanes_x86.h) stores each pixel's channels with
+// one (masked) store per vector.
+//
+// Segments whose length is no multiple of four read up to three bytes past
+// their end (against zero weights); the layer's last pixels, whose words
+// would reach past the layer's last input byte, are read from a copy.
+#include "s8_lanes_x86.h"
+
+#if NPUKIT_S8_X86
+
+#define MAX_GROUPS 2048  // words per pixel (segments padded); more go to the portable kernel
+
+#if NPUKIT_S8_X86 == 512
+#define MR_MAX 4  // channel vectors per block
+#define NP_MAX 12
+// Pixels per block by channel vectors: up to 24 accumulators of 32 registers.
+static const int32_t pixels_for[MR_MAX + 1] = {0, 12, 12, 8, 6};
+#else
+#define MR_MAX 2
+#define NP_MAX 6
+// 16 registers: accumulators, the even and odd weights, a pixel's bytes.
+static const int32_t pixels_for[MR_MAX + 1] = {0, 6, 4};
+#endif
+
+// The accumulators a<i><j> of channel vector i and pixel j, named so that
+// they stay in registers; those past `mr` x `np` (constants where the
+// callers specialize) are never used.
+#define P_ALL(F, i) F(i, 0) F(i, 1) F(i, 2) F(i, 3) F(i, 4) F(i, 5) F(i, 6) F(i, 7) F(i, 8) F(i, 9) F(i, 10) F(i, 11)
+#define PIXELS(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
+#if MR_MAX == 4
+#define GRID(F) P_ALL(F, 0) P_ALL(F, 1) P_ALL(F, 2) P_ALL(F, 3)
+#define CHANNELS(F) F(0) F(1) F(2) F(3)
+#define DOT_PIXEL(F, j) F(0, j) F(1, j) F(2, j) F(3, j)
+#else
+#define GRID(F) P_ALL(F, 0) P_ALL(F, 1)
+#define CHANNELS(F) F(0) F(1)
+#define DOT_PIXEL(F, j) F(0, j) F(1, j)
+#endif
+
+#define ACC_INIT(i, j) npk_v a##i##j = (i) < mr && (j) < np ? start[(i) < mr ? (i) : 0] : zero;
+#define ACC_OUT(i, j) \
+  if ((i) < mr && (j) < np) acc[(i) * NP_MAX + (j)] = a##i##j;
+
+#if NPUKIT_S8_X86 == 512
+#define WEIGHT(i) const __m512i w##i = (i) < mr ? _mm512_loadu_si512(wp[(i) < mr ? (i) : 0] + at) : zero;
+#define DOT(i, j) \
+  if ((i) < mr) a##i##j = _mm512_dpbusd_epi32(a##i##j, x, w##i);
+#define PIXEL(j)                                                                                   \
+  if ((j) < np) {                                                                                  \
+    const __m512i x = _mm512_xor_si512(_mm512_set1_epi32(*(const npl_word_t*)(px[j] + off)), flip); \
+    DOT_PIXEL(DOT, j)                                                                              \
+  }
+#else
+// AVX2: the weights' even and odd bytes sign-extended to 16 bits once per
+// word and vector, the pixel's unsigned bytes once per word and pixel.
+#define WEIGHT(i)                                                                                          \
+  const __m256i wr##i = (i) < mr ? _mm256_loadu_si256((const __m256i*)(wp[(i) < mr ? (i) : 0] + at)) : zero; \
+  const __m256i we##i = _mm256_srai_epi16(_mm256_slli_epi16(wr##i, 8), 8), wo##i = _mm256_srai_epi16(wr##i, 8);
+#define DOT(i, j) \
+  if ((i) < mr)   \
+    a##i##j = _mm256_add_epi32(a##i##j, _mm256_add_epi32(_mm256_madd_epi16(ue, we##i), _mm256_madd_epi16(uo, wo##i)));
+#define PIXEL(j)                                                                                   \
+  if ((j) < np) {                                                                                  \
+    const __m256i x = _mm256_xor_si256(_mm256_set1_epi32(*(const npl_word_t*)(px[j] + off)), flip); \
+    const __m256i ue = _mm256_and_si256(x, low), uo = _mm256_srli_epi16(x, 8);                     \
+    DOT_PIXEL(DOT, j)                                                                              \
+  }
+#endif
+
+// acc[i * NP_MAX + j] = start[i] + pixel j's words (at px[j] + goff[g])
+// . channel vector i's weights (64 bytes per word from wp[i]).
+static inline __attribute__((always_inline)) void dot(const int8_t* const* px, const int32_t* goff, int32_t groups,
+                                                      const int8_t* const* wp, const npk_v* start, npk_v* acc,
+                                                      const int32_t mr, const int32_t np) {
+  const npk_v zero = npk_broadcast(0);
+  const npk_v flip = npk_broadcast((int32_t)0x80808080u);
+#if NPUKIT_S8_X86 == 256
+  const __m256i low = _mm256_set1_epi16(0xff);
+#endif
+  GRID(ACC_INIT)
+  for (int32_t g = 0, at = 0; g < groups; ++g, at += 64) {
+    const int32_t off = goff[g];
+    CHANNELS(WEIGHT)
+    PIXELS(PIXEL)
+  }
+  GRID(ACC_OUT)
+}
+
+#define DOT_CASE(MRC, NPC) \
+  case (MRC) * 64 + (NPC): \
+    dot(px, goff, groups, wp, start, acc, MRC, NPC); \
+    break
+
+__attribute__((noinline)) static void dot_block(const int8_t* const* px, const int32_t* goff, int32_t groups,
+                                               const int8_t* const* wp, const npk_v* start, npk_v* acc, int32_t mr,
+                                               int32_t np) {
+  switch (mr * 64 + np) {
+#if NPUKIT_S8_X86 == 512
+    DOT_CASE(4, 6);
+    DOT_CASE(3, 8);
+    DOT_CASE(2, 12);
+    DOT_CASE(1, 12);
+    DOT_CASE(4, 1);
+    DOT_CASE(3, 1);
+#else
+    DOT_CASE(2, 4);
+    DOT_CASE(1, 6);
+#endif
+    DOT_CASE(2, 1);
+    DOT_CASE(1, 1);
+    default:
+      break;
+  }
+}
+
+// Pixels y[j], x[j] (j < n) of channel vectors ch[0 .. mr - 1] (`channels` in all) stored.
+static inline __attribute__((always_inline)) void store_pixels(const npl_stage_t* s, const npl_channels_t* ch,
+                                                               const npk_v* acc, int32_t mr, int32_t channels,
+                                                               int32_t n, const int32_t* y, const int32_t* x,
+                                                               const int32_t stage, const int32_t clamp) {
+  for (int32_t j = 0; j < n; ++j) {
+    npk_v a[MR_MAX];
+    for (int32_t i = 0; i < MR_MAX; ++i) a[i] = acc[(i < mr ? i : 0) * NP_MAX + j];
+    npl_store_pixel(s, ch, a, mr, channels, y[j], x[j], stage, clamp);
+  }
+}
+
+#define STORE_CASE(STAGE, CLAMP)                                                       \
+  case (STAGE) * 2 + (CLAMP):                                                         \
+    store_pixels(s, ch, acc, mr, channels, n, y, x, STAGE, CLAMP);                    \
+    break;
+
+__attribute__((noinline)) static void store_block(const npl_stage_t* s, int32_t form, const npl_channels_t* ch,
+                                                 const npk_v* acc, int32_t mr, int32_t channels, int32_t n,
+                                                 const int32_t* y, const int32_t* x) {
+  switch (form) {
+    NPL_FORMS(STORE_CASE)
+    default:
+      break;
+  }
+}
+
+int npukit_s8_conv_lanes_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
+  npukit_s8_lanes_k_t k;
+  if (!npukit_s8_lanes_k(p, &k) || k.groups > MAX_GROUPS) return 0;
+  const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+  const int32_t ic = p[NPUKIT_S8_W_IN_C], kw = p[NPUKIT_S8_W_KERNEL_W];
+  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
+  const int32_t dx = p[NPUKIT_S8_W_DILATION_W] * sw;
+  const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * sh, step_x = p[NPUKIT_S8_W_STRIDE_W] * sw;
+  // A segment's values side by side: channels (or one channel), and a row's taps after each other.
+  if (ic > 1 && sc != 1) return 0;
+  if (k.segment != ic && kw > 1 && dx != ic) return 0;
+  if (oh < 1 || ow < 1 || oc < 1 || sh < 0 || sw < 0 || p[NPUKIT_S8_W_DILATION_H] < 0 || dx < 0) return 0;
+  npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  if (o.sc != 1 && oc > 1) return 0;
+  if (o.mode == NPUKIT_S8_OUT_ADD && o.add.res_sc != 1 && oc > 1) return 0;
+
+  const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
+  int32_t goff[MAX_GROUPS], dense[MAX_GROUPS];
+  for (int32_t s = 0, g = 0; s < k.segments; ++s) {
+    const int32_t at = npukit_s8_lanes_segment_at(p, &k, s);
+    for (int32_t i = 0; i < k.segment_groups; ++i, ++g) goff[g] = at + 4 * i, dense[g] = 4 * g;
+  }
+  // Where the layer's reads end; a pixel whose last word reaches past it is read from `copy`.
+  const int32_t last_segment = npukit_s8_lanes_segment_at(p, &k, k.segments - 1);
+  const int8_t* end = in + (oh - 1) * step_y + (ow - 1) * step_x + last_segment + k.segment;
+  const int32_t tail = last_segment + 4 * k.segment_groups;  // a pixel's reads end here
+  int8_t copy[4 * MAX_GROUPS] __attribute__((aligned(64)));
+
+  const npk_out_t vo = npk_out(&o);
+  const npk_add_t add = npk_add(&vo);
+  npl_stage_t stage;
+  npl_stage(&stage, &o, &vo, &add);
+  const int32_t form = npl_form(&stage);
+  const int32_t vectors = (oc + NPK_LANES - 1) / NPK_LANES, pixels = oh * ow;
+  for (int32_t v0 = 0; v0 < vectors; v0 += MR_MAX) {
+    const int32_t mr = vectors - v0 < MR_MAX ? vectors - v0 : MR_MAX, np_full = pixels_for[mr];
+    npl_channels_t ch[MR_MAX];
+    npk_v start[MR_MAX];
+    const int8_t* wp[MR_MAX];
+    for (int32_t i = 0; i < mr; ++i) {
+      const int32_t c0 = (v0 + i) * NPK_LANES, n = oc - c0 < NPK_LANES ? oc - c0 : NPK_LANES;
+      npl_channels(&stage, c0, n, &ch[i]);
+      start[i] = ch[i].start;
+      // A block of 16 channels' words is 64 bytes; with AVX2 a vector is its first or second half.
+      wp[i] = weights + c0 / NPUKIT_S8_LANE_BLOCK * k.groups * 64 + c0 % NPUKIT_S8_LANE_BLOCK * 4;
+    }
+    const int32_t channels = oc - v0 * NPK_LANES < mr * NPK_LANES ? oc - v0 * NPK_LANES : mr * NPK_LANES;
+    npk_v acc[MR_MAX * NP_MAX];
+    int32_t ys[NP_MAX], xs[NP_MAX];
+    const int8_t* px[NP_MAX];
+    for (int32_t p0 = 0, y = 0, x = 0; p0 < pixels;) {
+      const int32_t np = pixels - p0 >= np_full ? np_full : 1;
+      const int8_t* last = in;
+      for (int32_t j = 0; j < np; ++j) {
+        ys[j] = y, xs[j] = x, px[j] = in + y * step_y + x * step_x;
+        if (px[j] > last) last = px[j];
+        if (++x == ow) x = 0, ++y;
+      }
+      p0 += np;
+      if (last + tail <= end || (k.segment & 3) == 0) {
+        dot_block(px, goff, k.groups, wp, start, acc, mr, np);
+        store_block(&stage, form, ch, acc, mr, channels, np, ys, xs);
+        continue;
+      }
+      // Near the end: each pixel on its own, the ones reaching past it from a zero-padded copy.
+      for (int32_t j = 0; j < np; ++j) {
+        const int8_t* one[1] = {px[j]};
+        const int32_t* offsets = goff;
+        if (px[j] + tail > end) {
+          for (int32_t s = 0; s < k.segments; ++s) {
+            const int8_t* from = px[j] + npukit_s8_lanes_segment_at(p, &k, s);
+            int8_t* to = copy + s * k.segment_groups * 4;
+            for (int32_t i = 0; i < k.segment_groups * 4; ++i) to[i] = i < k.segment ? from[i] : 0;
+          }
+          one[0] = copy, offsets = dense;
+        }
+        dot_block(one, offsets, k.groups, wp, start, acc, mr, 1);
+        store_block(&stage, form, ch, acc, mr, channels, 1, &ys[j], &xs[j]);
+      }
+    }
+  }
+  return 1;
+}
+
+#else
+
+// Built for a target without the x86 kernels: nothing here.
+typedef int npukit_s8_conv_lanes_x86_unused;
+
+#endif

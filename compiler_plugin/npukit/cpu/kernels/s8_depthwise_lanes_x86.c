@@ -1,0 +1,203 @@
+// Channel-last depthwise convolution on x86 (NPUKIT_S8_WEIGHTS_LANES,
+// s8_lanes.h): the lanes of a vector are consecutive channels of one output
+// pixel, any stride, dilation and kernel size.
+//
+// Per block of 64 channels and output pixel, four taps' 64 channel bytes
+// (one load each, unsigned as x XOR 0x80) are interleaved with two rounds of
+// byte and word unpacks into four vectors of [lane][tap]: lane 4L + i of
+// vector k holds channel 16L + 4k + i (the unpacks stay within 128-bit
+// lanes), which is the order the weights are packed in. One VPDPBUSD per
+// vector then takes the four taps of 16 channels (AVX2: 32 channels per
+// block half, the products as two VPMADDWD). After the last taps the
+// accumulators are put back into channel order (128-bit lanes transposed),
+// and the output stage (s8_lanes_x86.h) stores 16 channels (AVX2: 8) at a time.
+// Taps past the kernel's (its count rounded up to 4) read the first tap's
+// bytes against zero weights.
+#include "s8_lanes_x86.h"
+
+#if NPUKIT_S8_X86
+
+#define MAX_TAPS 256  // more go to the portable kernel
+
+#if NPUKIT_S8_X86 == 512
+#define HALVES 1
+#define OUT_VECTORS 4  // channel vectors of a block's output
+#else
+#define HALVES 2  // a block's two halves of 32 channels
+#define OUT_VECTORS 8
+#endif
+
+// Four taps' bytes of a pixel's channels -> four vectors of [lane][tap].
+static inline __attribute__((always_inline)) void interleave_taps(npk_v r0, npk_v r1, npk_v r2, npk_v r3, npk_v* q) {
+  const npk_v ab0 = NPK_OP(unpacklo_epi8)(r0, r1), ab1 = NPK_OP(unpackhi_epi8)(r0, r1);
+  const npk_v cd0 = NPK_OP(unpacklo_epi8)(r2, r3), cd1 = NPK_OP(unpackhi_epi8)(r2, r3);
+  q[0] = NPK_OP(unpacklo_epi16)(ab0, cd0), q[1] = NPK_OP(unpackhi_epi16)(ab0, cd0);
+  q[2] = NPK_OP(unpacklo_epi16)(ab1, cd1), q[3] = NPK_OP(unpackhi_epi16)(ab1, cd1);
+}
+
+typedef struct {
+  const int32_t* toff;  // each tap's first input byte from the pixel's
+  int32_t groups;
+  int32_t n;  // channels of this block
+#if NPUKIT_S8_X86 == 512
+  __mmask64 mask;
+#else
+  const int8_t* end;  // the end of the layer's reads: whole 32-byte loads below it stay in the input
+#endif
+} taps_t;
+
+// The unsigned bytes of 64 (AVX2: 32, from half `h`) channels of a tap.
+static inline __attribute__((always_inline)) npk_v load_tap(const taps_t* t, const int8_t* at) {
+#if NPUKIT_S8_X86 == 512
+  return npk_u8(_mm512_maskz_loadu_epi8(t->mask, at));
+#else
+  if (at + 32 <= t->end) return npk_u8(_mm256_loadu_si256((const __m256i*)at));
+  int8_t bytes[32] __attribute__((aligned(32)));
+  const int32_t n = (int32_t)(t->end - at) < 32 ? (int32_t)(t->end - at) : 32;
+  for (int32_t i = 0; i < 32; ++i) bytes[i] = i < n ? at[i] : 0;
+  return npk_u8(_mm256_load_si256((const __m256i*)bytes));
+#endif
+}
+
+// One pixel's accumulators of a block (half): a[k] start at start[k], the
+// taps from `at`, the weights of the block (half) from `w`, 256 bytes per group.
+static inline __attribute__((always_inline)) void pixel(const taps_t* t, const int8_t* at, const int8_t* w,
+                                                        const npk_v* start, npk_v* a) {
+  npk_v a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3];
+  for (int32_t g = 0; g < t->groups; ++g, w += 256) {
+    const int32_t* off = t->toff + 4 * g;
+    npk_v q[4];
+    interleave_taps(load_tap(t, at + off[0]), load_tap(t, at + off[1]), load_tap(t, at + off[2]),
+                    load_tap(t, at + off[3]), q);
+    a0 = npk_dot(a0, q[0], npk_load_vector(w));
+    a1 = npk_dot(a1, q[1], npk_load_vector(w + 64));
+    a2 = npk_dot(a2, q[2], npk_load_vector(w + 128));
+    a3 = npk_dot(a3, q[3], npk_load_vector(w + 192));
+  }
+  a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
+}
+
+// Accumulators of quarters k = 0..3 -> channel order: out[v] holds channels
+// 16v .. 16v + 15 of the block (AVX2: 8v .. 8v + 7 of the half).
+static inline void channel_order(const npk_v* a, npk_v* out) {
+#if NPUKIT_S8_X86 == 512
+  const __m512i t0 = _mm512_shuffle_i32x4(a[0], a[1], 0x44), t1 = _mm512_shuffle_i32x4(a[0], a[1], 0xee);
+  const __m512i t2 = _mm512_shuffle_i32x4(a[2], a[3], 0x44), t3 = _mm512_shuffle_i32x4(a[2], a[3], 0xee);
+  out[0] = _mm512_shuffle_i32x4(t0, t2, 0x88), out[1] = _mm512_shuffle_i32x4(t0, t2, 0xdd);
+  out[2] = _mm512_shuffle_i32x4(t1, t3, 0x88), out[3] = _mm512_shuffle_i32x4(t1, t3, 0xdd);
+#else
+  out[0] = _mm256_permute2x128_si256(a[0], a[1], 0x20), out[1] = _mm256_permute2x128_si256(a[2], a[3], 0x20);
+  out[2] = _mm256_permute2x128_si256(a[0], a[1], 0x31), out[3] = _mm256_permute2x128_si256(a[2], a[3], 0x31);
+#endif
+}
+
+// The output pixels of one block (half) of `n` channels: `ch` their
+// channel vectors (`live` of them), `w` the block's (half's) weights.
+static inline __attribute__((always_inline)) void rows(const taps_t* tp, const npl_stage_t* s,
+                                                       const npl_channels_t* ch, int32_t live, int32_t n,
+                                                       const int8_t* in, const int8_t* w, const npk_v* start,
+                                                       int32_t oh, int32_t ow, int32_t step_y, int32_t step_x,
+                                                       const int32_t stage, const int32_t clamp) {
+  for (int32_t y = 0; y < oh; ++y) {
+    const int8_t* row = in + y * step_y;
+    for (int32_t x = 0; x < ow; ++x) {
+      npk_v a[4], out[4];
+      pixel(tp, row + x * step_x, w, start, a);
+      channel_order(a, out);
+      npl_store_pixel(s, ch, out, live, n, y, x, stage, clamp);
+    }
+  }
+}
+
+#define ROWS_CASE(STAGE, CLAMP)                                                      \
+  case (STAGE) * 2 + (CLAMP):                                                       \
+    rows(tp, s, ch, live, n, in, w, start, oh, ow, step_y, step_x, STAGE, CLAMP);   \
+    break;
+
+__attribute__((noinline)) static void block_rows(const taps_t* tp, const npl_stage_t* s, int32_t form,
+                                                const npl_channels_t* ch, int32_t live, int32_t n, const int8_t* in,
+                                                const int8_t* w, const npk_v* start, int32_t oh, int32_t ow,
+                                                int32_t step_y, int32_t step_x) {
+  switch (form) {
+    NPL_FORMS(ROWS_CASE)
+    default:
+      break;
+  }
+}
+
+int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+  const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W], taps = kh * kw;
+  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
+  const int32_t dy = p[NPUKIT_S8_W_DILATION_H] * sh, dx = p[NPUKIT_S8_W_DILATION_W] * sw;
+  const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * sh, step_x = p[NPUKIT_S8_W_STRIDE_W] * sw;
+  if (channels < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || taps > MAX_TAPS) return 0;
+  if (p[NPUKIT_S8_W_IN_C] != channels || (channels > 1 && sc != 1) || dy < 0 || dx < 0 || step_y < 0 || step_x < 0) {
+    return 0;
+  }
+  npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  if (channels > 1 && (o.sc != 1 || (o.mode == NPUKIT_S8_OUT_ADD && o.add.res_sc != 1))) return 0;
+
+  const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
+  const int32_t groups = (taps + 3) / 4;
+  int32_t toff[MAX_TAPS];
+  int32_t reach = 0;  // the last tap's offset
+  for (int32_t t = 0; t < 4 * groups; ++t) {
+    toff[t] = t < taps ? t / kw * dy + t % kw * dx : 0;
+    if (toff[t] > reach) reach = toff[t];
+  }
+  taps_t tp;
+  tp.toff = toff, tp.groups = groups;
+#if NPUKIT_S8_X86 == 256
+  tp.end = in + (oh - 1) * step_y + (ow - 1) * step_x + reach + channels;
+#else
+  (void)reach;
+#endif
+
+  const npk_out_t vo = npk_out(&o);
+  const npk_add_t add = npk_add(&vo);
+  npl_stage_t stage;
+  npl_stage(&stage, &o, &vo, &add);
+  const int32_t form = npl_form(&stage);
+  const int32_t* bias = o.bias;
+  for (int32_t c0 = 0; c0 < channels; c0 += NPUKIT_S8_DW_BLOCK) {
+    const int32_t n = channels - c0 < NPUKIT_S8_DW_BLOCK ? channels - c0 : NPUKIT_S8_DW_BLOCK;
+    tp.n = n;
+#if NPUKIT_S8_X86 == 512
+    tp.mask = n == 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+#endif
+    // The accumulators' starts in the quarters' lane order (channel 16L + 4k + i at lane 4L + i of k).
+    int32_t starts[NPUKIT_S8_DW_BLOCK] __attribute__((aligned(64)));
+    for (int32_t k = 0; k < 4; ++k) {
+      for (int32_t lane = 0; lane < 16; ++lane) {
+        const int32_t c = c0 + lane / 4 * 16 + 4 * k + lane % 4;
+        starts[16 * k + lane] = c < channels ? npk_fold(bias[c], stage.in_zp, stage.weight_sum[c]) : 0;
+      }
+    }
+    npl_channels_t ch[OUT_VECTORS];
+    int32_t live = 0;  // output vectors with channels
+    for (int32_t v = 0; v < OUT_VECTORS && v * NPK_LANES < n; ++v, ++live) {
+      const int32_t left = n - v * NPK_LANES;
+      npl_channels(&stage, c0 + v * NPK_LANES, left < NPK_LANES ? left : NPK_LANES, &ch[v]);
+    }
+    const int8_t* block_weights = weights + c0 / NPUKIT_S8_DW_BLOCK * groups * 256;
+    for (int32_t h = 0; h < HALVES && 32 * h < n; ++h) {
+      // AVX2: half h is channels 32h .. 32h + 31, the weights' bytes 32h .. 32h + 31 of each 64.
+      npk_v start[4];
+      for (int32_t k = 0; k < 4; ++k) start[k] = npk_load_vector(starts + 16 * k + 8 * h);
+      const int32_t half_live = live - 4 * h < 4 ? live - 4 * h : 4;
+      const int32_t half_n = n - 32 * h < 4 * NPK_LANES ? n - 32 * h : 4 * NPK_LANES;
+      block_rows(&tp, &stage, form, &ch[4 * h], half_live, half_n, in + c0 + 32 * h, block_weights + 32 * h, start,
+                 oh, ow, step_y, step_x);
+    }
+  }
+  return 1;
+}
+
+#else
+
+// Built for a target without the x86 kernels: nothing here.
+typedef int npukit_s8_depthwise_lanes_x86_unused;
+
+#endif
