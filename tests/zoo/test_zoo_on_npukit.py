@@ -46,9 +46,11 @@ def _reference(record):
 
 
 # ONNX QDQ models whose int8 outputs differ from onnxruntime by more than
-# 1 LSB: the logits differ by one LSB where the two roundings part, and the
-# float softmax between the last QuantizeLinear pair multiplies that.
-ONNX_SOFTMAX_AMPLIFIED = {"kws_int8.onnx": 5, "resnet8_int8.onnx": 6}
+# 1 LSB (measured on five seeded inputs): kws_int8's logits, the input of
+# its float softmax, differ by at most 1 LSB and the softmax turns that into
+# 5; resnet8_int8's logits already differ by 3 LSB, one-LSB differences of
+# the two roundings carried through its layers.
+ONNX_BEYOND_ONE_LSB = {"kws_int8.onnx": 5, "resnet8_int8.onnx": 6}
 
 
 def _dequantized_steps(path) -> list[float | None]:
@@ -99,8 +101,8 @@ def _checked(records, name):
 def test_host(records, name, tmp_path):
     record = _checked(records, name)
     run = _reference(record)
-    if name in ONNX_SOFTMAX_AMPLIFIED:
-        pytest.xfail(f"differs from onnxruntime by {ONNX_SOFTMAX_AMPLIFIED[name]} LSB after its float softmax")
+    if name in ONNX_BEYOND_ONE_LSB:
+        pytest.xfail(f"differs from onnxruntime by {ONNX_BEYOND_ONE_LSB[name]} LSB (see ONNX_BEYOND_ONE_LSB)")
     loaded = npukit.load(npukit.compile(record.path, out_dir=tmp_path / "host"))
     lsb = 1 if record.format == "onnx" else 0
     steps = _dequantized_steps(record.path) if record.format == "onnx" else None
