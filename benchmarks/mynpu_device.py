@@ -41,7 +41,7 @@ DEVICE_FILES = ("stream.c", "executable_format.c", "mynpu_executable.c", "simula
 CORTEX_M4_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-Os",
                    "-ffunction-sections", "-fdata-sections", "-DNPUKIT_BARE_METAL=1",
                    "-DNPUKIT_NO_SYSTEM_ALLOCATOR=1"]
-VARIANTS = (("with messages", ()), ("no messages", ("-DNPUKIT_STATUS_MESSAGES=0",)))
+VARIANTS = (("with messages", ("-DNPUKIT_STATUS_MESSAGES=1",)), ("no messages", ("-DNPUKIT_STATUS_MESSAGES=0",)))
 
 
 def code_size() -> dict[str, dict[str, int]]:

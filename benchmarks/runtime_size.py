@@ -39,8 +39,9 @@ CORTEX_M4_FLAGS = [
     "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-Os",
     "-ffunction-sections", "-fdata-sections", "-DNPUKIT_BARE_METAL=1", "-DNPUKIT_NO_SYSTEM_ALLOCATOR=1",
 ]
-# The default build, and the one without error messages (codes only).
-VARIANTS = (("", ()), (" no messages", ("-DNPUKIT_STATUS_MESSAGES=0",)))
+# The default board build (errors carry only their codes), and the one with
+# error messages (CMake NPUKIT_STATUS_MESSAGES=ON, `npukit deploy --status-messages`).
+VARIANTS = (("", ()), (" with messages", ("-DNPUKIT_STATUS_MESSAGES=1",)))
 LINK_FLAGS = ["--specs=nano.specs", "--specs=nosys.specs", "-Wl,--gc-sections"]
 
 MAIN_C = """\
@@ -172,8 +173,10 @@ def main(argv: list[str] | None = None) -> int:
                 lines.append(f"| {em} | {part} | {s['text']} | {s['rodata']} | {s['text'] + s['rodata']} | "
                              f"{s['data']} | {s['bss']} |")
     lines += ["", "The inline-dynamic firmware carries the inline path (hal_inline + hal_loader); the async one "
-              "adds the full HAL. \"no messages\" is built with `NPUKIT_STATUS_MESSAGES=0` (errors keep their "
-              "codes, lose their text). The bss of the application is the 128 KiB arena.", "",
+              "adds the full HAL. The default board build has no error messages (errors keep their codes); "
+              "\"with messages\" is built with `NPUKIT_STATUS_MESSAGES=1` (CMake option "
+              "`NPUKIT_STATUS_MESSAGES`, `npukit deploy --status-messages`). The bss of the application is the "
+              "128 KiB arena.", "",
               "Arena high-water mark on the host (64-bit; block headers included), bytes:", "",
               "| model | execution model | arena high-water |", "|---|---|---:|"]
     lines += [f"| {a['model']} | {a['execution_model']} | {a['arena_high_water_bytes']} |" for a in arenas]

@@ -111,3 +111,56 @@ iree_status_t iree_vm_buffer_compare_bytes(const iree_vm_buffer_t* lhs, iree_hos
   *out_equal = length == 0 || memcmp(a.data, b.data, length) == 0;
   return iree_ok_status();
 }
+
+//===----------------------------------------------------------------------===//
+// SipHash-2-4 (Aumasson and Bernstein), 64-bit output
+//===----------------------------------------------------------------------===//
+
+static inline uint64_t rotate_left(uint64_t x, int bits) { return (x << bits) | (x >> (64 - bits)); }
+
+typedef struct sip_state_t {
+  uint64_t v0, v1, v2, v3;
+} sip_state_t;
+
+static void sip_rounds(sip_state_t* s, int rounds) {
+  for (int i = 0; i < rounds; ++i) {
+    s->v0 += s->v1;
+    s->v1 = rotate_left(s->v1, 13) ^ s->v0;
+    s->v0 = rotate_left(s->v0, 32);
+    s->v2 += s->v3;
+    s->v3 = rotate_left(s->v3, 16) ^ s->v2;
+    s->v0 += s->v3;
+    s->v3 = rotate_left(s->v3, 21) ^ s->v0;
+    s->v2 += s->v1;
+    s->v1 = rotate_left(s->v1, 17) ^ s->v2;
+    s->v2 = rotate_left(s->v2, 32);
+  }
+}
+
+static uint64_t load_le64(const uint8_t* p, iree_host_size_t count) {
+  uint64_t v = 0;
+  for (iree_host_size_t i = 0; i < count; ++i) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+static void sip_absorb(sip_state_t* s, uint64_t m) {
+  s->v3 ^= m;
+  sip_rounds(s, 2);
+  s->v0 ^= m;
+}
+
+iree_status_t iree_vm_buffer_hash(const iree_vm_buffer_t* buffer, iree_host_size_t offset, iree_host_size_t length,
+                                  int64_t* out_hash) {
+  iree_const_byte_span_t span;
+  IREE_RETURN_IF_ERROR(iree_vm_buffer_map_ro(buffer, offset, length, &span));
+  const uint64_t k0 = 0x0706050403020100ull, k1 = 0x0f0e0d0c0b0a0908ull;
+  sip_state_t s = {k0 ^ 0x736f6d6570736575ull, k1 ^ 0x646f72616e646f6dull, k0 ^ 0x6c7967656e657261ull,
+                   k1 ^ 0x7465646279746573ull};
+  iree_host_size_t whole = length - length % 8;
+  for (iree_host_size_t i = 0; i < whole; i += 8) sip_absorb(&s, load_le64(span.data + i, 8));
+  sip_absorb(&s, ((uint64_t)(length & 0xff) << 56) | load_le64(span.data + whole, length - whole));
+  s.v2 ^= 0xff;
+  sip_rounds(&s, 4);
+  *out_hash = (int64_t)(s.v0 ^ s.v1 ^ s.v2 ^ s.v3);
+  return iree_ok_status();
+}

@@ -71,6 +71,11 @@ def add_parser(sub) -> None:
         help="cap the runtime's arena at BYTES, to check that the model fits a part with less RAM",
     )
     p.add_argument(
+        "--status-messages", action="store_true",
+        help="build the firmware with error messages (they cost about 7 KiB of flash; without them an error "
+        "carries only its code; --arena-limit turns them on)",
+    )
+    p.add_argument(
         "--iree-flag", action="append", default=[], metavar="FLAG",
         help="a stock iree-compile flag for the board's compile (repeatable)",
     )
@@ -95,7 +100,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     result = deploy(
         args.model, args.board, mode=args.mode, npu=args.npu, mynpu=mynpu_options(args), inputs=args.input,
         seed=args.seed, samples=args.samples, keep=args.keep, execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
-        arena_limit=args.arena_limit, progress=console.progress, cpu_pipeline=args.cpu_pipeline,
+        arena_limit=args.arena_limit, status_messages=args.status_messages, progress=console.progress,
+        cpu_pipeline=args.cpu_pipeline,
     )
     console.clear_status()
     if not args.quiet:

@@ -314,6 +314,7 @@ def deploy(
     iree_flags: Sequence[str] = (),
     stack_size: int = 32768,
     arena_limit: int | None = None,
+    status_messages: bool = False,
     progress: Progress | None = None,
     cpu_pipeline: str = DEFAULT_CPU_PIPELINE.value,
     profile_dispatches: bool = False,
@@ -340,7 +341,11 @@ def deploy(
     firmware project, the model compiled for the board and the host's
     reference outputs; without it everything is temporary. ``arena_limit``
     caps the runtime's arena (bytes), to see whether the model fits a part
-    with less RAM than the QEMU board. ``cpu_pipeline`` (tuned or stock)
+    with less RAM than the QEMU board (and builds the firmware with error
+    messages, so that an exhausted arena says how much more it needs);
+    ``status_messages`` builds it with error messages in any case (by
+    default a board's errors carry only their codes, which saves flash).
+    ``cpu_pipeline`` (tuned or stock)
     applies to the board's compile and to the host's that gives the expected
     outputs; ``tuning_db`` and ``kernel_choices`` to the board's tuned
     compile (see npukit.compile). ``profile_dispatches`` has the firmware
@@ -397,6 +402,9 @@ def deploy(
                 mynpu_sram_bytes=artifact.manifest["mynpu"]["hardware"]["sram_bytes"] if npu else None,
                 profile_dispatches=profile_dispatches)},
             name=artifact.name, stack_size=stack_size,
+            # An arena limit asks how much RAM the model needs: the arena's
+            # message says it when it runs out.
+            status_messages=status_messages or arena_limit is not None,
         )
         say("building the firmware")
         firmware_build.build(project)

@@ -54,11 +54,13 @@ def write_project(
     app_files: dict[str, str] | None = None,
     name: str = "firmware",
     stack_size: int = 32768,
+    status_messages: bool = False,
 ) -> FirmwareProject:
     """Creates |directory| (which must not exist) with everything the firmware needs.
 
     ``app_sources`` are C files copied into ``app/``; ``app_files`` maps more
-    file names in ``app/`` (generated headers) to their text.
+    file names in ``app/`` (generated headers) to their text. Errors carry
+    their messages only with ``status_messages`` (they cost flash).
     """
     if artifact.mode not in ("static", "embedded"):
         raise ArtifactError(f"{artifact.directory}: firmware needs a static or embedded artifact, not {artifact.mode}")
@@ -114,6 +116,7 @@ def write_project(
         "full_hal": artifact.manifest.get("execution_model") == "async",
         "stack_size": stack_size,
         "call_values": max([16] + [max(len(e.inputs), len(e.outputs)) for e in artifact.entry_points]),
+        "status_messages": status_messages,
         "qemu_command": " ".join(board.qemu_command(Path(f"build/{name}.elf"))),
     }
     (directory / "CMakeLists.txt").write_text(env.get_template("CMakeLists.txt.j2").render(**context))

@@ -5,12 +5,11 @@
 #include "npukit/hal/modules.h"
 
 typedef struct hal_loader_module_t {
-  iree_allocator_t allocator;
+  npukit_hal_module_base_t base;
   npukit_hal_loader_set_t loaders;
 } hal_loader_module_t;
 
 NPUKIT_HAL_FUNCTION(executable_query_support) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal_loader.executable.query_support";
   hal_loader_module_t* m = (hal_loader_module_t*)module;
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
@@ -22,7 +21,6 @@ NPUKIT_HAL_FUNCTION(executable_query_support) {
 }
 
 NPUKIT_HAL_FUNCTION(executable_load) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal_loader.executable.load";
   hal_loader_module_t* m = (hal_loader_module_t*)module;
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
@@ -47,18 +45,15 @@ NPUKIT_HAL_FUNCTION(executable_load) {
   npukit_hal_executable_t* executable = NULL;
   IREE_RETURN_IF_ERROR(npukit_hal_loader_set_load(&m->loaders, npukit_vm_buffer_string(format),
                                                   iree_make_const_byte_span(data->data.data, data->data.data_length),
-                                                  constant_words, constant_count, m->allocator, &executable));
+                                                  constant_words, constant_count, m->base.allocator, &executable));
   return npukit_ret_ref(fn, rets, executable, npukit_hal_executable_type());
 }
 
 NPUKIT_HAL_FUNCTION(executable_lookup_function) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   return npukit_hal_call_executable_lookup_function("hal_loader.executable.lookup.function", args, rets);
 }
 
 NPUKIT_HAL_FUNCTION(executable_dispatch) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal_loader.executable.dispatch";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* executable_ref = iree_vm_abi_read_ref(&r);
@@ -66,16 +61,9 @@ NPUKIT_HAL_FUNCTION(executable_dispatch) {
   npukit_hal_dispatch_params_t params;
   memset(&params, 0, sizeof(params));
   for (int i = 0; i < 3; ++i) params.workgroup_count[i] = (uint32_t)iree_vm_abi_read_i32(&r);
-  int32_t constant_count = iree_vm_abi_read_i32(&r);
-  if (constant_count < 0 || constant_count > NPUKIT_HAL_MAX_CONSTANTS) {
-    return iree_make_status(IREE_STATUS_RESOURCE_EXHAUSTED, "%s: %d push constants", fn, (int)constant_count);
-  }
   uint32_t constants[NPUKIT_HAL_MAX_CONSTANTS];
-  for (int32_t i = 0; i < constant_count; ++i) constants[i] = (uint32_t)iree_vm_abi_read_i32(&r);
-  int32_t binding_count = iree_vm_abi_read_i32(&r);
-  if (binding_count < 0 || binding_count > NPUKIT_HAL_MAX_BINDINGS) {
-    return iree_make_status(IREE_STATUS_RESOURCE_EXHAUSTED, "%s: too many bindings (%d)", fn, (int)binding_count);
-  }
+  int32_t constant_count = 0, binding_count = 0;
+  IREE_RETURN_IF_ERROR(npukit_read_dispatch_counts(fn, &r, constants, &constant_count, &binding_count));
   npukit_hal_binding_t bindings[NPUKIT_HAL_MAX_BINDINGS];
   for (int32_t i = 0; i < binding_count; ++i) {
     iree_vm_ref_t* buffer_ref = iree_vm_abi_read_ref(&r);
@@ -103,58 +91,29 @@ NPUKIT_HAL_FUNCTION(executable_dispatch) {
   return npukit_hal_executable_dispatch(executable, (uint32_t)function_id, &params);
 }
 
-#define EXPORT(name, cconv) {{name, sizeof(name) - 1}, {cconv, sizeof(cconv) - 1}, 0, NULL}
-#define FUNCTION(fn)                                                \
-  {(iree_vm_native_function_shim_t)(void (*)(void))iree_emitc_shim, \
-   (iree_vm_native_function_target_t)(void (*)(void))fn}
-
 static const iree_vm_native_export_descriptor_t hal_loader_exports[] = {
-    EXPORT("executable.dispatch", "0rIiiiCiDCrIID_v"),
-    EXPORT("executable.load", "0rrr_r"),
-    EXPORT("executable.lookup.function", "0rr_I"),
-    EXPORT("executable.query_support", "0r_i"),
+    NPUKIT_HAL_EXPORT("executable.dispatch", "0rIiiiCiDCrIID_v"),
+    NPUKIT_HAL_EXPORT("executable.load", "0rrr_r"),
+    NPUKIT_HAL_EXPORT("executable.lookup.function", "0rr_I"),
+    NPUKIT_HAL_EXPORT("executable.query_support", "0r_i"),
 };
 
 static const iree_vm_native_function_ptr_t hal_loader_functions[] = {
-    FUNCTION(executable_dispatch),
-    FUNCTION(executable_load),
-    FUNCTION(executable_lookup_function),
-    FUNCTION(executable_query_support),
+    NPUKIT_HAL_EXPORT_FUNCTION(executable_dispatch),
+    NPUKIT_HAL_EXPORT_FUNCTION(executable_load),
+    NPUKIT_HAL_EXPORT_FUNCTION(executable_lookup_function),
+    NPUKIT_HAL_EXPORT_FUNCTION(executable_query_support),
 };
 
-static const iree_vm_native_module_descriptor_t hal_loader_descriptor = {
-    {"hal_loader", 10},
-    1,
-    0,
-    NULL,
-    0,
-    NULL,
-    0,
-    NULL,
-    IREE_ARRAYSIZE(hal_loader_exports),
-    hal_loader_exports,
-    IREE_ARRAYSIZE(hal_loader_functions),
-    hal_loader_functions,
-};
-
-static void hal_loader_destroy(void* self) {
-  hal_loader_module_t* module = (hal_loader_module_t*)self;
-  iree_allocator_free(module->allocator, module);
-}
+static const iree_vm_native_module_descriptor_t hal_loader_descriptor =
+    NPUKIT_HAL_MODULE_DESCRIPTOR("hal_loader", 1, hal_loader_exports, hal_loader_functions);
 
 iree_status_t npukit_hal_loader_module_create(iree_vm_instance_t* instance, const npukit_hal_loader_set_t* loaders,
                                               iree_allocator_t allocator, iree_vm_module_t** out_module) {
   *out_module = NULL;
-  IREE_RETURN_IF_ERROR(npukit_hal_register_types(instance));
   hal_loader_module_t* module = NULL;
-  IREE_RETURN_IF_ERROR(iree_allocator_malloc(allocator, sizeof(*module), (void**)&module));
-  module->allocator = allocator;
+  IREE_RETURN_IF_ERROR(npukit_hal_module_state_allocate(instance, allocator, sizeof(*module), (void**)&module));
   module->loaders = *loaders;
-  iree_vm_module_t interface;
-  iree_vm_module_initialize(&interface, module);
-  interface.destroy = hal_loader_destroy;
-  iree_status_t status =
-      iree_vm_native_module_create(&interface, &hal_loader_descriptor, instance, allocator, out_module);
-  if (!iree_status_is_ok(status)) iree_allocator_free(allocator, module);
-  return status;
+  return npukit_hal_native_module_create(instance, &hal_loader_descriptor, module, npukit_hal_module_state_free,
+                                         out_module);
 }

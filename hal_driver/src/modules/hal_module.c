@@ -10,7 +10,7 @@
 #include "npukit/hal/modules.h"
 
 typedef struct hal_module_t {
-  iree_allocator_t allocator;
+  npukit_hal_module_base_t base;
   npukit_hal_device_t* device;
 } hal_module_t;
 
@@ -20,7 +20,7 @@ NPUKIT_HAL_DEFINE_ARG(npukit_hal_fence, npukit_hal_fence_t)
 NPUKIT_HAL_DEFINE_ARG(npukit_hal_file, npukit_hal_file_t)
 NPUKIT_HAL_DEFINE_ARG(npukit_hal_command_buffer, npukit_hal_command_buffer_t)
 
-static iree_allocator_t host_allocator(void* module) { return ((hal_module_t*)module)->allocator; }
+static iree_allocator_t host_allocator(void* module) { return npukit_hal_module_allocator(module); }
 
 // Queue operations: wait, run, then signal (or fail) the signal fence.
 static iree_status_t queue_begin(const char* fn, iree_vm_ref_t* wait_ref, iree_vm_ref_t* signal_ref,
@@ -45,11 +45,12 @@ static iree_status_t queue_end(npukit_hal_fence_t* signal, iree_status_t status)
 }
 
 //===----------------------------------------------------------------------===//
-// Allocators and buffers
+// Allocators, buffers and buffer views
 //===----------------------------------------------------------------------===//
 
+NPUKIT_HAL_SHARED_BUFFER_FUNCTIONS("hal.")
+
 NPUKIT_HAL_FUNCTION(allocator_allocate) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.allocator.allocate";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* allocator_ref = iree_vm_abi_read_ref(&r);
@@ -68,7 +69,6 @@ NPUKIT_HAL_FUNCTION(allocator_allocate) {
 }
 
 NPUKIT_HAL_FUNCTION(allocator_import) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.allocator.import";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* allocator_ref = iree_vm_abi_read_ref(&r);
@@ -76,14 +76,12 @@ NPUKIT_HAL_FUNCTION(allocator_import) {
   (void)iree_vm_abi_read_i64(&r);  // queue affinity
   uint32_t memory_types = (uint32_t)iree_vm_abi_read_i32(&r);
   uint32_t usage = (uint32_t)iree_vm_abi_read_i32(&r);
-  iree_vm_ref_t* source_ref = iree_vm_abi_read_ref(&r);
-  int64_t offset = iree_vm_abi_read_i64(&r);
-  int64_t length = iree_vm_abi_read_i64(&r);
+  iree_vm_buffer_t* source;
+  int64_t offset, length;
+  IREE_RETURN_IF_ERROR(npukit_read_vm_buffer_range(fn, &r, "the source", &source, &offset, &length));
   IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
   npukit_hal_allocator_t* allocator;
-  iree_vm_buffer_t* source;
   IREE_RETURN_IF_ERROR(npukit_arg_npukit_hal_allocator(allocator_ref, false, fn, "the allocator", &allocator));
-  IREE_RETURN_IF_ERROR(npukit_arg_iree_vm_buffer(source_ref, false, fn, "the source", &source));
   npukit_hal_buffer_t* buffer = NULL;
   iree_status_t status =
       npukit_hal_buffer_import(source, offset, length, memory_types, usage, host_allocator(module), &buffer);
@@ -97,8 +95,6 @@ NPUKIT_HAL_FUNCTION(allocator_import) {
 }
 
 NPUKIT_HAL_FUNCTION(buffer_assert) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.buffer.assert";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* buffer_ref = iree_vm_abi_read_ref(&r);
@@ -134,11 +130,6 @@ NPUKIT_HAL_FUNCTION(buffer_assert) {
   return iree_ok_status();
 }
 
-NPUKIT_HAL_FUNCTION(buffer_length) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  return npukit_hal_call_buffer_length("hal.buffer.length", args, rets);
-}
-
 // The bytes of a host load or store of 1, 2 or 4 bytes.
 static iree_status_t scalar_range(const char* fn, npukit_hal_buffer_t* buffer, int64_t offset, int32_t length,
                                   uint8_t** out_bytes) {
@@ -152,7 +143,6 @@ static iree_status_t scalar_range(const char* fn, npukit_hal_buffer_t* buffer, i
 }
 
 NPUKIT_HAL_FUNCTION(buffer_load) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.buffer.load";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* buffer_ref = iree_vm_abi_read_ref(&r);
@@ -169,8 +159,6 @@ NPUKIT_HAL_FUNCTION(buffer_load) {
 }
 
 NPUKIT_HAL_FUNCTION(buffer_store) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.buffer.store";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   uint32_t value = (uint32_t)iree_vm_abi_read_i32(&r);
@@ -187,52 +175,6 @@ NPUKIT_HAL_FUNCTION(buffer_store) {
   return iree_ok_status();
 }
 
-NPUKIT_HAL_FUNCTION(buffer_subspan) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  return npukit_hal_call_buffer_subspan("hal.buffer.subspan", args, rets, host_allocator(module));
-}
-
-//===----------------------------------------------------------------------===//
-// Buffer views
-//===----------------------------------------------------------------------===//
-
-NPUKIT_HAL_FUNCTION(buffer_view_assert) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
-  return npukit_hal_call_buffer_view_assert("hal.buffer_view.assert", args);
-}
-
-NPUKIT_HAL_FUNCTION(buffer_view_create) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  return npukit_hal_call_buffer_view_create("hal.buffer_view.create", args, rets, host_allocator(module));
-}
-
-NPUKIT_HAL_FUNCTION(buffer_view_buffer) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  return npukit_hal_call_buffer_view_buffer("hal.buffer_view.buffer", args, rets);
-}
-
-NPUKIT_HAL_FUNCTION(buffer_view_dim) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  return npukit_hal_call_buffer_view_dim("hal.buffer_view.dim", args, rets);
-}
-
-NPUKIT_HAL_FUNCTION(buffer_view_element_type) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  return npukit_hal_call_buffer_view_property("hal.buffer_view.element_type", args, rets, NPUKIT_HAL_VIEW_ELEMENT_TYPE);
-}
-
-NPUKIT_HAL_FUNCTION(buffer_view_encoding_type) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  return npukit_hal_call_buffer_view_property("hal.buffer_view.encoding_type", args, rets,
-                                              NPUKIT_HAL_VIEW_ENCODING_TYPE);
-}
-
-NPUKIT_HAL_FUNCTION(buffer_view_rank) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  return npukit_hal_call_buffer_view_property("hal.buffer_view.rank", args, rets, NPUKIT_HAL_VIEW_RANK);
-}
-
 //===----------------------------------------------------------------------===//
 // Command buffers
 //===----------------------------------------------------------------------===//
@@ -247,8 +189,6 @@ static iree_status_t read_buffer_ref(const char* fn, iree_vm_ref_t* buffer_ref, 
 }
 
 NPUKIT_HAL_FUNCTION(command_buffer_copy_buffer) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.command_buffer.copy_buffer";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* cb_ref = iree_vm_abi_read_ref(&r);
@@ -273,7 +213,6 @@ NPUKIT_HAL_FUNCTION(command_buffer_copy_buffer) {
 }
 
 NPUKIT_HAL_FUNCTION(command_buffer_create) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.command_buffer.create";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* device_ref = iree_vm_abi_read_ref(&r);
@@ -293,8 +232,6 @@ NPUKIT_HAL_FUNCTION(command_buffer_create) {
 }
 
 NPUKIT_HAL_FUNCTION(command_buffer_dispatch) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.command_buffer.dispatch";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* cb_ref = iree_vm_abi_read_ref(&r);
@@ -303,16 +240,9 @@ NPUKIT_HAL_FUNCTION(command_buffer_dispatch) {
   uint32_t workgroups[3];
   for (int i = 0; i < 3; ++i) workgroups[i] = (uint32_t)iree_vm_abi_read_i32(&r);
   (void)iree_vm_abi_read_i64(&r);  // flags
-  int32_t constant_count = iree_vm_abi_read_i32(&r);
-  if (constant_count < 0 || constant_count > NPUKIT_HAL_MAX_CONSTANTS) {
-    return iree_make_status(IREE_STATUS_OUT_OF_RANGE, "%s: %d push constants", fn, (int)constant_count);
-  }
   uint32_t constants[NPUKIT_HAL_MAX_CONSTANTS];
-  for (int32_t i = 0; i < constant_count; ++i) constants[i] = (uint32_t)iree_vm_abi_read_i32(&r);
-  int32_t binding_count = iree_vm_abi_read_i32(&r);
-  if (binding_count < 0 || binding_count > NPUKIT_HAL_MAX_BINDINGS) {
-    return iree_make_status(IREE_STATUS_OUT_OF_RANGE, "%s: too many bindings (%d)", fn, (int)binding_count);
-  }
+  int32_t constant_count = 0, binding_count = 0;
+  IREE_RETURN_IF_ERROR(npukit_read_dispatch_counts(fn, &r, constants, &constant_count, &binding_count));
   npukit_hal_buffer_ref_t bindings[NPUKIT_HAL_MAX_BINDINGS];
   for (int32_t i = 0; i < binding_count; ++i) {
     (void)iree_vm_abi_read_i32(&r);  // reserved
@@ -335,8 +265,6 @@ NPUKIT_HAL_FUNCTION(command_buffer_dispatch) {
 }
 
 NPUKIT_HAL_FUNCTION(command_buffer_execution_barrier) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.command_buffer.execution_barrier";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* cb_ref = iree_vm_abi_read_ref(&r);
@@ -350,8 +278,6 @@ NPUKIT_HAL_FUNCTION(command_buffer_execution_barrier) {
 }
 
 NPUKIT_HAL_FUNCTION(command_buffer_fill_buffer) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.command_buffer.fill_buffer";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* cb_ref = iree_vm_abi_read_ref(&r);
@@ -373,14 +299,9 @@ NPUKIT_HAL_FUNCTION(command_buffer_fill_buffer) {
 }
 
 NPUKIT_HAL_FUNCTION(command_buffer_finalize) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.command_buffer.finalize";
-  iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
-  iree_vm_ref_t* cb_ref = iree_vm_abi_read_ref(&r);
-  IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
   npukit_hal_command_buffer_t* cb;
-  IREE_RETURN_IF_ERROR(npukit_arg_npukit_hal_command_buffer(cb_ref, false, fn, "the command buffer", &cb));
+  IREE_RETURN_IF_ERROR(npukit_only_arg_npukit_hal_command_buffer(fn, args, "the command buffer", &cb));
   return npukit_hal_command_buffer_finalize(cb);
 }
 
@@ -388,22 +309,10 @@ NPUKIT_HAL_FUNCTION(command_buffer_finalize) {
 // Devices and queues
 //===----------------------------------------------------------------------===//
 
-NPUKIT_HAL_FUNCTION(device_allocator) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  const char* fn = "hal.device.allocator";
-  iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
-  iree_vm_ref_t* device_ref = iree_vm_abi_read_ref(&r);
-  IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
-  npukit_hal_device_t* device;
-  IREE_RETURN_IF_ERROR(npukit_arg_npukit_hal_device(device_ref, false, fn, "the device", &device));
-  iree_vm_ref_t ref = npukit_hal_device_allocator_ref(device);
-  iree_vm_abi_writer_t w = iree_vm_abi_writer(rets);
-  iree_vm_abi_write_ref_move(&w, &ref);
-  return iree_vm_abi_reader_finish(&w, fn);
-}
+NPUKIT_HAL_GETTER_FUNCTION(device_allocator, "hal.device.allocator", npukit_hal_device, npukit_hal_device_t,
+                           "the device", npukit_hal_device_allocator_ref)
 
 NPUKIT_HAL_FUNCTION(device_query_i64) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.device.query.i64";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* device_ref = iree_vm_abi_read_ref(&r);
@@ -425,7 +334,6 @@ NPUKIT_HAL_FUNCTION(device_query_i64) {
 }
 
 NPUKIT_HAL_FUNCTION(device_queue_alloca) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.device.queue.alloca";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* device_ref = iree_vm_abi_read_ref(&r);
@@ -452,8 +360,6 @@ NPUKIT_HAL_FUNCTION(device_queue_alloca) {
 }
 
 NPUKIT_HAL_FUNCTION(device_queue_barrier) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.device.queue.barrier";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   (void)iree_vm_abi_read_ref(&r);
@@ -468,8 +374,6 @@ NPUKIT_HAL_FUNCTION(device_queue_barrier) {
 }
 
 NPUKIT_HAL_FUNCTION(device_queue_dealloca) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.device.queue.dealloca";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   (void)iree_vm_abi_read_ref(&r);
@@ -520,20 +424,14 @@ static iree_status_t execute(const char* fn, iree_byte_span_t args, bool indirec
 }
 
 NPUKIT_HAL_FUNCTION(device_queue_execute) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   return execute("hal.device.queue.execute", args, false);
 }
 
 NPUKIT_HAL_FUNCTION(device_queue_execute_indirect) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   return execute("hal.device.queue.execute.indirect", args, true);
 }
 
 NPUKIT_HAL_FUNCTION(device_queue_fill) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.device.queue.fill";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   (void)iree_vm_abi_read_ref(&r);  // device
@@ -560,9 +458,6 @@ NPUKIT_HAL_FUNCTION(device_queue_fill) {
 }
 
 NPUKIT_HAL_FUNCTION(device_queue_flush) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
-  (void)args;
   return iree_ok_status();  // nothing is ever pending
 }
 
@@ -634,31 +529,22 @@ static iree_status_t queue_transfer(const char* fn, iree_byte_span_t args, trans
 }
 
 NPUKIT_HAL_FUNCTION(device_queue_copy) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   return queue_transfer("hal.device.queue.copy", args, TRANSFER_FROM_BUFFER);
 }
 
 NPUKIT_HAL_FUNCTION(device_queue_read) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   return queue_transfer("hal.device.queue.read", args, TRANSFER_FROM_FILE);
 }
 
 NPUKIT_HAL_FUNCTION(device_queue_update) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   return queue_transfer("hal.device.queue.update", args, TRANSFER_FROM_VM_BUFFER);
 }
 
 NPUKIT_HAL_FUNCTION(devices_count) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)args;
   return npukit_ret_i32("hal.devices.count", rets, 1);
 }
 
 NPUKIT_HAL_FUNCTION(devices_get) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.devices.get";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   int32_t index = iree_vm_abi_read_i32(&r);
@@ -669,20 +555,17 @@ NPUKIT_HAL_FUNCTION(devices_get) {
 }
 
 NPUKIT_HAL_FUNCTION(ex_file_from_memory) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.ex.file.from_memory";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   (void)iree_vm_abi_read_ref(&r);
   (void)iree_vm_abi_read_i64(&r);
   int32_t access = iree_vm_abi_read_i32(&r);
-  iree_vm_ref_t* source_ref = iree_vm_abi_read_ref(&r);
-  int64_t offset = iree_vm_abi_read_i64(&r);
-  int64_t length = iree_vm_abi_read_i64(&r);
+  iree_vm_buffer_t* source;
+  int64_t offset, length;
+  IREE_RETURN_IF_ERROR(npukit_read_vm_buffer_range(fn, &r, "the source", &source, &offset, &length));
   (void)iree_vm_abi_read_i32(&r);
   IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
   if (access != 1) return iree_make_status(IREE_STATUS_PERMISSION_DENIED, "%s: only read access is supported", fn);
-  iree_vm_buffer_t* source;
-  IREE_RETURN_IF_ERROR(npukit_arg_iree_vm_buffer(source_ref, false, fn, "the source", &source));
   npukit_hal_file_t* file = NULL;
   IREE_RETURN_IF_ERROR(npukit_hal_file_create(source, offset, length, host_allocator(module), &file));
   return npukit_ret_ref(fn, rets, file, npukit_hal_file_type());
@@ -693,7 +576,6 @@ NPUKIT_HAL_FUNCTION(ex_file_from_memory) {
 //===----------------------------------------------------------------------===//
 
 NPUKIT_HAL_FUNCTION(executable_create) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.executable.create";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* device_ref = iree_vm_abi_read_ref(&r);
@@ -721,7 +603,6 @@ NPUKIT_HAL_FUNCTION(executable_create) {
 }
 
 NPUKIT_HAL_FUNCTION(executable_lookup_function) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   return npukit_hal_call_executable_lookup_function("hal.executable.lookup.function", args, rets);
 }
 
@@ -743,7 +624,6 @@ static iree_status_t read_fence_list(const char* fn, iree_vm_abi_reader_t* r, np
 }
 
 NPUKIT_HAL_FUNCTION(fence_await) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.fence.await";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   (void)iree_vm_abi_read_i32(&r);  // timeout
@@ -757,7 +637,6 @@ NPUKIT_HAL_FUNCTION(fence_await) {
 }
 
 NPUKIT_HAL_FUNCTION(fence_create) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.fence.create";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* device_ref = iree_vm_abi_read_ref(&r);
@@ -771,8 +650,6 @@ NPUKIT_HAL_FUNCTION(fence_create) {
 }
 
 NPUKIT_HAL_FUNCTION(fence_fail) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.fence.fail";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   iree_vm_ref_t* fence_ref = iree_vm_abi_read_ref(&r);
@@ -785,7 +662,6 @@ NPUKIT_HAL_FUNCTION(fence_fail) {
 }
 
 NPUKIT_HAL_FUNCTION(fence_join) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.fence.join";
   iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
   (void)iree_vm_abi_read_i64(&r);
@@ -799,13 +675,9 @@ NPUKIT_HAL_FUNCTION(fence_join) {
 }
 
 NPUKIT_HAL_FUNCTION(fence_query) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
   const char* fn = "hal.fence.query";
-  iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
-  iree_vm_ref_t* fence_ref = iree_vm_abi_read_ref(&r);
-  IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
   npukit_hal_fence_t* fence;
-  IREE_RETURN_IF_ERROR(npukit_arg_npukit_hal_fence(fence_ref, false, fn, "the fence", &fence));
+  IREE_RETURN_IF_ERROR(npukit_only_arg_npukit_hal_fence(fn, args, "the fence", &fence));
   iree_status_code_t failure;
   npukit_hal_fence_state_t state = npukit_hal_fence_state(fence, &failure);
   int32_t result = state == NPUKIT_HAL_FENCE_REACHED  ? 0
@@ -815,158 +687,115 @@ NPUKIT_HAL_FUNCTION(fence_query) {
 }
 
 NPUKIT_HAL_FUNCTION(fence_signal) {
-  NPUKIT_HAL_UNUSED_CALL_ARGS;
-  (void)rets;
   const char* fn = "hal.fence.signal";
-  iree_vm_abi_reader_t r = iree_vm_abi_reader(args);
-  iree_vm_ref_t* fence_ref = iree_vm_abi_read_ref(&r);
-  IREE_RETURN_IF_ERROR(iree_vm_abi_reader_finish(&r, fn));
   npukit_hal_fence_t* fence;
-  IREE_RETURN_IF_ERROR(npukit_arg_npukit_hal_fence(fence_ref, false, fn, "the fence", &fence));
+  IREE_RETURN_IF_ERROR(npukit_only_arg_npukit_hal_fence(fn, args, "the fence", &fence));
   npukit_hal_fence_signal(fence);
   return iree_ok_status();
 }
 
-#define EXPORT(name, cconv) {{name, sizeof(name) - 1}, {cconv, sizeof(cconv) - 1}, 0, NULL}
-#define FUNCTION(fn)                                                \
-  {(iree_vm_native_function_shim_t)(void (*)(void))iree_emitc_shim, \
-   (iree_vm_native_function_target_t)(void (*)(void))fn}
-
 static const iree_vm_native_export_descriptor_t hal_exports[] = {
-    EXPORT("allocator.allocate", "0rIiiI_r"),
-    EXPORT("allocator.import", "0riIiirII_r"),
-    EXPORT("buffer.assert", "0rrrIii_v"),
-    EXPORT("buffer.length", "0r_I"),
-    EXPORT("buffer.load", "0rIi_i"),
-    EXPORT("buffer.store", "0irIi_v"),
-    EXPORT("buffer.subspan", "0rII_r"),
-    EXPORT("buffer_view.assert", "0rriiCID_v"),
-    EXPORT("buffer_view.buffer", "0r_r"),
-    EXPORT("buffer_view.create", "0rIIiiCID_r"),
-    EXPORT("buffer_view.dim", "0ri_I"),
-    EXPORT("buffer_view.element_type", "0r_i"),
-    EXPORT("buffer_view.encoding_type", "0r_i"),
-    EXPORT("buffer_view.rank", "0r_i"),
-    EXPORT("command_buffer.copy_buffer", "0riirIrIII_v"),
-    EXPORT("command_buffer.create", "0riiIi_r"),
-    EXPORT("command_buffer.dispatch", "0rrIiiiICiDCiirIID_v"),
-    EXPORT("command_buffer.execution_barrier", "0riiI_v"),
-    EXPORT("command_buffer.fill_buffer", "0rrIIiIiI_v"),
-    EXPORT("command_buffer.finalize", "0r_v"),
-    EXPORT("device.allocator", "0r_r"),
-    EXPORT("device.query.i64", "0rrr_iI"),
-    EXPORT("device.queue.alloca", "0rIrrIiiII_r"),
-    EXPORT("device.queue.barrier", "0rIrrI_v"),
-    EXPORT("device.queue.copy", "0rIrrrIrIII_v"),
-    EXPORT("device.queue.dealloca", "0rIrrrI_v"),
-    EXPORT("device.queue.execute", "0rIrrrI_v"),
-    EXPORT("device.queue.execute.indirect", "0rIrrrICrIID_v"),
-    EXPORT("device.queue.fill", "0rIrrrIIIiI_v"),
-    EXPORT("device.queue.flush", "0rI_v"),
-    EXPORT("device.queue.read", "0rIrrrIrIII_v"),
-    EXPORT("device.queue.update", "0rIrrrIrIII_v"),
-    EXPORT("devices.count", "0v_i"),
-    EXPORT("devices.get", "0i_r"),
-    EXPORT("ex.file.from_memory", "0rIirIIi_r"),
-    EXPORT("executable.create", "0rIrrr_r"),
-    EXPORT("executable.lookup.function", "0rr_I"),
-    EXPORT("fence.await", "0iICrD_i"),
-    EXPORT("fence.create", "0rI_r"),
-    EXPORT("fence.fail", "0ri_v"),
-    EXPORT("fence.join", "0ICrD_r"),
-    EXPORT("fence.query", "0r_i"),
-    EXPORT("fence.signal", "0r_v"),
+    NPUKIT_HAL_EXPORT("allocator.allocate", "0rIiiI_r"),
+    NPUKIT_HAL_EXPORT("allocator.import", "0riIiirII_r"),
+    NPUKIT_HAL_EXPORT("buffer.assert", "0rrrIii_v"),
+    NPUKIT_HAL_EXPORT("buffer.length", "0r_I"),
+    NPUKIT_HAL_EXPORT("buffer.load", "0rIi_i"),
+    NPUKIT_HAL_EXPORT("buffer.store", "0irIi_v"),
+    NPUKIT_HAL_EXPORT("buffer.subspan", "0rII_r"),
+    NPUKIT_HAL_SHARED_BUFFER_VIEW_EXPORTS,
+    NPUKIT_HAL_EXPORT("command_buffer.copy_buffer", "0riirIrIII_v"),
+    NPUKIT_HAL_EXPORT("command_buffer.create", "0riiIi_r"),
+    NPUKIT_HAL_EXPORT("command_buffer.dispatch", "0rrIiiiICiDCiirIID_v"),
+    NPUKIT_HAL_EXPORT("command_buffer.execution_barrier", "0riiI_v"),
+    NPUKIT_HAL_EXPORT("command_buffer.fill_buffer", "0rrIIiIiI_v"),
+    NPUKIT_HAL_EXPORT("command_buffer.finalize", "0r_v"),
+    NPUKIT_HAL_EXPORT("device.allocator", "0r_r"),
+    NPUKIT_HAL_EXPORT("device.query.i64", "0rrr_iI"),
+    NPUKIT_HAL_EXPORT("device.queue.alloca", "0rIrrIiiII_r"),
+    NPUKIT_HAL_EXPORT("device.queue.barrier", "0rIrrI_v"),
+    NPUKIT_HAL_EXPORT("device.queue.copy", "0rIrrrIrIII_v"),
+    NPUKIT_HAL_EXPORT("device.queue.dealloca", "0rIrrrI_v"),
+    NPUKIT_HAL_EXPORT("device.queue.execute", "0rIrrrI_v"),
+    NPUKIT_HAL_EXPORT("device.queue.execute.indirect", "0rIrrrICrIID_v"),
+    NPUKIT_HAL_EXPORT("device.queue.fill", "0rIrrrIIIiI_v"),
+    NPUKIT_HAL_EXPORT("device.queue.flush", "0rI_v"),
+    NPUKIT_HAL_EXPORT("device.queue.read", "0rIrrrIrIII_v"),
+    NPUKIT_HAL_EXPORT("device.queue.update", "0rIrrrIrIII_v"),
+    NPUKIT_HAL_EXPORT("devices.count", "0v_i"),
+    NPUKIT_HAL_EXPORT("devices.get", "0i_r"),
+    NPUKIT_HAL_EXPORT("ex.file.from_memory", "0rIirIIi_r"),
+    NPUKIT_HAL_EXPORT("executable.create", "0rIrrr_r"),
+    NPUKIT_HAL_EXPORT("executable.lookup.function", "0rr_I"),
+    NPUKIT_HAL_EXPORT("fence.await", "0iICrD_i"),
+    NPUKIT_HAL_EXPORT("fence.create", "0rI_r"),
+    NPUKIT_HAL_EXPORT("fence.fail", "0ri_v"),
+    NPUKIT_HAL_EXPORT("fence.join", "0ICrD_r"),
+    NPUKIT_HAL_EXPORT("fence.query", "0r_i"),
+    NPUKIT_HAL_EXPORT("fence.signal", "0r_v"),
 };
 
 static const iree_vm_native_function_ptr_t hal_functions[] = {
-    FUNCTION(allocator_allocate),
-    FUNCTION(allocator_import),
-    FUNCTION(buffer_assert),
-    FUNCTION(buffer_length),
-    FUNCTION(buffer_load),
-    FUNCTION(buffer_store),
-    FUNCTION(buffer_subspan),
-    FUNCTION(buffer_view_assert),
-    FUNCTION(buffer_view_buffer),
-    FUNCTION(buffer_view_create),
-    FUNCTION(buffer_view_dim),
-    FUNCTION(buffer_view_element_type),
-    FUNCTION(buffer_view_encoding_type),
-    FUNCTION(buffer_view_rank),
-    FUNCTION(command_buffer_copy_buffer),
-    FUNCTION(command_buffer_create),
-    FUNCTION(command_buffer_dispatch),
-    FUNCTION(command_buffer_execution_barrier),
-    FUNCTION(command_buffer_fill_buffer),
-    FUNCTION(command_buffer_finalize),
-    FUNCTION(device_allocator),
-    FUNCTION(device_query_i64),
-    FUNCTION(device_queue_alloca),
-    FUNCTION(device_queue_barrier),
-    FUNCTION(device_queue_copy),
-    FUNCTION(device_queue_dealloca),
-    FUNCTION(device_queue_execute),
-    FUNCTION(device_queue_execute_indirect),
-    FUNCTION(device_queue_fill),
-    FUNCTION(device_queue_flush),
-    FUNCTION(device_queue_read),
-    FUNCTION(device_queue_update),
-    FUNCTION(devices_count),
-    FUNCTION(devices_get),
-    FUNCTION(ex_file_from_memory),
-    FUNCTION(executable_create),
-    FUNCTION(executable_lookup_function),
-    FUNCTION(fence_await),
-    FUNCTION(fence_create),
-    FUNCTION(fence_fail),
-    FUNCTION(fence_join),
-    FUNCTION(fence_query),
-    FUNCTION(fence_signal),
+    NPUKIT_HAL_EXPORT_FUNCTION(allocator_allocate),
+    NPUKIT_HAL_EXPORT_FUNCTION(allocator_import),
+    NPUKIT_HAL_EXPORT_FUNCTION(buffer_assert),
+    NPUKIT_HAL_EXPORT_FUNCTION(buffer_length),
+    NPUKIT_HAL_EXPORT_FUNCTION(buffer_load),
+    NPUKIT_HAL_EXPORT_FUNCTION(buffer_store),
+    NPUKIT_HAL_EXPORT_FUNCTION(buffer_subspan),
+    NPUKIT_HAL_SHARED_BUFFER_VIEW_FUNCTIONS,
+    NPUKIT_HAL_EXPORT_FUNCTION(command_buffer_copy_buffer),
+    NPUKIT_HAL_EXPORT_FUNCTION(command_buffer_create),
+    NPUKIT_HAL_EXPORT_FUNCTION(command_buffer_dispatch),
+    NPUKIT_HAL_EXPORT_FUNCTION(command_buffer_execution_barrier),
+    NPUKIT_HAL_EXPORT_FUNCTION(command_buffer_fill_buffer),
+    NPUKIT_HAL_EXPORT_FUNCTION(command_buffer_finalize),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_allocator),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_query_i64),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_queue_alloca),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_queue_barrier),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_queue_copy),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_queue_dealloca),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_queue_execute),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_queue_execute_indirect),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_queue_fill),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_queue_flush),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_queue_read),
+    NPUKIT_HAL_EXPORT_FUNCTION(device_queue_update),
+    NPUKIT_HAL_EXPORT_FUNCTION(devices_count),
+    NPUKIT_HAL_EXPORT_FUNCTION(devices_get),
+    NPUKIT_HAL_EXPORT_FUNCTION(ex_file_from_memory),
+    NPUKIT_HAL_EXPORT_FUNCTION(executable_create),
+    NPUKIT_HAL_EXPORT_FUNCTION(executable_lookup_function),
+    NPUKIT_HAL_EXPORT_FUNCTION(fence_await),
+    NPUKIT_HAL_EXPORT_FUNCTION(fence_create),
+    NPUKIT_HAL_EXPORT_FUNCTION(fence_fail),
+    NPUKIT_HAL_EXPORT_FUNCTION(fence_join),
+    NPUKIT_HAL_EXPORT_FUNCTION(fence_query),
+    NPUKIT_HAL_EXPORT_FUNCTION(fence_signal),
 };
 
 _Static_assert(IREE_ARRAYSIZE(hal_exports) == IREE_ARRAYSIZE(hal_functions), "one function per export");
 
-static const iree_vm_native_module_descriptor_t hal_descriptor = {
-    {"hal", 3},
-    7,
-    0,
-    NULL,
-    0,
-    NULL,
-    0,
-    NULL,
-    IREE_ARRAYSIZE(hal_exports),
-    hal_exports,
-    IREE_ARRAYSIZE(hal_functions),
-    hal_functions,
-};
+static const iree_vm_native_module_descriptor_t hal_descriptor =
+    NPUKIT_HAL_MODULE_DESCRIPTOR("hal", 7, hal_exports, hal_functions);
 
 static void hal_destroy(void* self) {
-  hal_module_t* module = (hal_module_t*)self;
-  npukit_hal_device_release(module->device);
-  iree_allocator_free(module->allocator, module);
+  npukit_hal_device_release(((hal_module_t*)self)->device);
+  npukit_hal_module_state_free(self);
 }
 
 iree_status_t npukit_hal_module_create(iree_vm_instance_t* instance, void* loaders, iree_allocator_t allocator,
                                        iree_vm_module_t** out_module) {
   *out_module = NULL;
-  IREE_RETURN_IF_ERROR(npukit_hal_register_types(instance));
   IREE_RETURN_IF_ERROR(npukit_hal_register_full_types(instance));
   hal_module_t* module = NULL;
-  IREE_RETURN_IF_ERROR(iree_allocator_malloc(allocator, sizeof(*module), (void**)&module));
-  module->allocator = allocator;
+  IREE_RETURN_IF_ERROR(npukit_hal_module_state_allocate(instance, allocator, sizeof(*module), (void**)&module));
   iree_status_t status = npukit_hal_device_create((const npukit_hal_loader_set_t*)loaders, allocator, &module->device);
-  if (iree_status_is_ok(status)) {
-    iree_vm_module_t interface;
-    iree_vm_module_initialize(&interface, module);
-    interface.destroy = hal_destroy;
-    status = iree_vm_native_module_create(&interface, &hal_descriptor, instance, allocator, out_module);
-  }
   if (!iree_status_is_ok(status)) {
-    npukit_hal_device_release(module->device);
-    iree_allocator_free(allocator, module);
+    npukit_hal_module_state_free(module);
+    return status;
   }
-  return status;
+  return npukit_hal_native_module_create(instance, &hal_descriptor, module, hal_destroy, out_module);
 }
 
 iree_status_t npukit_hal_register_full_types(iree_vm_instance_t* instance) {

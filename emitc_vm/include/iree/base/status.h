@@ -63,11 +63,17 @@ IREE_API_EXPORT iree_status_t iree_status_allocate_vf(iree_status_code_t code, c
 #define IREE_STATUS_IMPL_CAT_(a, b) IREE_STATUS_IMPL_CAT2_(a, b)
 #define IREE_STATUS_IMPL_MAKE_C(code) iree_status_from_code(code)
 // Messages carry no source location: file names would cost flash in every
-// firmware, and the message says what failed. Building with
-// NPUKIT_STATUS_MESSAGES=0 drops the messages too (errors keep their codes),
-// for the smallest firmware.
+// firmware, and the message says what failed. With NPUKIT_STATUS_MESSAGES=0
+// there are no messages either (errors keep their codes): the default of
+// bare-metal builds (NPUKIT_BARE_METAL), for the smallest firmware; define
+// NPUKIT_STATUS_MESSAGES=1 (CMake option NPUKIT_STATUS_MESSAGES, `npukit
+// deploy --status-messages`) to have them on a board.
 #if !defined(NPUKIT_STATUS_MESSAGES)
+#if defined(NPUKIT_BARE_METAL) && NPUKIT_BARE_METAL
+#define NPUKIT_STATUS_MESSAGES 0
+#else
 #define NPUKIT_STATUS_MESSAGES 1
+#endif
 #endif
 #if NPUKIT_STATUS_MESSAGES
 #define IREE_STATUS_IMPL_MAKE_F(code, ...) iree_status_allocate_f(code, NULL, 0, __VA_ARGS__)

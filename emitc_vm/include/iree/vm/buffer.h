@@ -58,6 +58,10 @@ IREE_API_EXPORT iree_status_t iree_vm_buffer_map_rw(const iree_vm_buffer_t* buff
 IREE_API_EXPORT iree_status_t iree_vm_buffer_copy_bytes(const iree_vm_buffer_t* source, iree_host_size_t source_offset,
                                                         const iree_vm_buffer_t* target, iree_host_size_t target_offset,
                                                         iree_host_size_t length);
+// SipHash-2-4 of the bytes [offset, offset + length) under the fixed key
+// 00 01 .. 0f, as IREE's vm.buffer.hash defines it.
+IREE_API_EXPORT iree_status_t iree_vm_buffer_hash(const iree_vm_buffer_t* buffer, iree_host_size_t offset,
+                                                  iree_host_size_t length, int64_t* out_hash);
 IREE_API_EXPORT iree_status_t iree_vm_buffer_compare_bytes(const iree_vm_buffer_t* lhs, iree_host_size_t lhs_offset,
                                                            const iree_vm_buffer_t* rhs, iree_host_size_t rhs_offset,
                                                            iree_host_size_t length, bool* out_equal);
