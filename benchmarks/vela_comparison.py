@@ -218,17 +218,9 @@ def measure(name: str, path: str, macs: int, vela: str, work: str) -> dict:
 
 
 def _models(selected: set[str] | None) -> list[tuple[str, Path, int]]:
-    from zoo.catalogue import entries, read_record
+    from zoo_selection import int8_tflite_models
 
-    found = []
-    for entry in entries():
-        if entry.format != "tflite" or (selected and not {entry.name, Path(entry.name).stem} & selected):
-            continue
-        record = read_record(entry)
-        if record.arithmetic != "int8" or record.recurrent:
-            continue
-        found.append((entry.name, record.path, record.macs))
-    return found
+    return [(name, record.path, record.macs) for name, record in int8_tflite_models(selected)]
 
 
 def _utilisation(macs: int, cycles: int) -> float | None:

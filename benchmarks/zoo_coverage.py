@@ -122,17 +122,9 @@ def measure(name: str, path: str, work: str, input_range=None) -> dict:
 
 
 def _models(selected: set[str] | None) -> list[tuple[str, Path, tuple[float, float] | None]]:
-    from zoo.catalogue import entries, read_record
+    from zoo_selection import int8_tflite_models
 
-    found = []
-    for entry in entries():
-        if entry.format != "tflite" or (selected and not {entry.name, Path(entry.name).stem} & selected):
-            continue
-        record = read_record(entry)
-        if record.arithmetic != "int8" or record.recurrent:
-            continue
-        found.append((entry.name, record.path, record.input_range))
-    return found
+    return [(name, record.path, record.input_range) for name, record in int8_tflite_models(selected)]
 
 
 def _percent(value) -> str:
