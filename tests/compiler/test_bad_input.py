@@ -327,3 +327,14 @@ def test_iree_error_names_the_models_operator(tmp_path, shared_models, model_fil
     _one_line_error(_cli(["compile", model, "-o", out, "--cpu-pipeline", "stock", f"--iree-flag={flags[0]}"],
                          tmp_path), where, model)
     _nothing_written(out)
+
+
+def test_every_lowered_operator_has_a_signature():
+    """The graph check refuses an operator whose inputs or options table do
+    not fit it before its lowering reads them (a mutated file's options of
+    another operator's type would otherwise reach the lowering)."""
+    from npukit.frontends.tflite import importer  # noqa: F401 - registers the lowerings
+    from npukit.frontends.tflite.lowering import LOWERINGS
+    from npukit.frontends.tflite.operator_signatures import SIGNATURES
+
+    assert sorted(set(LOWERINGS) - set(SIGNATURES)) == []

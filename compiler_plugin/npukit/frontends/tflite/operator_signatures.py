@@ -66,6 +66,10 @@ SIGNATURES: dict[str, Signature] = {
     "RESIZE_BILINEAR": _s(2, 2, "ResizeBilinearOptions"),
     "RESIZE_NEAREST_NEIGHBOR": _s(2, 2, "ResizeNearestNeighborOptions"),
     "TRANSPOSE_CONV": _s(3, 4, "TransposeConvOptions"),
+    # input, weights_feature, weights_time, then the optional bias and the state.
+    "SVDF": _s(3, 5, "SVDFOptions"),
+    # input, then 23 gate weights, biases, projection, states and norms, most optional.
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _s(1, 24, "UnidirectionalSequenceLSTMOptions"),
     "PACK": _s(1, None, "PackOptions"),
     "UNPACK": _s(1, 1, "UnpackOptions", outputs=None),
     "PAD": _s(2, 2, "PadOptions"),
