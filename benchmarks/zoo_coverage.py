@@ -145,6 +145,8 @@ def _report(results: list[dict], seconds: float) -> str:
         def cell(key, fmt=str):
             if f"{key.split('_')[0]}_error" in r:
                 return "error"
+            if key.endswith("_max_lsb") and r.get(key) == -1:
+                return "float output"
             return fmt(r[key]) if r.get(key) is not None else ""
         lines.append(f"| {r['name']} | {r.get('macs', 0):,} | {cell('npu_share', _percent)} | "
                      f"{cell('npu_cycles', lambda v: f'{v:,}')} | {cell('npu_utilisation', _percent)} | "
