@@ -20,7 +20,8 @@ from iree.compiler.dialects import tensor
 
 from npukit.frontends.tflite.flatbuffer_reader import Tensor
 from npukit.frontends.tflite.lowering import INT_RANGES, LoweringContext, lowers
-from npukit.frontends.tflite.mlir_builder import Value, float_max, float_min, round_half_away_f32
+from npukit.frontends.tflite.mlir_builder import Value, f32_constant, float_clamp, float_max, float_min, \
+    round_half_away_f32
 from npukit.quantization.fixed_point import FixedPoint, split_shift
 from npukit.quantization.tflite_prepare import activation_range, addition_parameters, float_activation_range, \
     hard_swish_parameters, int8_lookup_table, multiplication_multiplier, quantize_value, \
@@ -29,17 +30,6 @@ from npukit.quantization.tflite_prepare import activation_range, addition_parame
 WIDTHS = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32}
 
 
-def _f32_constant(value: float) -> ir.Value:
-    f32 = ir.F32Type.get()
-    return arith.ConstantOp(f32, ir.FloatAttr.get(f32, value)).result
-
-
-def _clamp_float(value: ir.Value, low: float, high: float) -> ir.Value:
-    if low != -math.inf:
-        value = float_max(value, _f32_constant(low))
-    if high != math.inf:
-        value = float_min(value, _f32_constant(high))
-    return value
 
 
 def _broadcast_shape(ctx: LoweringContext, a: Tensor, b: Tensor, out: Tensor) -> tuple[int, ...]:
@@ -82,7 +72,7 @@ def add_sub(ctx: LoweringContext, op) -> None:
                                   supported="float32, int32, int8 or int16 throughout")
         if y_t.dtype == "float32":
             low, high = float_activation_range(activation)
-            body = lambda a, b: _clamp_float((arith.SubFOp if subtract else arith.AddFOp)(a, b).result, low, high)
+            body = lambda a, b: float_clamp((arith.SubFOp if subtract else arith.AddFOp)(a, b).result, low, high)
         else:
             body = lambda a, b: (arith.SubIOp if subtract else arith.AddIOp)(a, b).result  # noqa: E731
         ctx.define(0, builder.elementwise([ctx.value(a_t.index), ctx.value(b_t.index)], y_t.dtype, body, shape))
@@ -149,7 +139,7 @@ def mul(ctx: LoweringContext, op) -> None:
     if y_t.dtype == "float32":
         low, high = float_activation_range(activation)
         ctx.define(0, builder.elementwise([ctx.value(a_t.index), ctx.value(b_t.index)], "float32",
-                                          lambda a, b: _clamp_float(arith.MulFOp(a, b).result, low, high), shape))
+                                          lambda a, b: float_clamp(arith.MulFOp(a, b).result, low, high), shape))
         return
     dtype = _quantized_types(ctx, [a_t, b_t, y_t])
     qa, qb, qy = (ctx.per_tensor(t, name) for t, name in ((a_t, "input"), (b_t, "input"), (y_t, "output")))
@@ -199,7 +189,7 @@ def quantize(ctx: LoweringContext, op) -> None:
 
         def body(x):
             fixed = FixedPoint()
-            divided = arith.DivFOp(x, _f32_constant(scale)).result
+            divided = arith.DivFOp(x, f32_constant(scale)).result
             q = fixed.add(round_half_away_f32(divided), qy.zero_point)
             return narrow(fixed.clamp(q, low, high))
     elif x_t.dtype in ("int8", "int16", "uint8", "int32"):
@@ -233,7 +223,7 @@ def dequantize(ctx: LoweringContext, op) -> None:
         fixed = FixedPoint()
         wide = arith.ExtUIOp(fixed.i32, x).result if unsigned else fixed.extend(x)
         centred = fixed.sub(wide, q.zero_point) if q.zero_point else wide
-        return arith.MulFOp(arith.SIToFPOp(ir.F32Type.get(), centred).result, _f32_constant(float(q.scale))).result
+        return arith.MulFOp(arith.SIToFPOp(ir.F32Type.get(), centred).result, f32_constant(float(q.scale))).result
 
     ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], "float32", body))
 
@@ -247,7 +237,7 @@ def relu(ctx: LoweringContext, op) -> None:
     bound_low, bound_high = _RELU_BOUNDS[op.opcode]
     if y_t.dtype == "float32":
         ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], "float32",
-                                              lambda x: _clamp_float(x, bound_low, bound_high)))
+                                              lambda x: float_clamp(x, bound_low, bound_high)))
         return
     dtype = _quantized_types(ctx, [x_t, y_t])
     if dtype == "int16" and op.opcode in ("RELU_N1_TO_1", "RELU_0_TO_1"):
@@ -274,8 +264,8 @@ def leaky_relu(ctx: LoweringContext, op) -> None:
     alpha = float(np.float32(op.option("alpha", 0.2)))
     if y_t.dtype == "float32":
         def body(x):
-            scaled = arith.MulFOp(x, _f32_constant(alpha)).result
-            positive = arith.CmpFOp(arith.CmpFPredicate.OGE, x, _f32_constant(0.0)).result
+            scaled = arith.MulFOp(x, f32_constant(alpha)).result
+            positive = arith.CmpFOp(arith.CmpFPredicate.OGE, x, f32_constant(0.0)).result
             return arith.SelectOp(positive, x, scaled).result
 
         ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], "float32", body))
@@ -324,9 +314,9 @@ def logistic_tanh(ctx: LoweringContext, op) -> None:
         def body(x):
             if function == "tanh":
                 return mlir_math.TanhOp(x).result
-            clipped = _clamp_float(x, -100.0, 100.0)
+            clipped = float_clamp(x, -100.0, 100.0)
             e = mlir_math.ExpOp(arith.NegFOp(clipped).result).result
-            return arith.DivFOp(_f32_constant(1.0), arith.AddFOp(_f32_constant(1.0), e).result).result
+            return arith.DivFOp(f32_constant(1.0), arith.AddFOp(f32_constant(1.0), e).result).result
 
         ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], "float32", body))
         return
@@ -344,8 +334,8 @@ def hard_swish(ctx: LoweringContext, op) -> None:
     x_t, y_t = ctx.input(0), ctx.output()
     if y_t.dtype == "float32":
         def body(x):
-            relu6 = _clamp_float(arith.AddFOp(x, _f32_constant(3.0)).result, 0.0, 6.0)
-            return arith.DivFOp(arith.MulFOp(x, relu6).result, _f32_constant(6.0)).result
+            relu6 = float_clamp(arith.AddFOp(x, f32_constant(3.0)).result, 0.0, 6.0)
+            return arith.DivFOp(arith.MulFOp(x, relu6).result, f32_constant(6.0)).result
 
         ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], "float32", body))
         return

@@ -20,13 +20,9 @@ from iree.compiler.dialects import arith, linalg
 from iree.compiler.dialects import math as mlir_math
 
 from npukit.frontends.tflite.lowering import LoweringContext
-from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, float_max, float_min, \
-    round_half_away_f32
+from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, f32_constant, float_clamp, \
+    float_max, round_half_away_f32
 
-
-def _f32(value: float) -> ir.Value:
-    f32 = ir.F32Type.get()
-    return arith.ConstantOp(f32, ir.FloatAttr.get(f32, value)).result
 
 
 def symmetric_quantize_rows(ctx: LoweringContext, x: Value) -> tuple[Value, Value]:
@@ -40,9 +36,9 @@ def symmetric_quantize_rows(ctx: LoweringContext, x: Value) -> tuple[Value, Valu
     out_scale, out_inverse = builder.empty([rows], "float32"), builder.empty([rows], "float32")
 
     def scales(r, _s, _i):
-        zero = arith.CmpFOp(arith.CmpFPredicate.OEQ, r, _f32(0.0)).result
-        scale = arith.SelectOp(zero, _f32(1.0), arith.DivFOp(r, _f32(127.0)).result).result
-        inverse = arith.SelectOp(zero, _f32(0.0), arith.DivFOp(_f32(127.0), r).result).result
+        zero = arith.CmpFOp(arith.CmpFPredicate.OEQ, r, f32_constant(0.0)).result
+        scale = arith.SelectOp(zero, f32_constant(1.0), arith.DivFOp(r, f32_constant(127.0)).result).result
+        inverse = arith.SelectOp(zero, f32_constant(0.0), arith.DivFOp(f32_constant(127.0), r).result).result
         return scale, inverse
 
     identity = affine_map(1, [0])
@@ -54,8 +50,8 @@ def symmetric_quantize_rows(ctx: LoweringContext, x: Value) -> tuple[Value, Valu
 
     def quantize(v, inv, _o):
         y = arith.MulFOp(v, inv).result
-        half = arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OLT, y, _f32(0.0)).result, _f32(-0.5),
-                              _f32(0.5)).result
+        half = arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OLT, y, f32_constant(0.0)).result, f32_constant(-0.5),
+                              f32_constant(0.5)).result
         lanes = arith.FPToSIOp(i32, arith.AddFOp(y, half).result).result  # add +-0.5, truncate
         tail = round_half_away_f32(y)  # roundf
         position = arith.IndexCastOp(i32, linalg.IndexOp(1).result).result
@@ -88,15 +84,11 @@ def rescale(ctx: LoweringContext, acc: Value, row_dim: int, channel_dim: int, ro
 
     def body(a, s, *rest):
         rest = list(rest[:-1])
-        weight = rest.pop(0) if per_channel else _f32(float(weight_scales[0]))
+        weight = rest.pop(0) if per_channel else f32_constant(float(weight_scales[0]))
         factor = arith.MulFOp(s, weight).result
         value = arith.MulFOp(arith.SIToFPOp(f32, a).result, factor).result
         if bias is not None:
             value = arith.AddFOp(value, rest[0]).result
-        if low != -np.inf:
-            value = float_max(value, _f32(low))
-        if high != np.inf:
-            value = float_min(value, _f32(high))
-        return value
+        return float_clamp(value, low, high)
 
     return builder.generic(inputs, [(out, affine_map(rank, list(range(rank))))], [PARALLEL] * rank, body)[0]

@@ -27,7 +27,7 @@ from npukit.frontends.tflite import epilogues
 from npukit.frontends.tflite.contractions import accumulate
 from npukit.frontends.tflite.lowering import LoweringContext
 from npukit.frontends.tflite.lstm_operands import LstmOperands, stacked
-from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, float_max, float_min
+from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, f32_constant, float_clamp
 from npukit.frontends.tflite.time_loop import put_step, take_step, time_loop
 from npukit.frontends.tflite.variable_state import load_state, store_state
 from npukit.quantization.tflite_prepare import ACTIVATION_NAMES
@@ -36,29 +36,18 @@ ACTIVATION_TANH = 4
 LAYER_NORM_EPSILON = 1e-8
 
 
-def _f32(value: float) -> ir.Value:
-    f32 = ir.F32Type.get()
-    return arith.ConstantOp(f32, ir.FloatAttr.get(f32, value)).result
-
-
-def _clamp(x: ir.Value, low: float, high: float) -> ir.Value:
-    if low != -math.inf:
-        x = float_max(x, _f32(low))
-    if high != math.inf:
-        x = float_min(x, _f32(high))
-    return x
 
 
 def logistic(x: ir.Value) -> ir.Value:
-    clipped = _clamp(x, -100.0, 100.0)
-    return arith.DivFOp(_f32(1.0), arith.AddFOp(_f32(1.0), mlir_math.ExpOp(arith.NegFOp(clipped).result).result
+    clipped = float_clamp(x, -100.0, 100.0)
+    return arith.DivFOp(f32_constant(1.0), arith.AddFOp(f32_constant(1.0), mlir_math.ExpOp(arith.NegFOp(clipped).result).result
                                                 ).result).result
 
 
 def activation_function(code: int):
     """The scalar function of a fused activation, as the float LSTM applies it."""
-    functions = {0: lambda x: x, 1: lambda x: _clamp(x, 0.0, math.inf), 2: lambda x: _clamp(x, -1.0, 1.0),
-                 3: lambda x: _clamp(x, 0.0, 6.0), ACTIVATION_TANH: lambda x: mlir_math.TanhOp(x).result}
+    functions = {0: lambda x: x, 1: lambda x: float_clamp(x, 0.0, math.inf), 2: lambda x: float_clamp(x, -1.0, 1.0),
+                 3: lambda x: float_clamp(x, 0.0, 6.0), ACTIVATION_TANH: lambda x: mlir_math.TanhOp(x).result}
     if code not in functions:
         raise ValueError(f"the fused activation {ACTIVATION_NAMES.get(code, code)}")
     return functions[code]
@@ -140,9 +129,9 @@ def _update_cell(ctx: LoweringContext, cell: Value, forget: Value, input_gate: V
     operands = [cell, forget, cell_gate] + ([input_gate] if input_gate is not None else [])
 
     def body(c, f, g, *i):
-        gate_in = i[0] if i else arith.SubFOp(_f32(1.0), f).result
+        gate_in = i[0] if i else arith.SubFOp(f32_constant(1.0), f).result
         total = arith.AddFOp(arith.MulFOp(f, c).result, arith.MulFOp(gate_in, g).result).result
-        return _clamp(total, -clip, clip) if clip > 0 else total
+        return float_clamp(total, -clip, clip) if clip > 0 else total
 
     return ctx.builder.elementwise(operands, "float32", body)
 
@@ -162,7 +151,7 @@ def _layer_norm(ctx: LoweringContext, v: Value, coefficients: np.ndarray, bias: 
     full, row = affine_map(2, [0, 1]), affine_map(2, [0])
     total = builder.generic([(v, full)], [(builder.filled((rows,), "float32", 0.0), row)], [PARALLEL, REDUCTION],
                             lambda x, s: arith.AddFOp(s, x).result)[0]
-    mean = builder.elementwise([total], "float32", lambda s: arith.DivFOp(s, _f32(float(n))).result)
+    mean = builder.elementwise([total], "float32", lambda s: arith.DivFOp(s, f32_constant(float(n))).result)
 
     def squared(x, m, s):
         d = arith.SubFOp(x, m).result
@@ -170,8 +159,8 @@ def _layer_norm(ctx: LoweringContext, v: Value, coefficients: np.ndarray, bias: 
 
     squares = builder.generic([(v, full), (mean, row)], [(builder.filled((rows,), "float32", 0.0), row)],
                               [PARALLEL, REDUCTION], squared)[0]
-    inverse = builder.elementwise([squares], "float32", lambda s: arith.DivFOp(_f32(1.0), mlir_math.SqrtOp(
-        arith.AddFOp(arith.DivFOp(s, _f32(float(n))).result, _f32(LAYER_NORM_EPSILON)).result).result).result)
+    inverse = builder.elementwise([squares], "float32", lambda s: arith.DivFOp(f32_constant(1.0), mlir_math.SqrtOp(
+        arith.AddFOp(arith.DivFOp(s, f32_constant(float(n))).result, f32_constant(LAYER_NORM_EPSILON)).result).result).result)
 
     def normalise(x, w, b, m, r, _out):
         normalised = arith.MulFOp(arith.SubFOp(x, m).result, r).result

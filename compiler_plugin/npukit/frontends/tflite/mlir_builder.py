@@ -54,6 +54,20 @@ def float_min(a: ir.Value, b: ir.Value) -> ir.Value:
     return arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OLT, a, b).result, a, b).result
 
 
+def f32_constant(value: float) -> ir.Value:
+    f32 = ir.F32Type.get()
+    return arith.ConstantOp(f32, ir.FloatAttr.get(f32, value)).result
+
+
+def float_clamp(value: ir.Value, low: float, high: float) -> ir.Value:
+    """``value`` bounded below by ``low`` and above by ``high`` (an infinite bound is no bound)."""
+    if low != -float("inf"):
+        value = float_max(value, f32_constant(low))
+    if high != float("inf"):
+        value = float_min(value, f32_constant(high))
+    return value
+
+
 def round_half_away_f32(value: ir.Value) -> ir.Value:
     """roundf(value) as i32, and INT32_MIN where it does not fit (NaN,
     infinities, |value| >= 2^31), as TFLite's float-to-int conversion gives

@@ -17,8 +17,8 @@ from iree.compiler.dialects import arith
 
 from npukit.frontends.tflite.contractions import output_size
 from npukit.frontends.tflite.lowering import INT_RANGES, LoweringContext, lowers
-from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, element_type, float_max, \
-    float_min
+from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, element_type, float_clamp, \
+    float_max, float_min
 from npukit.quantization.fixed_point import FixedPoint, split_shift
 from npukit.quantization.tflite_prepare import activation_range, float_activation_range, mean_multiplier
 
@@ -89,12 +89,7 @@ def average_pool_2d(ctx: LoweringContext, op) -> None:
         low, high = float_activation_range(activation)
 
         def finish(s, count):
-            value = arith.DivFOp(s, arith.SIToFPOp(f32, count).result).result
-            if low != -math.inf:
-                value = float_max(value, builder.scalar(low, "float32"))
-            if high != math.inf:
-                value = float_min(value, builder.scalar(high, "float32"))
-            return value
+            return float_clamp(arith.DivFOp(s, arith.SIToFPOp(f32, count).result).result, low, high)
     else:
         if x_t.dtype not in ("int8", "int16") or y_t.dtype != x_t.dtype:
             raise ctx.unsupported(f"an AVERAGE_POOL_2D of {x_t.dtype} to {y_t.dtype}",
