@@ -2,7 +2,7 @@
 on Embedded Platforms" (TinyML 2021, Fig. 4) with ``npukit explore``, and
 the same layers on SCALE-Sim.
 
-    python benchmarks/explore_mobilenetv1.py [--jobs N] [--no-scalesim]
+    python benchmarks/explore_mobilenetv1.py [--jobs N] [--no-scalesim] [--render-only]
 
 1. MobileNetV1 1.0 224x224 int8, built by benchmarks/mobilenet_v1.py.
 2. ``npukit.explore`` over the paper's sweep: 3 depthwise scenarios (on the
@@ -137,10 +137,19 @@ def main() -> int:
                         help="run SCALE-Sim even when the last run simulated the same layers")
     parser.add_argument("--models", type=Path, default=REPO.parent / "shared" / "models",
                         help="the directory with kws_int8.onnx (default: ../shared/models)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="write the report again from the last run's explore.json and benchmark.json "
+                             "(after a change to the report's text; measures nothing)")
     args = parser.parse_args()
 
     model = build(1.0, 224)
     _say(f"model: {model}")
+    if args.render_only:
+        data = json.loads((OUT / "benchmark.json").read_text())
+        data["document"] = json.loads((OUT / "explore.json").read_text())
+        REPORT.write_text(render(data, recognise(model)))
+        _say(f"wrote {REPORT}")
+        return 0
     # SCALE-Sim takes about 20 minutes; its last results serve again for the same layers.
     previous = json.loads((OUT / "benchmark.json").read_text()) if (OUT / "benchmark.json").exists() else {}
     if OUT.exists():
