@@ -1,7 +1,12 @@
 """The geometry of an int8 contraction from its indexing maps: which loop
 dimensions are channels, pixels and kernel taps, the strides and dilations,
 the input's layout, and the weights packed in the layer's order
-(conv [OC][KH][KW][IC], depthwise [KH][KW][C], fully connected [N][K])."""
+(conv [OC][KH][KW][IC], depthwise [KH][KW][C * M], fully connected [N][K]).
+
+A depthwise contraction may have a channel multiplier M (TFLite's
+depth_multiplier, linalg's depthwise_conv_2d_nhwc_hwcm): two parallel output
+dimensions, input channel c and multiplier index m, with output channel
+c * M + m; its output roles name them "C" and "M" (layer_spec.merged_channels)."""
 
 from __future__ import annotations
 
@@ -55,6 +60,7 @@ class Geometry:
     stride: tuple[int, int]
     dilation: tuple[int, int]
     weights: np.ndarray
+    multiplier: int = 1  # depthwise: output channels per input channel (c * M + m)
 
 
 def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> Geometry:
@@ -122,6 +128,12 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
                 raise NotSupported("a reduction that is not over input channels or the kernel window")
     depthwise = "C" in roles.values()
     channel = [d for d in out_dims if roles.get(d) in ("OC", "C")]
+    multiplier_dim = None
+    if depthwise and len(channel) == 2 and sorted(roles[d] for d in channel) == ["C", "OC"]:
+        # A channel multiplier: output (c, m) reads input channel c with filter (c, m).
+        c_dim, multiplier_dim = (channel if roles[channel[0]] == "C" else channel[::-1])
+        roles[multiplier_dim] = "M"
+        channel = [c_dim]
     if len(channel) != 1:
         raise NotSupported("not one output-channel dimension")
     spatial_out = [d for d in out_dims if roles.get(d) == "S"]
@@ -142,8 +154,9 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
         raise NotSupported("a depthwise channel that also sums over input channels")
     ic = sizes[ic_dims[0]] if ic_dims else 1
     oc = sizes[channel[0]]
+    multiplier = sizes[multiplier_dim] if multiplier_dim is not None else 1
     if depthwise:
-        ic = oc
+        ic, oc = oc, oc * multiplier
     # Which input tensor dimension is C, H or W.
     in_roles: list[str | None] = []
     for r, s in zip(in_map, ifm_tensor.shape):
@@ -156,10 +169,10 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
     ih, iw = ifm_shape.get("H", 1), ifm_shape.get("W", 1)
     if (oh - 1) * sy + (kh - 1) * dy + 1 > ih or (ow - 1) * sx + (kw - 1) * dx + 1 > iw:
         raise NotSupported("the window reaches outside the input")
-    out_roles = tuple("C" if d == channel[0] else ("H" if d == oy else "W") if d in (oy, ox) else None
-                      for d in out_dims)
-    # Packed weights in the ISA's layout.
-    order = {"conv": ["OC", "KH", "KW", "IC"], "depthwise": ["KH", "KW", "C"]}
+    out_roles = tuple("C" if d == channel[0] else "M" if d == multiplier_dim else
+                      ("H" if d == oy else "W") if d in (oy, ox) else None for d in out_dims)
+    # Packed weights in the ISA's layout (depthwise: [KH][KW][C][M], channel c * M + m).
+    order = {"conv": ["OC", "KH", "KW", "IC"], "depthwise": ["KH", "KW", "C", "M"]}
     role_of_filter = []
     for d in filter_dims:
         r = roles[d]
@@ -177,6 +190,8 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
             expanded = expanded[..., np.newaxis]
             present.append(role)
     packed = np.ascontiguousarray(expanded.transpose([present.index(r) for r in target]))
+    if kind == "depthwise":
+        packed = packed.reshape(kh, kw, oc)
     ifm_layout = TensorLayout(ifm_tensor, tuple(in_roles))
     return Geometry(kind, ifm_layout, out_roles, (ic, ih, iw), (oc, oh, ow), (kh, kw), (sy, sx), (dy, dx),
-                     packed)
+                     packed, multiplier)
