@@ -93,14 +93,22 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
                         (filter_dims, ir.ShapedType(operands[1].type).shape)):
         for d, s in zip(dims, shape):
             sizes[d] = s
-    pure_in = {r[0][0] for r in in_map if len(r) == 1 and r[0][1] == 1 and iterators[r[0][0]] == "reduction"}
-    pure_in |= {r[0][0] for r in in_map if len(r) == 1 and r[0][0] in filter_dims and r[0][0] in out_dims}
+    channel_in = {r[0][0] for r in in_map if len(r) == 1 and r[0][0] in filter_dims and r[0][0] in out_dims}
+    pure_in = set(channel_in)
+    if not channel_in:
+        pure_in |= {r[0][0] for r in in_map if len(r) == 1 and r[0][1] == 1 and iterators[r[0][0]] == "reduction"}
     roles: dict[int, str] = {}
-    spatial: list[tuple[int, int, int | None, int]] = []  # (out dim, stride, kernel dim, dilation)
+    # (out dim, stride, kernel dim, dilation); out dim None: an input dimension
+    # a depthwise layer reads with a kernel dimension alone, a spatial
+    # dimension of one output pixel (IREE drops its output dimension).
+    spatial: list[tuple[int | None, int, int | None, int]] = []
     for r, load_stride in zip(in_map, load_strides):
         if len(r) == 1 and r[0][0] in pure_in:
             if load_stride != 1:
                 raise NotSupported("a strided read over channels")
+            continue
+        if channel_in and len(r) == 1 and iterators[r[0][0]] == "reduction":
+            spatial.append((None, 1, r[0][0], r[0][1] * load_stride))
             continue
         out_terms = [(d, c) for d, c in r if iterators[d] == "parallel"]
         red_terms = [(d, c) for d, c in r if iterators[d] == "reduction"]
@@ -139,11 +147,17 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
     spatial_out = [d for d in out_dims if roles.get(d) == "S"]
     if len(spatial_out) > 2:
         raise NotSupported("more than two spatial dimensions")
-    by_out = {s[0]: s for s in spatial}
-    geometry_hw = [by_out[d] for d in spatial_out]
+    if any(s[0] is None for s in spatial):
+        if len(spatial) > 2:
+            raise NotSupported("more than two spatial dimensions")
+        geometry_hw = list(spatial)  # in the input's dimension order
+    else:
+        by_out = {s[0]: s for s in spatial}
+        geometry_hw = [by_out[d] for d in spatial_out]
     while len(geometry_hw) < 2:
         geometry_hw.insert(0, (None, 1, None, 1))
     (oy, sy, ky, dy), (ox, sx, kx, dx) = geometry_hw
+    row_kernel = ky
     oh, ow = sizes.get(oy, 1) if oy is not None else 1, sizes.get(ox, 1) if ox is not None else 1
     kh, kw = (sizes[ky] if ky is not None else 1), (sizes[kx] if kx is not None else 1)
     ic_dims = [d for d, r in roles.items() if r == "IC"]
@@ -162,9 +176,11 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
     for r, s in zip(in_map, ifm_tensor.shape):
         if len(r) == 1 and r[0][0] in pure_in:
             in_roles.append("C")
+        elif all(iterators[d] == "reduction" for d, _ in r):  # a dimension of one output pixel
+            in_roles.append("H" if r[0][0] == row_kernel else "W")
         else:
             out_dim = next(d for d, _ in r if iterators[d] == "parallel")
-            in_roles.append("H" if out_dim == oy else "W")
+            in_roles.append("H" if out_dim == oy and oy is not None else "W")
     ifm_shape = dict(zip(in_roles, ifm_tensor.shape))
     ih, iw = ifm_shape.get("H", 1), ifm_shape.get("W", 1)
     if (oh - 1) * sy + (kh - 1) * dy + 1 > ih or (ow - 1) * sx + (kw - 1) * dx + 1 > iw:
