@@ -120,6 +120,10 @@ def conv_sweep(seed: int = 1) -> list[Branch]:
         (4, 6, (10, 1), (3, 1), (2, 1), (1, 1), VALID, NONE, True, 0, True),
         (40, 3, (3, 3), (3, 3), (1, 1), (1, 1), SAME, NONE, True, -128, False),
         (64, 64, (3, 3), (1, 1), (1, 1), (1, 1), SAME, RELU6, True, -128, False),
+        # one output channel (IREE drops the dimension of size 1; unet's last layers)
+        (32, 1, (8, 8), (1, 1), (1, 1), (1, 1), SAME, NONE, True, -6, False),
+        (8, 1, (9, 7), (3, 3), (1, 1), (1, 1), SAME, RELU, False, -128, False),
+        (5, 1, (7, 6), (3, 3), (2, 2), (1, 2), VALID, NONE, True, 9, True),
     ]
     branches = []
     for ic, oc, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, activation, per_channel, zp, large in cases:

@@ -142,6 +142,8 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
         c_dim, multiplier_dim = (channel if roles[channel[0]] == "C" else channel[::-1])
         roles[multiplier_dim] = "M"
         channel = [c_dim]
+    if not channel and not depthwise:
+        channel = [None]  # one output channel: IREE drops the dimension of size 1
     if len(channel) != 1:
         raise NotSupported("not one output-channel dimension")
     spatial_out = [d for d in out_dims if roles.get(d) == "S"]
@@ -167,7 +169,7 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
         # Each channel's own dot product over several inputs (an SVDF's time filter): a grouped layer.
         raise NotSupported("a depthwise channel that also sums over input channels")
     ic = sizes[ic_dims[0]] if ic_dims else 1
-    oc = sizes[channel[0]]
+    oc = sizes[channel[0]] if channel[0] is not None else 1
     multiplier = sizes[multiplier_dim] if multiplier_dim is not None else 1
     if depthwise:
         ic, oc = oc, oc * multiplier
