@@ -103,12 +103,16 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
     # dimension of one output pixel (IREE drops its output dimension).
     spatial: list[tuple[int | None, int, int | None, int]] = []
     for r, load_stride in zip(in_map, load_strides):
+        kernel_only = len(r) == 1 and iterators[r[0][0]] == "reduction"
+        if kernel_only and (channel_in or load_stride != 1):
+            # A depthwise layer has no input-channel reduction; a strided read is
+            # no channel: a window over a dimension of one output pixel.
+            spatial.append((None, 1, r[0][0], r[0][1] * load_stride))
+            pure_in.discard(r[0][0])
+            continue
         if len(r) == 1 and r[0][0] in pure_in:
             if load_stride != 1:
                 raise NotSupported("a strided read over channels")
-            continue
-        if channel_in and len(r) == 1 and iterators[r[0][0]] == "reduction":
-            spatial.append((None, 1, r[0][0], r[0][1] * load_stride))
             continue
         out_terms = [(d, c) for d, c in r if iterators[d] == "parallel"]
         red_terms = [(d, c) for d, c in r if iterators[d] == "reduction"]
