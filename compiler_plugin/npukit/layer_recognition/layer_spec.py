@@ -62,7 +62,9 @@ def merged_channels(t: TensorLayout) -> TensorLayout:
     element stride apart; otherwise NotSupported."""
     if "M" not in t.roles:
         return t
-    c, m = t.roles.index("C") if "C" in t.roles else -1, t.roles.index("M")
+    if "C" not in t.roles:
+        raise NotSupported("a depthwise output with a channel multiplier but no channel dimension")
+    c, m = t.roles.index("C"), t.roles.index("M")
     x = t.tensor
     steps = x.strides or (1,) * len(x.shape)
     if c + 1 != m or x.offsets[m] != 0 or x.sizes[m] != x.shape[m] or steps[m] != 1 or steps[c] != 1:
