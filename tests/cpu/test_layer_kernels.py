@@ -111,6 +111,7 @@ class Case:
     add_act: tuple[int, int] = (-128, 127)  # the ADD's activation range
     res_layout: str = "CHW"  # the int8 residual's layout (mode add)
     bias_bits: int = 16  # biases drawn in +-2^bias_bits
+    multiplier: int = 1  # depthwise: output channel c reads input channel c // multiplier (out_c = in_c * it)
 
     @property
     def out_hw(self) -> tuple[int, int]:
@@ -142,6 +143,7 @@ def _accumulators(case: Case, x: np.ndarray, weights: np.ndarray, bias: np.ndarr
     (kh, kw), (sy, sx), (dy, dx) = case.kernel, case.stride, case.dilation
     xs = x.astype(np.int64) - case.in_zp
     if case.kind == "depthwise":
+        xs = xs[np.arange(case.out_c) // case.multiplier]
         acc = np.zeros((case.out_c, oh, ow), np.int64)
         for i in range(kh):
             for j in range(kw):
@@ -282,7 +284,7 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
     spec = LayerSpec(kind=case.kind, ifm=ifm, ofm=ofm, ifm_chw=chw_in, ofm_chw=chw_out, kernel=case.kernel,
                      stride=case.stride, dilation=case.dilation, weights=weights, bias=bias,
                      multipliers=multipliers, ifm_zp=case.in_zp, ofm_zp=out_zp, act_min=act[0], act_max=act[1],
-                     relu=case.relu, add=add, scales=scales)
+                     relu=case.relu, add=add, scales=scales, multiplier=case.multiplier)
 
     if case.mode == "int32":
         want = acc
@@ -422,6 +424,17 @@ CASES = {
                                    out_layout="HWC"),
     "depthwise left shifts": Case(kind="depthwise", in_c=6, in_hw=(5, 9), out_c=6, left_shift_channels=True,
                                   shifts=(-31, 3), relu=False),
+    # Channel multipliers: output channel c reads input channel c // M (the vector kernels' planes too).
+    "depthwise multiplier 2, 3x3 from a padded plane": Case(kind="depthwise", in_c=5, in_hw=(27, 7), out_c=10,
+                                                            multiplier=2, in_border=1),
+    "depthwise multiplier 3, stride 2, dilation 2": Case(kind="depthwise", in_c=3, in_hw=(13, 11), out_c=9,
+                                                         multiplier=3, stride=(2, 2), dilation=(2, 2)),
+    "depthwise multiplier 4, 72 channels (two blocks), int32": Case(kind="depthwise", in_c=18, in_hw=(6, 9), out_c=72,
+                                                       multiplier=4, mode="int32"),
+    "depthwise multiplier 8, 5x5 channel-last": Case(kind="depthwise", in_c=2, in_hw=(11, 13), out_c=16,
+                                                     multiplier=8, kernel=(5, 5), in_layout="HWC", out_layout="HWC"),
+    "depthwise multiplier 2 + add": Case(kind="depthwise", in_c=4, in_hw=(8, 8), out_c=8, multiplier=2, mode="add",
+                                         relu=False),
 }
 
 

@@ -95,6 +95,10 @@ def check_supported(spec: LayerSpec) -> None:
         raise KernelUnsupported(f"an {spec.ofm.tensor.dtype} output")
     if spec.kind in ("conv", "fully_connected") and reduction_length(spec) > MAX_K:
         raise KernelUnsupported(f"a reduction of {reduction_length(spec)} values (the kernel takes {MAX_K})")
+    # Depthwise: any channel multiplier M >= 1 with OUT_C = M * IN_C (output channel c reads input channel c / M).
+    if spec.kind == "depthwise" and (spec.multiplier < 1 or spec.ofm_chw[0] != spec.multiplier * spec.ifm_chw[0]):
+        raise KernelUnsupported(f"a depthwise layer of {spec.ifm_chw[0]} input and {spec.ofm_chw[0]} output "
+                                f"channels with channel multiplier {spec.multiplier}")
 
 
 def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes:
@@ -105,8 +109,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
         raise KernelUnsupported("int16 weights for a depthwise layer")
     if choice.weights == "taps" and spec.kind != "depthwise":
         raise KernelUnsupported("tap-ordered weights for a layer that is not depthwise")
-    if choice.weights == "lanes" and spec.kind == "depthwise" and spec.ifm_chw[0] != spec.ofm_chw[0]:
-        raise KernelUnsupported("lane-ordered weights for a depthwise layer with a channel multiplier")
+    if choice.weights in ("lanes", "taps") and spec.kind == "depthwise" and spec.multiplier != 1:
+        raise KernelUnsupported(f"{choice.weights}-ordered weights for a depthwise layer with a channel multiplier")
     channels = spec.ofm_chw[0]
     words = np.zeros(WORDS["COUNT"], np.int64)
 
@@ -121,7 +125,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
     put(IN_C=spec.ifm_chw[0], IN_H=spec.ifm_chw[1], IN_W=spec.ifm_chw[2])
     put(OUT_C=channels, OUT_H=spec.ofm_chw[1], OUT_W=spec.ofm_chw[2])
     put(KERNEL_H=spec.kernel[0], KERNEL_W=spec.kernel[1], STRIDE_H=spec.stride[0], STRIDE_W=spec.stride[1],
-        DILATION_H=spec.dilation[0], DILATION_W=spec.dilation[1])
+        DILATION_H=spec.dilation[0], DILATION_W=spec.dilation[1],
+        MULTIPLIER=spec.multiplier if spec.kind == "depthwise" else 1)
     for prefix, layout in (("IN", spec.ifm), ("OUT", spec.ofm)) + ((("RES", spec.add.residual),) if spec.add else ()):
         a = layout.addressing()
         put(**{f"{prefix}_OFFSET": a.offset, f"{prefix}_SC": a.sc, f"{prefix}_SH": a.sh, f"{prefix}_SW": a.sw})

@@ -130,6 +130,10 @@ enum npukit_s8_word {
   // the reduction that lie side by side (a kernel row's taps and channels,
   // or one tap's channels), each segment padded to a multiple of 4.
   NPUKIT_S8_W_LANE_SEGMENT,
+  // NPUKIT_S8_DEPTHWISE: the channel multiplier M (TFLite's depth_multiplier;
+  // 1 without one): output channel c reads input channel c / M. Weight form
+  // NPUKIT_S8_WEIGHTS_INT8 only when M > 1.
+  NPUKIT_S8_W_MULTIPLIER,
   NPUKIT_S8_W_COUNT
 };
 
