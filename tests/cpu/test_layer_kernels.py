@@ -371,6 +371,10 @@ CASES = {
     "left shifts, no relu": Case(in_c=2, in_hw=(4, 19), out_c=9, kernel=(1, 1), left_shift_channels=True,
                                  relu=False, shifts=(-31, 3)),
     "long reduction (K = 2048)": Case(in_c=512, in_hw=(3, 5), out_c=5, kernel=(2, 2)),
+    # Longer than one chunk of the reduction: partial sums, chunks that start inside a tap's channels.
+    "reduction in chunks (K = 4 * 1025)": Case(in_c=1025, in_hw=(3, 4), out_c=67, kernel=(2, 2)),
+    "fully connected in chunks (K = 4000)": Case(kind="fully_connected", in_c=4000, out_c=5),
+    "fully connected in chunks (K = 9001), int32": Case(kind="fully_connected", in_c=9001, out_c=3, mode="int32"),
     # Too long for a gathered panel beside the interleaved input: the grid.
     "long reduction on the grid": Case(in_c=512, in_hw=(4, 5), out_c=5, kernel=(2, 2)),
     "K = 1000, 3 panel vectors": Case(in_c=250, in_hw=(3, 40), out_c=4, kernel=(2, 2)),
@@ -488,6 +492,8 @@ LANE_CASES = {
                                relu=False, **_HWC),
     "zero point -128, no relu": Case(in_c=16, in_hw=(6, 9), out_c=16, in_zp=-128, relu=False, **_HWC),
     "long reduction (K = 2048)": Case(in_c=512, in_hw=(3, 5), out_c=5, kernel=(2, 2), **_HWC),
+    "reduction past 2048 values (K = 4 * 1025)": Case(in_c=1025, in_hw=(3, 4), out_c=17, kernel=(2, 2), **_HWC),
+    "reduction past the vector kernel's (K = 9000)": Case(in_c=3000, in_hw=(2, 3), out_c=17, kernel=(1, 3), **_HWC),
     "many pixels": Case(in_c=4, in_hw=(34, 66), out_c=6, **_HWC),
     "add whose operands keep their multipliers' low bits": Case(
         in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False,
@@ -587,7 +593,7 @@ def test_stack_use_stays_under_64_kib(build, tmp_path):
     kernel source, the frames of all its functions (a bound on any call
     chain, none of them recursing), from GCC's -fstack-usage with the
     archive's flags."""
-    from npukit.cpu.layer_kernels import KERNELS_DIR, MAX_K, SOURCES, _FREESTANDING
+    from npukit.cpu.layer_kernels import K_CHUNK, KERNELS_DIR, SOURCES, _FREESTANDING
     from npukit.runtime.sources import runtime_source_root
 
     name, _, _ = build
@@ -599,9 +605,9 @@ def test_stack_use_stays_under_64_kib(build, tmp_path):
         subprocess.run(["gcc", "-O3", *flags, "-fcf-protection=none", *_FREESTANDING, f"-I{KERNELS_DIR}", f"-I{mynpu}",
                         "-fstack-usage", "-c", str(KERNELS_DIR / source), "-o", str(obj)], check=True)
         rows = [row.split("\t") for row in obj.with_suffix(".su").read_text().splitlines()]
-        # An unbounded dynamic frame (the convolution's im2col columns, sized to the layer) adds at
-        # most 2 * 2 * MAX_K + MAX_K bytes; "dynamic,bounded" sizes are bounds already.
-        frames[source] = sum(int(size) + (5 * MAX_K if kind == "dynamic" else 0) for _, size, kind in rows)
+        # An unbounded dynamic frame (the convolution's im2col columns, sized to the layer up to a chunk of
+        # the reduction) adds at most 2 * 2 * K_CHUNK + K_CHUNK bytes; "dynamic,bounded" sizes are bounds already.
+        frames[source] = sum(int(size) + (5 * K_CHUNK if kind == "dynamic" else 0) for _, size, kind in rows)
     entry = frames.pop("s8_layer.c")
     assert entry + max(frames.values()) <= 64 * 1024, frames
 
