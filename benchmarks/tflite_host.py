@@ -1,7 +1,13 @@
 """.tflite models on the host the way a user calls them: ``npukit.load`` of
 the tuned pipeline's .vmfb against the TFLite interpreter, one thread.
 
-    python benchmarks/tflite_host.py [--models DIR] [--zoo DIR] [--runs 300] [--no-tune] [--extra a.tflite,...]
+    python benchmarks/tflite_host.py [--models DIR] [--select a,b] [--min-macs N] [--runs 300] [--no-tune]
+                                     [--extra a.tflite,...]
+
+- models: every int8 .tflite model of the zoo (benchmarks/zoo_selection.py:
+  the shared MLPerf Tiny models, the third-party zoo and the generated
+  models; recurrent ones excluded) above ``--min-macs`` (1M by default), or
+  those ``--select`` names (file names or stems), plus ``--extra`` files;
 
 - latency: the median of ``--runs`` calls of each after warm-up, timed in
   ten alternating rounds (TFLite, TFLite without its default delegate,
@@ -37,8 +43,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-MODELS = ("kws_int8", "resnet8_int8", "vww_int8")  # in --models, those present
-ZOO = ("mobilenet_v2_quantized_1x3x224x224",)  # in --zoo, those present
+MIN_MACS = 1_000_000  # the models the host-speed goal covers
 ROUNDS = 10
 DISPATCH_RUNS = 100
 
@@ -161,6 +166,8 @@ def markdown(host_cpu: dict, rows: list[dict], tuning: list[dict]) -> str:
                      f"{r['tflite_fastest_ms']:.3f}, {r['npukit_fastest_ms']:.3f} ms, "
                      f"{r['npukit_fastest_ms'] / r['tflite_fastest_ms']:.2f} | {r['load_average']} | "
                      f"{'yes' if r['equal_to_reference'] else 'NO'} | {r['compile_s']:.1f} s |")
+    within = [r for r in rows if r["npukit_ms"] <= 1.3 * r["tflite_ms"]]
+    lines += ["", f"npukit at most 1.3x TFLite (medians): {len(within)} of {len(rows)} models."]
     lines += ["", ("## Per dispatch (npukit's runtime with its dispatch hook; the hook adds a call into Python "
               "around each dispatch)"), ""]
     for r in rows:
@@ -186,17 +193,24 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     shared = Path(os.environ.get("NPUKIT_MODELS_DIR", REPO.parent / "shared" / "models"))
     p.add_argument("--models", type=Path, default=shared, help="the MLPerf Tiny models (default: %(default)s)")
-    p.add_argument("--zoo", type=Path, help="third-party .tflite models (default: MODELS/zoo)")
+    p.add_argument("--select", default="", help="comma-separated zoo model names or stems (default: all above "
+                   "--min-macs)")
+    p.add_argument("--min-macs", type=int, default=MIN_MACS, help="the smallest model measured (default: %(default)s)")
     p.add_argument("--extra", default="", help="comma-separated further .tflite files")
     p.add_argument("--runs", type=int, default=300, help="calls timed per build (default: %(default)s)")
     p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "reports" / "cpu")
     p.add_argument("--no-tune", action="store_true", help="skip npukit tune: the builds use the defaults")
     args = p.parse_args(argv)
-    args.zoo = args.zoo or args.models / "zoo"
-    paths = [args.models / f"{m}.tflite" for m in MODELS] + [args.zoo / f"{m}.tflite" for m in ZOO]
-    paths = [q for q in paths if q.is_file()] + [Path(e) for e in args.extra.split(",") if e]
+    os.environ["NPUKIT_MODELS_DIR"] = str(args.models)  # where the zoo's catalogue looks
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from zoo_selection import int8_tflite_models
+
+    selected = {s for s in args.select.split(",") if s}
+    found = [(r.macs, r.path) for _, r in int8_tflite_models(selected or None) if selected or r.macs > args.min_macs]
+    paths = [path for _, path in sorted(found, key=lambda m: -m[0])] + [Path(e) for e in args.extra.split(",") if e]
     if not paths:
-        sys.exit(f"no models in {args.models} or {args.zoo} (set --models, --zoo or NPUKIT_MODELS_DIR)")
+        sys.exit(f"no models selected from {args.models} and the generated zoo (set --models, --select or "
+                 "NPUKIT_MODELS_DIR)")
     tuning_dir = tempfile.TemporaryDirectory(prefix="npukit-tflite-tuning-")
     os.environ["NPUKIT_TUNING_DB"] = str(Path(tuning_dir.name) / "tuning.json")  # this run's results only
     tuning = []
