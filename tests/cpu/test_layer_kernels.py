@@ -373,6 +373,10 @@ CASES = {
     "left shifts, no relu": Case(in_c=2, in_hw=(4, 19), out_c=9, kernel=(1, 1), left_shift_channels=True,
                                  relu=False, shifts=(-31, 3)),
     "long reduction (K = 2048)": Case(in_c=512, in_hw=(3, 5), out_c=5, kernel=(2, 2)),
+    # Longer than one chunk of the reduction: partial sums, chunks that start inside a tap's channels.
+    "reduction in chunks (K = 4 * 1025)": Case(in_c=1025, in_hw=(3, 4), out_c=67, kernel=(2, 2)),
+    "fully connected in chunks (K = 4000)": Case(kind="fully_connected", in_c=4000, out_c=5),
+    "fully connected in chunks (K = 9001), int32": Case(kind="fully_connected", in_c=9001, out_c=3, mode="int32"),
     # Too long for a gathered panel beside the interleaved input: the grid.
     "long reduction on the grid": Case(in_c=512, in_hw=(4, 5), out_c=5, kernel=(2, 2)),
     "K = 1000, 3 panel vectors": Case(in_c=250, in_hw=(3, 40), out_c=4, kernel=(2, 2)),
@@ -501,6 +505,8 @@ LANE_CASES = {
                                relu=False, **_HWC),
     "zero point -128, no relu": Case(in_c=16, in_hw=(6, 9), out_c=16, in_zp=-128, relu=False, **_HWC),
     "long reduction (K = 2048)": Case(in_c=512, in_hw=(3, 5), out_c=5, kernel=(2, 2), **_HWC),
+    "reduction past 2048 values (K = 4 * 1025)": Case(in_c=1025, in_hw=(3, 4), out_c=17, kernel=(2, 2), **_HWC),
+    "reduction past the vector kernel's (K = 9000)": Case(in_c=3000, in_hw=(2, 3), out_c=17, kernel=(1, 3), **_HWC),
     "many pixels": Case(in_c=4, in_hw=(34, 66), out_c=6, **_HWC),
     "add whose operands keep their multipliers' low bits": Case(
         in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False,
@@ -525,6 +531,15 @@ LANE_CASES = {
     "depthwise 3x3, 144 channels from a window": Case(kind="depthwise", in_c=144, in_hw=(7, 6), out_c=144,
                                                       in_border=1, in_zp=127, **_HWC),
     "depthwise 40 channels, no relu": Case(kind="depthwise", in_c=40, in_hw=(6, 7), out_c=40, relu=False, **_HWC),
+    # Fewer than 32 channels: blocks of 64 / C neighbouring pixels (AVX-512), rows no multiple of them.
+    "depthwise 8 channels, 8 pixels a block": Case(kind="depthwise", in_c=8, in_hw=(7, 21), out_c=8, **_HWC),
+    "depthwise 16 channels into a padded plane": Case(kind="depthwise", in_c=16, in_hw=(6, 11), out_c=16,
+                                                      out_border=1, in_border=2, **_HWC),
+    "depthwise 24 channels, int32": Case(kind="depthwise", in_c=24, in_hw=(5, 8), out_c=24, mode="int32", **_HWC),
+    "depthwise 32 channels + add": Case(kind="depthwise", in_c=32, in_hw=(5, 9), out_c=32, mode="add", **_HWC),
+    "depthwise 2 channels, rows of 45": Case(kind="depthwise", in_c=2, in_hw=(4, 47), out_c=2, relu=False, **_HWC),
+    "depthwise 3 channels + add of int32 accumulators": Case(kind="depthwise", in_c=3, in_hw=(6, 30), out_c=3,
+                                                             mode="add_accumulators", **_HWC),
     "depthwise one channel": Case(kind="depthwise", in_c=1, in_hw=(6, 7), out_c=1, **_HWC),
     "depthwise 5x5": Case(kind="depthwise", in_c=4, in_hw=(11, 13), out_c=4, kernel=(5, 5), **_HWC),
     "depthwise 7x7": Case(kind="depthwise", in_c=19, in_hw=(12, 30), out_c=19, kernel=(7, 7), in_border=1, **_HWC),
@@ -600,7 +615,7 @@ def test_stack_use_stays_under_64_kib(build, tmp_path):
     kernel source, the frames of all its functions (a bound on any call
     chain, none of them recursing), from GCC's -fstack-usage with the
     archive's flags."""
-    from npukit.cpu.layer_kernels import KERNELS_DIR, MAX_K, SOURCES, _FREESTANDING
+    from npukit.cpu.layer_kernels import K_CHUNK, KERNELS_DIR, SOURCES, _FREESTANDING
     from npukit.runtime.sources import runtime_source_root
 
     name, _, _ = build
@@ -612,9 +627,9 @@ def test_stack_use_stays_under_64_kib(build, tmp_path):
         subprocess.run(["gcc", "-O3", *flags, "-fcf-protection=none", *_FREESTANDING, f"-I{KERNELS_DIR}", f"-I{mynpu}",
                         "-fstack-usage", "-c", str(KERNELS_DIR / source), "-o", str(obj)], check=True)
         rows = [row.split("\t") for row in obj.with_suffix(".su").read_text().splitlines()]
-        # An unbounded dynamic frame (the convolution's im2col columns, sized to the layer) adds at
-        # most 2 * 2 * MAX_K + MAX_K bytes; "dynamic,bounded" sizes are bounds already.
-        frames[source] = sum(int(size) + (5 * MAX_K if kind == "dynamic" else 0) for _, size, kind in rows)
+        # An unbounded dynamic frame (the convolution's im2col columns, sized to the layer up to a chunk of
+        # the reduction) adds at most 2 * 2 * K_CHUNK + K_CHUNK bytes; "dynamic,bounded" sizes are bounds already.
+        frames[source] = sum(int(size) + (5 * K_CHUNK if kind == "dynamic" else 0) for _, size, kind in rows)
     entry = frames.pop("s8_layer.c")
     assert entry + max(frames.values()) <= 64 * 1024, frames
 

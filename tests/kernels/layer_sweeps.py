@@ -124,6 +124,8 @@ def conv_sweep(seed: int = 1) -> list[Branch]:
         (32, 1, (8, 8), (1, 1), (1, 1), (1, 1), SAME, NONE, True, -6, False),
         (8, 1, (9, 7), (3, 3), (1, 1), (1, 1), SAME, RELU, False, -128, False),
         (5, 1, (7, 6), (3, 3), (2, 2), (1, 2), VALID, NONE, True, 9, True),
+        (2049, 5, (2, 3), (1, 1), (1, 1), (1, 1), VALID, RELU, True, -128, False),  # 1x1, K past a chunk
+        (1003, 3, (4, 3), (3, 1), (1, 1), (1, 1), VALID, NONE, True, 9, False),  # K = 3009 across taps
     ]
     branches = []
     for ic, oc, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, activation, per_channel, zp, large in cases:
@@ -137,7 +139,10 @@ def conv_sweep(seed: int = 1) -> list[Branch]:
 def fully_connected_sweep(seed: int = 2) -> list[Branch]:
     rng = np.random.default_rng(seed)
     cases = [(64, 12, NONE, True, -128), (10, 5, RELU, False, 0), (1000, 3, NONE, True, 7), (7, 9, RELU6, True, -3),
-             (1, 1, NONE, False, 0), (256, 33, NONE, True, -128)]
+             (1, 1, NONE, False, 0), (256, 33, NONE, True, -128),
+             # Reductions around and past the convolution kernel's chunk of 2048 values (micro_speech: 4000).
+             (2047, 5, RELU, True, -128), (2048, 3, NONE, False, 5), (2049, 7, RELU6, True, -3),
+             (4000, 4, NONE, True, -128), (5000, 6, RELU, True, 0), (9000, 3, NONE, True, 17)]
     branches = []
     for depth, units, activation, per_channel, zp in cases:
         x, weights = _input(rng, (1, depth), zp), _weights(rng, (units, depth), units, 0, per_channel)

@@ -42,7 +42,8 @@ def _header() -> tuple[dict[str, int], dict[str, int]]:
 
 
 DEFINES, WORDS = _header()
-MAX_K = DEFINES["NPUKIT_S8_MAX_K"]
+MAX_K = DEFINES["NPUKIT_S8_MAX_K"]  # the longest reduction the kernels take
+K_CHUNK = DEFINES["NPUKIT_S8_K_CHUNK"]  # the convolution kernel's reduction per step
 
 
 class KernelUnsupported(Exception):
@@ -72,9 +73,15 @@ def _packed_weights(spec: LayerSpec, choice: KernelChoice) -> np.ndarray:
     kp = reduction_length(spec)
     full = np.zeros(((oc + 1) // 2 * 2, kp), np.int8)
     full[:oc, :k] = w.reshape(oc, k)
-    # [OC/2][2][K/4][4] -> [OC/2][K/4][2][4]: a channel pair's weights side by side per group of four.
-    pairs = full.reshape(-1, 2, kp // 4, 4).transpose(0, 2, 1, 3)
-    if choice.weights == "int16":  # each group of four in the order (0, 2, 1, 3), little-endian halves
+    # One block per chunk of K_CHUNK values (s8_layer.h), one block when K fits in one.
+    return np.concatenate([_paired(full[:, k0:k0 + K_CHUNK], choice).ravel() for k0 in range(0, kp, K_CHUNK)])
+
+
+def _paired(chunk: np.ndarray, choice: KernelChoice) -> np.ndarray:
+    """[OC][n] (OC even) -> [OC/2][n/4][2][4]: a channel pair's weights side
+    by side per group of four (int16 weights in the order (0, 2, 1, 3))."""
+    pairs = chunk.reshape(-1, 2, chunk.shape[1] // 4, 4).transpose(0, 2, 1, 3)
+    if choice.weights == "int16":  # little-endian halves
         return np.ascontiguousarray(pairs[..., [0, 2, 1, 3]].astype("<i2"))
     return np.ascontiguousarray(pairs)
 
@@ -94,7 +101,7 @@ def check_supported(spec: LayerSpec) -> None:
     if spec.ofm.tensor.dtype not in ("i8", "i32"):
         raise KernelUnsupported(f"an {spec.ofm.tensor.dtype} output")
     if spec.kind in ("conv", "fully_connected") and reduction_length(spec) > MAX_K:
-        raise KernelUnsupported(f"a reduction of {reduction_length(spec)} values (the kernel takes {MAX_K})")
+        raise KernelUnsupported(f"a reduction of {reduction_length(spec)} values (the kernels take up to {MAX_K})")
     # Depthwise: any channel multiplier M >= 1 with OUT_C = M * IN_C (output channel c reads input channel c / M).
     if spec.kind == "depthwise" and (spec.multiplier < 1 or spec.ofm_chw[0] != spec.multiplier * spec.ifm_chw[0]):
         raise KernelUnsupported(f"a depthwise layer of {spec.ifm_chw[0]} input and {spec.ofm_chw[0]} output "

@@ -137,9 +137,20 @@ enum npukit_s8_word {
   NPUKIT_S8_W_COUNT
 };
 
-// The largest K_PADDED the convolution kernel takes (its im2col columns live
-// on the stack: 2 * 2 * K_PADDED bytes, plus K_PADDED for one input row).
-#define NPUKIT_S8_MAX_K 2048
+// The convolution kernel (s8_conv.c) takes the reduction NPUKIT_S8_K_CHUNK
+// values at a time: its im2col columns live on the stack (2 * 2 bytes per
+// value, plus one byte for the input row), so a board's stack holds at most
+// 5 * NPUKIT_S8_K_CHUNK bytes for them whatever K is. A longer reduction adds
+// the chunks' int32 partial sums. Its weights (NPUKIT_S8_WEIGHTS_INT8 and
+// _INT16) are then one block per chunk, one after the other: chunk j holds K
+// values [j * K_CHUNK, j * K_CHUNK + n_j) of every channel as [OUT_C / 2][n_j
+// / 4][2][4] (n_j = K_CHUNK except for the last chunk, K_PADDED's
+// remainder); a reduction of at most K_CHUNK is the one block described
+// above.
+#define NPUKIT_S8_K_CHUNK 2048
+// The largest K_PADDED the kernels take: sum (x - in_zp) * w over it cannot
+// leave int32 (|x - in_zp| <= 255, |w| <= 128: 65536 * 32640 < 2^31).
+#define NPUKIT_S8_MAX_K 65536
 
 // One layer: `params` is the block above; the tensors are at the offsets it
 // gives from these binding base addresses (`residual` only for OUT_ADD; for
