@@ -309,7 +309,8 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
     return v;
   }
   int32_t narrow = 1;  // the ADD's operands fit npk_operand
-  v.vector = !o->once && npk_range_exact(o->act_min, o->act_max, o->zp);
+  // The float output stage (o->fl) goes lane by lane through npukit_s8_store.
+  v.vector = !o->once && !o->fl.table && npk_range_exact(o->act_min, o->act_max, o->zp);
   v.lo = (int32_t)((int64_t)o->act_min - o->zp), v.hi = (int32_t)((int64_t)o->act_max - o->zp);
   for (int32_t c = 0; v.vector && c < p[NPUKIT_S8_W_OUT_C]; ++c) {
     if (o->multiplier[c] == INT32_MIN) v.vector = 0;
