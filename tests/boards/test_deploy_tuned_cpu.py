@@ -1,7 +1,10 @@
 """``npukit deploy --cpu-pipeline tuned``: the int8 models with npukit's
 kernels run on the boards (static libraries and embedded ELFs on both
 boards) and give, on several random inputs, exactly the host's tuned
-outputs and TFLite's reference-kernel outputs."""
+outputs (the kernels' float output stage computes the ONNX graph's float
+requantization on the boards' FPUs and soft float as on the host), which are
+onnxruntime's but where its float32 sums round a layer across a half step
+(tests/compiler/test_onnx_qdq_rounding.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import numpy as np
 import pytest
 
 from npukit.deploy.deploy_model import deploy
-from support.oracles import TFLiteReference
+from support.oracles import OnnxRuntimeReference
 
 
 @pytest.mark.slow
@@ -24,8 +27,10 @@ def test_tuned_int8_model_on_board(model, board, mode, shared_models):
     result = deploy(shared_models / f"{model}.onnx", board, mode=mode, cpu_pipeline="tuned", seed=5, samples=4)
     context = f"{model} tuned on {board} ({mode}); console:\n{result.console}"
     assert result.artifact.manifest["cpu_pipeline"] == "tuned" and not result.artifact.manifest["warnings"], context
-    tflite = TFLiteReference(shared_models / f"{model}.tflite", kernels="reference")
+    oracle = OnnxRuntimeReference(shared_models / f"{model}.onnx")
+    exact = 0
     for sample in result.samples:
         assert sample.identical_to_host, context
-        np.testing.assert_array_equal(sample.outputs[0], tflite(sample.inputs[0]))
+        exact += np.array_equal(sample.outputs[0].reshape(-1), oracle(sample.inputs[0])[0].reshape(-1))
+    assert exact >= len(result.samples) - 1, f"{exact} of {len(result.samples)} equal onnxruntime's; {context}"
     assert result.instructions > 0
