@@ -30,14 +30,40 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 
-def _max_lsb(loaded, run) -> int:
+def _output_steps(path: Path) -> list[float | None]:
+    """Per output: the scale of the DequantizeLinear that produces it (one
+    step of a dequantized float output), else None (an int8 output)."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path), load_external_data=False)
+    constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    producers = {out: node for node in model.graph.node for out in node.output}
+    steps = []
+    for output in model.graph.output:
+        node = producers.get(output.name)
+        scale = constants.get(node.input[1]) if node is not None and node.op_type == "DequantizeLinear" else None
+        steps.append(float(np.max(scale)) if scale is not None else None)
+    return steps
+
+
+def _max_lsb(loaded, run, steps: list[float | None]) -> int:
+    """The largest difference in steps of the output's quantization: int8
+    outputs in LSB, dequantized float outputs in units of their scale
+    (rounded to the nearest step: the float products of equal steps differ
+    in their last bits)."""
     import numpy as np
 
     worst = 0
     for x, want in zip(run.inputs, run.outputs):
-        for g, w in zip(loaded(*x), want):
-            worst = max(worst, int(np.abs(np.asarray(g).reshape(w.shape).astype(np.int64) -
-                                          w.astype(np.int64)).max(initial=0)))
+        for o, (g, w) in enumerate(zip(loaded(*x), want)):
+            diff = np.abs(np.asarray(g).reshape(w.shape).astype(np.float64) - w.astype(np.float64))
+            if steps[o] is not None:
+                diff = np.round(diff / steps[o])
+            elif w.dtype.kind == "f":
+                raise ValueError("a float output that no DequantizeLinear produces")
+            worst = max(worst, int(diff.max(initial=0)))
     return worst
 
 
@@ -62,6 +88,7 @@ def measure(name: str, record, seeds: int, work: Path, wanted: tuple[str, ...] =
     from support.zoo_oracles import reference_run
 
     run = reference_run(record.path, record.input_range, seed=5, count=seeds)
+    steps = _output_steps(record.path)
     out: dict = {"name": name, "macs": record.macs}
     paths = {
         "host": lambda: npukit.load(npukit.compile(record.path, out_dir=work / "host")),
@@ -75,7 +102,7 @@ def measure(name: str, record, seeds: int, work: Path, wanted: tuple[str, ...] =
         if key not in wanted:
             continue
         try:
-            out[key] = _max_lsb(load(), run)
+            out[key] = _max_lsb(load(), run, steps)
         except Exception as e:  # noqa: BLE001 - a path that fails is reported with its one line
             out[key] = "error: " + (str(e).splitlines()[0] if str(e) else type(e).__name__)
     return out
@@ -85,14 +112,15 @@ def _report(results: list[dict], before: dict[str, dict], seeds: int, seconds: f
     lines = ["# ONNX QDQ models against onnxruntime", "",
              "Written by `benchmarks/onnx_qdq_accuracy.py`: every int8 ONNX QDQ model of the zoo against "
              "onnxruntime with graph optimizations off (the oracle for ONNX models), on "
-             f"{seeds} seeded inputs: the largest difference of any int8 output, in LSB. `host` is the tuned "
+             f"{seeds} seeded inputs: the largest difference of any output, in steps of its quantization (LSB; "
+             "a dequantized float output in units of its DequantizeLinear's scale). `host` is the tuned "
              "pipeline on IREE's runtime, `npukit runtime` the same as a static vm-c artifact on npukit's "
              "runtime, `stock` IREE's own code, `mynpu` the NPU (TFLite's fixed-point requantization, "
              f"see docs/cpu-pipelines.md, \"ONNX QDQ models\"). {len(results)} models in {seconds:.0f} s.", ""]
     head = "| model | MACs | host | npukit runtime | stock | mynpu |"
     rule = "|---|---:|---:|---:|---:|---:|"
     if before:
-        head, rule = head[:-1] + " host before |", rule + "---:|"
+        head, rule = head + " host before |", rule + "---:|"
     lines += [head, rule]
     for r in sorted(results, key=lambda r: -r.get("macs", 0)):
         row = f"| {r['name']} | {r['macs']:,} | " + " | ".join(str(r.get(k, "")) for k in PATHS) + " |"
