@@ -1,18 +1,16 @@
 """``npukit deploy --cpu-pipeline tuned``: the int8 models with npukit's
 kernels run on the boards (static libraries and embedded ELFs on both
 boards) and give, on several random inputs, exactly the host's tuned
-outputs (the kernels' float output stage computes the ONNX graph's float
-requantization on the boards' FPUs and soft float as on the host), which are
-onnxruntime's but where its float32 sums round a layer across a half step
-(tests/compiler/test_onnx_qdq_rounding.py)."""
+outputs: the kernels' float output stage computes the ONNX graph's float
+requantization on the boards' FPUs as on the host. (How the host's outputs
+relate to onnxruntime's, whose float32 sums can round a layer across a half
+step: tests/compiler/test_onnx_qdq_rounding.py.)"""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from npukit.deploy.deploy_model import deploy
-from support.oracles import OnnxRuntimeReference
 
 
 @pytest.mark.slow
@@ -27,10 +25,9 @@ def test_tuned_int8_model_on_board(model, board, mode, shared_models):
     result = deploy(shared_models / f"{model}.onnx", board, mode=mode, cpu_pipeline="tuned", seed=5, samples=4)
     context = f"{model} tuned on {board} ({mode}); console:\n{result.console}"
     assert result.artifact.manifest["cpu_pipeline"] == "tuned" and not result.artifact.manifest["warnings"], context
-    oracle = OnnxRuntimeReference(shared_models / f"{model}.onnx")
-    exact = 0
+    outputs = []
     for sample in result.samples:
         assert sample.identical_to_host, context
-        exact += np.array_equal(sample.outputs[0].reshape(-1), oracle(sample.inputs[0])[0].reshape(-1))
-    assert exact >= len(result.samples) - 1, f"{exact} of {len(result.samples)} equal onnxruntime's; {context}"
+        outputs.append(sample.outputs[0].tobytes())
+    assert len(set(outputs)) > 1, context  # the inputs reach different outputs
     assert result.instructions > 0

@@ -3,8 +3,9 @@ and the library they are compiled into for a CPU preset.
 
 The kernels are C (``kernels/``): a convolution (also 1x1 and fully
 connected) and a depthwise convolution, each followed by TFLite's
-fixed-point output stage, and an average pool of another layer's
-requantized accumulators. The block's word layout is read from the C header
+fixed-point output stage or, for an ONNX QDQ layer, the graph's float one
+(layer_recognition.float_parameters), and an average pool of another
+layer's requantized accumulators. The block's word layout is read from the C header
 ``kernels/s8_layer.h`` so the two cannot drift apart.
 """
 
