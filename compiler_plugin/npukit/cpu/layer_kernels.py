@@ -3,8 +3,9 @@ and the library they are compiled into for a CPU preset.
 
 The kernels are C (``kernels/``): a convolution (also 1x1 and fully
 connected) and a depthwise convolution, each followed by TFLite's
-fixed-point output stage, and an average pool of another layer's
-requantized accumulators. The block's word layout is read from the C header
+fixed-point output stage or, for an ONNX QDQ layer, the graph's float one
+(layer_recognition.float_parameters), and an average pool of another
+layer's requantized accumulators. The block's word layout is read from the C header
 ``kernels/s8_layer.h`` so the two cannot drift apart.
 """
 
@@ -108,10 +109,54 @@ def check_supported(spec: LayerSpec) -> None:
                                 f"channels with channel multiplier {spec.multiplier}")
 
 
-def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes:
+def _f32_bits(value: float | None) -> int:
+    """A binary32 value's bit pattern as an int32 word (None: +infinity)."""
+    return int(np.array([np.inf if value is None else value], "<f4").view("<i4")[0])
+
+
+def _float_words(spec: LayerSpec) -> tuple[dict[str, int], np.ndarray]:
+    """The FLOAT_* words (FLOAT_AT set by the caller) and the float[OUT_C][3] table."""
+    stage = spec.float_stage
+    q = stage.quantize
+    words = {"FLOAT_OUT_SCALE": _f32_bits(q.scale), "FLOAT_RELU": int(q.relu), "FLOAT_UPPER": _f32_bits(q.upper),
+             "FLOAT_LOW": q.low, "FLOAT_HIGH": q.high}
+    if spec.add is not None:
+        a = spec.float_add
+        words.update(FLOAT_ADD_CONV_SCALE=_f32_bits(a.conv_scale), FLOAT_ADD_RES_SCALE=_f32_bits(a.residual_scale),
+                     FLOAT_ADD_OUT_SCALE=_f32_bits(a.quantize.scale), FLOAT_ADD_RELU=int(a.quantize.relu),
+                     FLOAT_ADD_UPPER=_f32_bits(a.quantize.upper), FLOAT_ADD_LOW=a.quantize.low,
+                     FLOAT_ADD_HIGH=a.quantize.high)
+    table = np.stack([stage.scales0, stage.scales1, stage.bias], axis=1).astype("<f4")
+    return words, table.view("<i4").reshape(-1).astype(np.int64)
+
+
+def float_output_supported(spec: LayerSpec) -> None:
+    """KernelUnsupported unless the kernels' float output stage reproduces
+    this layer's float epilogue: a requantization (with ReLU or a bound) of
+    the layer's own accumulators, and an ADD of an int8 residual, read and
+    verified (layer_recognition.float_parameters)."""
+    if spec.kind == "average":
+        raise KernelUnsupported("an average pool of requantized accumulators in float (IREE's code computes "
+                                "the graph's float arithmetic)")
+    if spec.add is not None and spec.add.accumulators is not None:
+        raise KernelUnsupported("a float addition of another layer's int32 accumulators (IREE's code computes "
+                                "the graph's float arithmetic)")
+    if spec.multipliers is None:
+        return  # int32 accumulators out: no output stage
+    if spec.float_stage is None or (spec.add is not None and spec.float_add is None):
+        raise KernelUnsupported(spec.float_unsupported or "a float epilogue whose parameters were not read")
+
+
+def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_output: bool = False) -> bytes:
     """The parameter block, tables and packed weights of one layer, run the
-    way ``choice`` says (the caller has checked that its preset offers it)."""
+    way ``choice`` says (the caller has checked that its preset offers it).
+    ``float_output``: a layer whose dispatch requantizes in float (an ONNX
+    QDQ layer) keeps that float arithmetic (the kernels' float output
+    stage); otherwise it takes TFLite's fixed-point one."""
     check_supported(spec)
+    floating = float_output and spec.float_epilogue and spec.multipliers is not None
+    if float_output and spec.float_epilogue:
+        float_output_supported(spec)
     if choice.weights == "int16" and spec.kind == "depthwise":
         raise KernelUnsupported("int16 weights for a depthwise layer")
     if choice.weights == "taps" and spec.kind != "depthwise":
@@ -155,7 +200,9 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
             ADD_OUT_ZP=a.output_zp, ADD_ACT_MIN=a.act_min, ADD_ACT_MAX=a.act_max)
     multipliers = spec.multipliers or [(0, 0)] * channels
     requant = [(m, -s, 1 << (-s - 1)) if -31 <= s <= -1 else (0, 0, 0) for m, s in multipliers]
-    tables = {"BIAS_AT": np.asarray(spec.bias, np.int64), "MULTIPLIER_AT": [m for m, _ in multipliers],
+    # The float stage adds its own float bias after scaling: the accumulators start at 0.
+    bias = np.zeros(channels, np.int64) if floating else np.asarray(spec.bias, np.int64)
+    tables = {"BIAS_AT": bias, "MULTIPLIER_AT": [m for m, _ in multipliers],
               "SHIFT_AT": [s for _, s in multipliers]}
     if spec.kind != "average":  # the convolution kernels' tables (the average derives its own per channel)
         tables.update(REQUANT_AT=np.asarray(requant, np.int64).reshape(-1), WEIGHT_SUM_AT=_weight_sums(spec))
@@ -165,12 +212,16 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
         tables.update(RES_BIAS_AT=np.asarray(fused.bias, np.int64),
                       RES_MULTIPLIER_AT=[m for m, _ in fused.multipliers],
                       RES_SHIFT_AT=[s for _, s in fused.multipliers])
+    if floating:
+        float_words, float_table = _float_words(spec)
+        put(**float_words)
+        tables["FLOAT_AT"] = float_table
     at = WORDS["COUNT"]  # the tables follow the words, one after another
     for name, table in tables.items():
         put(**{name: at})
         at += len(table)
     scales = b""
-    if spec.kind == "fully_connected" and spec.multipliers is not None:
+    if spec.kind == "fully_connected" and spec.multipliers is not None and not floating:
         if spec.scales is None:
             raise KernelUnsupported("a fully connected layer without its double scales")
         at += at % 2  # binary64 values on an 8-byte boundary (the block is 16-byte aligned)
@@ -190,10 +241,12 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
 # The flags that make code linkable into an embedded ELF (no libc, no TLS, no
 # stack protector's canary, position independent).
 # -fno-tree-loop-distribute-patterns: GCC would turn copy and fill loops into
-# memcpy/memset calls, which nothing provides.
+# memcpy/memset calls, which nothing provides. -ffp-contract=off: the float
+# output stage rounds after every operation, as the graph it reproduces does
+# (GCC would fuse a multiply and an add on FMA hosts and FPv4/FPv5 cores).
 _FREESTANDING = ("-fPIC", "-ffreestanding", "-fno-stack-protector", "-fno-exceptions", "-fno-unwind-tables",
                  "-fno-asynchronous-unwind-tables", "-fno-tree-loop-distribute-patterns", "-fvisibility=hidden",
-                 "-Wall", "-Werror")
+                 "-ffp-contract=off", "-Wall", "-Werror")
 
 
 def kernel_library(preset: CpuPreset, host_arch: tuple[str, ...] = ("-march=native",)) -> Path:

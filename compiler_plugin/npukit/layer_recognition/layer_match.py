@@ -21,6 +21,7 @@ from npukit.layer_recognition.constant_pool import BindingSite, constant_reader
 from npukit.layer_recognition.contraction_geometry import Geometry, contraction_geometry, is_int8_contraction
 from npukit.layer_recognition.dispatch_ir import DispatchBody, defining_op, dense_constant
 from npukit.layer_recognition.epilogue_parameters import EpilogueInputs, add_parameters, requantization
+from npukit.layer_recognition.float_parameters import checked_float_add, checked_float_stage
 from npukit.layer_recognition.integer_parameters import OutputStage, addition, checked_output_stage
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout, merged_channels
 
@@ -82,6 +83,7 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
                      simple.activation.kind == "relu")
         if geometry.kind == "fully_connected":
             spec.scales = scales  # TFLite's fully connected kernel scales by this double
+        _read_float(spec, lambda: (checked_float_stage(expression, simple, inputs, channels), None))
         return spec
     residual = ep.match_residual_add(expression, inputs.contraction_arg)
     if residual is not None:
@@ -93,8 +95,19 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
         spec = _spec(geometry, ofm, bias, multipliers, ifm_zp, inner.output.zero_point, low, high,
                      inner.activation.kind == "relu")
         spec.add = add_parameters(residual, inputs, ofm, channels)
+        _read_float(spec, lambda: checked_float_add(expression, residual, inputs, channels))
         return spec
     return _integer_epilogue(expression, geometry, ofm, inputs, channels)
+
+
+def _read_float(spec: LayerSpec, read) -> None:
+    """Marks ``spec`` as requantizing in float and reads its float stage (and
+    ADD) with ``read``, or records why it cannot."""
+    spec.float_epilogue = True
+    try:
+        spec.float_stage, spec.float_add = read()
+    except NotSupported as e:
+        spec.float_unsupported = str(e)
 
 
 def _integer_epilogue(expression, geometry: Geometry, ofm: TensorLayout, inputs: EpilogueInputs,

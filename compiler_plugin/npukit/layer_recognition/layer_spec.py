@@ -124,6 +124,46 @@ class AverageOutput:
 
 
 @dataclass
+class FloatQuantize:
+    """An activation and a QuantizeLinear in binary32, as an ONNX QDQ graph
+    computes them: v = min(max(v, 0) if relu else v, upper), then
+    clamp(roundeven(v / scale) + zero_point, low, high)."""
+
+    scale: float  # a binary32 value
+    zero_point: int
+    relu: bool
+    upper: float | None
+    low: int
+    high: int
+
+
+@dataclass
+class FloatStage:
+    """The float output stage of an ONNX QDQ layer, operation by operation as
+    IREE's epilogue computes it: v = float32(acc - correction) * scale0 *
+    scale1 + bias (each operation rounded to binary32), then ``quantize``.
+    Per output channel: ``scales0``, ``scales1``, ``bias`` (float32 [OC])."""
+
+    scales0: np.ndarray
+    scales1: np.ndarray
+    bias: np.ndarray
+    quantize: FloatQuantize
+
+
+@dataclass
+class FloatAdd:
+    """The float residual addition after a float stage: v =
+    float32(out - conv_zp) * conv_scale + float32(res - residual_zp) *
+    residual_scale, then ``quantize``."""
+
+    conv_zp: int
+    conv_scale: float
+    residual_zp: int
+    residual_scale: float
+    quantize: FloatQuantize
+
+
+@dataclass
 class LayerSpec:
     """One layer in integer terms. ``kind`` "average" (CPU kernels only,
     npukit.layer_recognition.accumulator_average) is a global average pool whose input is
@@ -158,6 +198,15 @@ class LayerSpec:
     # A depthwise layer's channel multiplier M: output channel o = c * M + m
     # reads input channel c = o // M (TFLite's depth_multiplier); 1 otherwise.
     multiplier: int = 1
+    # An ONNX QDQ layer's own float arithmetic (layer_recognition.float_parameters),
+    # verified on the dispatch's epilogue; None where the layer's epilogue is
+    # integer (the TFLite frontend) or was not read. ``float_add`` with ``add``.
+    # ``float_epilogue``: the dispatch requantizes in float (an ONNX QDQ
+    # layer); ``float_unsupported`` says why its float stage was not read.
+    float_stage: FloatStage | None = None
+    float_add: FloatAdd | None = None
+    float_epilogue: bool = False
+    float_unsupported: str = ""
 
     @property
     def macs(self) -> int:

@@ -134,6 +134,33 @@ enum npukit_s8_word {
   // 1 without one): output channel c reads input channel c / M. Weight form
   // NPUKIT_S8_WEIGHTS_INT8 only when M > 1.
   NPUKIT_S8_W_MULTIPLIER,
+  // The float output stage of an ONNX QDQ layer (s8_output.h), 0 where the
+  // layer takes TFLite's fixed-point one: where the table float[OUT_C][3]
+  // {scale0, scale1, bias} (binary32) is, in words from the block's start.
+  // Each output is computed in binary32 in the order the graph's
+  // DequantizeLinear -> layer -> QuantizeLinear gives it:
+  //   v = ((float)acc * scale0) * scale1 + bias, acc without the integer BIAS
+  //   v = min(relu ? max(v, 0) : v, FLOAT_UPPER)
+  //   out = clamp(roundeven(v / FLOAT_OUT_SCALE) + OUT_ZP, FLOAT_LOW, FLOAT_HIGH)
+  // FLOAT_OUT_SCALE and FLOAT_UPPER are binary32 bit patterns (FLOAT_UPPER
+  // +infinity without a bound).
+  NPUKIT_S8_W_FLOAT_AT,
+  NPUKIT_S8_W_FLOAT_OUT_SCALE,
+  NPUKIT_S8_W_FLOAT_RELU,
+  NPUKIT_S8_W_FLOAT_UPPER,
+  NPUKIT_S8_W_FLOAT_LOW,
+  NPUKIT_S8_W_FLOAT_HIGH,
+  // The float ADD of a float output stage (NPUKIT_S8_OUT_ADD): with the
+  // ADD_CONV_ZP, ADD_RES_ZP and ADD_OUT_ZP words,
+  //   v = (float)(out - ADD_CONV_ZP) * CONV_SCALE + (float)(res - ADD_RES_ZP) * RES_SCALE
+  // then the activation and quantization above with the ADD's own words.
+  NPUKIT_S8_W_FLOAT_ADD_CONV_SCALE,
+  NPUKIT_S8_W_FLOAT_ADD_RES_SCALE,
+  NPUKIT_S8_W_FLOAT_ADD_OUT_SCALE,
+  NPUKIT_S8_W_FLOAT_ADD_RELU,
+  NPUKIT_S8_W_FLOAT_ADD_UPPER,
+  NPUKIT_S8_W_FLOAT_ADD_LOW,
+  NPUKIT_S8_W_FLOAT_ADD_HIGH,
   NPUKIT_S8_W_COUNT
 };
 
