@@ -1,6 +1,7 @@
 #include "npukit/runtime.h"
 
 #include "npukit/arena.h"
+#include "npukit/hal/buffer_plan.h"
 #include "npukit/hal/modules.h"
 
 // Inputs and outputs a runtime holds: as many as one side of a VM call.
@@ -26,6 +27,8 @@ struct npukit_runtime_t {
   uint64_t invocation_count;
   uint64_t dispatch_count;
   npukit_hal_dispatch_hook_t dispatch_hook;
+  npukit_buffer_planner_t planner;
+  void* planned_block;
 };
 
 iree_status_t npukit_runtime_create(const npukit_runtime_options_t* options, npukit_runtime_t** out_runtime) {
@@ -94,6 +97,25 @@ void npukit_runtime_destroy(npukit_runtime_t* runtime) {
 }
 
 iree_allocator_t npukit_runtime_allocator(npukit_runtime_t* runtime) { return runtime->allocator; }
+
+iree_status_t npukit_runtime_use_buffer_plan(npukit_runtime_t* runtime, const npukit_buffer_plan_t* plan) {
+  if (runtime->planned_block) {
+    return iree_make_status(IREE_STATUS_ALREADY_EXISTS, "a memory plan is already in use");
+  }
+  if (runtime->on_heap) return iree_ok_status();  // buffers come from the heap
+  for (iree_host_size_t i = 0; i < NPUKIT_RUNTIME_MAX_IO; ++i) {
+    if (runtime->inputs[i].ptr) {
+      return iree_make_status(IREE_STATUS_FAILED_PRECONDITION,
+                              "the memory plan must be in use before the first input is set");
+    }
+  }
+  IREE_RETURN_IF_ERROR(npukit_buffer_plan_verify(plan));
+  IREE_RETURN_IF_ERROR(
+      iree_allocator_malloc_aligned(runtime->allocator, plan->size ? plan->size : 1, 64, &runtime->planned_block));
+  npukit_buffer_planner_initialize(plan, (uint8_t*)runtime->planned_block, &runtime->planner);
+  runtime->arena.buffer_planner = &runtime->planner;
+  return iree_ok_status();
+}
 
 iree_status_t npukit_runtime_register_static_libraries(npukit_runtime_t* runtime,
                                                        const iree_hal_executable_library_query_fn_t* queries,
@@ -351,5 +373,7 @@ npukit_runtime_stats_t npukit_runtime_stats(const npukit_runtime_t* runtime) {
   stats.dispatch_count = runtime->dispatch_count;
   stats.invocation_count = runtime->invocation_count;
   stats.arena_invalid_frees = runtime->arena.invalid_free_count;
+  stats.buffer_plan_size = runtime->planned_block ? runtime->planner.plan->size : 0;
+  stats.buffer_plan_high_water_mark = runtime->planner.high_water_mark;
   return stats;
 }
