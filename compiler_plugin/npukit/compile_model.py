@@ -364,10 +364,12 @@ def _memory_plan(request: _Request, compiled: _Compiled, entry_points) -> "Memor
     if not entry_points or entry_points[0].name != program["function"]:
         return f"the planned function {program['function']} is not the model's entry point"
     try:
-        inputs = [tensor_bytes(t) for t in entry_points[0].inputs]
-        if not inputs and not program["allocations"]:
+        for t in entry_points[0].inputs:
+            tensor_bytes(t)  # refuses dynamic shapes
+        if not program["allocations"]:
             return "the function allocates no buffers"
-        return plan_memory(program["function"], inputs,
+        # Generated models bind their inputs where the caller has them (no copies to plan).
+        return plan_memory(program["function"], [],
                            [(a["bytes"], a["lifetime"]) for a in program["allocations"]])
     except ValueError as e:
         return str(e)

@@ -3,13 +3,14 @@ fixed offset in one block whose size the generated header states
 (``<NAME>_ARENA_SIZE``), so the runtime places buffers without a heap and
 without searching.
 
-Buffers, in the order the runtime allocates them: the inputs (allocated
-once, on the first run, and kept), then the exported function's allocations
-(npukit.passes.buffer_allocations: IREE's slab of transients, each result),
-again on every run. Each lives over an interval of that order: inputs
-throughout; an allocation from its place to the end of the run (the runtime
-releases them when the function returns or, for results, when the next run
-starts). Placement is greedy by size, as TFLite Micro's and TVM's planners
+Buffers, in the order the runtime allocates them: inputs a runtime copies
+(allocated once, on the first run, and kept; generated models bind their
+inputs where the caller has them, so they have none), then the exported
+function's allocations (npukit.passes.buffer_allocations: IREE's slab of
+transients, each result), again on every run. Each lives over an interval of
+that order: inputs throughout; an allocation from its place to the end of the
+run (the runtime releases them when the function returns or, for results,
+when the next run starts). Placement is greedy by size, as TFLite Micro's and TVM's planners
 do: the largest buffer first, each at the lowest 64-byte aligned offset where
 it overlaps no buffer whose interval it shares.
 """

@@ -118,12 +118,21 @@ IREE_API_EXPORT iree_status_t npukit_runtime_load_module(npukit_runtime_t* runti
 IREE_API_EXPORT iree_status_t npukit_runtime_use_buffer_plan(npukit_runtime_t* runtime,
                                                              const npukit_buffer_plan_t* plan);
 
-// Copies input |index| into runtime memory (element type and encoding as in
+// Copies input |index| into runtime memory (outside the memory plan) (element type and encoding as in
 // npukit/hal/hal_types.h; the shape in elements).
 IREE_API_EXPORT iree_status_t npukit_runtime_set_input(npukit_runtime_t* runtime, iree_host_size_t index,
                                                        uint32_t element_type, iree_host_size_t rank,
                                                        const int64_t* shape, const void* data,
                                                        iree_host_size_t byte_length);
+
+// The same without a copy: the module reads input |index| where |data| is
+// (which must stay valid and unchanged until the invocation returns). Memory
+// not aligned to NPUKIT_HAL_BUFFER_ALIGNMENT (64) bytes is copied instead.
+// Generated models bind their inputs, so the runtime holds no input copies.
+IREE_API_EXPORT iree_status_t npukit_runtime_bind_input(npukit_runtime_t* runtime, iree_host_size_t index,
+                                                        uint32_t element_type, iree_host_size_t rank,
+                                                        const int64_t* shape, const void* data,
+                                                        iree_host_size_t byte_length);
 
 // Calls an exported function ("tf2onnx", or "module.function") on the inputs
 // set so far; its outputs replace the previous ones.
