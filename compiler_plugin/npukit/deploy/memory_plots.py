@@ -54,8 +54,10 @@ def plot_memory(result: DeployResult, path: Path) -> Path:
     ax.set_xlabel("operator, in the model's order")
     ax.set_ylabel("bytes")
     ax.set_ylim(bottom=0)
-    ax.set_title(f"{result.artifact.name} on {result.board.name}: activation memory, plan vs lower bound")
-    ax.legend(fontsize=8, loc="upper right")
+    ax.set_title(f"{result.artifact.name} on {result.board.name}: activation memory, plan vs lower bound",
+                 fontsize=10)
+    ax.set_ylim(top=max([v for v, *_ in levels] + live + [1]) * 1.05)
+    ax.legend(fontsize=8, loc="center right")  # the late layers are small: room there
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -79,7 +81,8 @@ def plot_flash(result: DeployResult, path: Path) -> Path:
     ax.invert_yaxis()
     ax.set_xlabel("bytes")
     ax.set_xlim(right=max(values) * 1.35)
-    ax.set_title(f"{result.artifact.name} on {result.board.name}: flash {f.total:,} B ({_kib(f.total)})")
+    ax.set_title(f"{result.artifact.name} on {result.board.name}\nflash {f.total:,} B ({_kib(f.total)})",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
