@@ -96,3 +96,18 @@ def test_header_arena_size_is_the_runtime_high_water_mark_on_the_host(model, sha
     assert stats["buffer_plan_size"] == plan["arena_size"]
     assert stats["buffer_plan_high_water_mark"] == plan["arena_size"]
     assert stats["arena_invalid_frees"] == 0
+
+
+def test_address_tables_count_as_constants():
+    from npukit.deploy.firmware_size import map_sections
+
+    text = "\n".join([
+        "Linker script and memory map",
+        " .rodata.weights  0x00001000       0x40 model.o",
+        " .data.rel.ro.kws_int8_linked_library_query_v0_names",
+        "                0x00001040       0x34 model.o",
+        " .data.counter  0x20000000        0x4 app.o",
+        " .bss.slots     0x20000004       0x10 app.o",
+    ])
+    assert map_sections(text) == [("rodata", "model.o", 0x40), ("rodata", "model.o", 0x34), ("data", "app.o", 4),
+                                  ("bss", "app.o", 0x10)]
