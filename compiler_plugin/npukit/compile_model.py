@@ -218,7 +218,7 @@ def compile(
         files.update(_model_wrapper(request, paths, entry_points, files, notes, memory))
         manifest = _manifest(request, imported, plan, compiled, entry_points, files, paths, notes)
         manifest["memory_plan"] = memory.to_json() if not isinstance(memory, str) else {"refused": memory}
-        manifest["activations"] = _activations(request.model, notes)
+        manifest["activations"] = _activations(request.model)
         write_manifest(paths.manifest, manifest)
         if compiled.result.mynpu_report is not None:
             publish_mynpu_report(compiled.result.mynpu_report, request.mynpu)
@@ -375,15 +375,16 @@ def _memory_plan(request: _Request, compiled: _Compiled, entry_points) -> "Memor
         return str(e)
 
 
-def _activations(model: Path, notes: list[str]) -> dict | None:
-    """The model's live activations per operator and their lower bound (frontends.activation_liveness)."""
+def _activations(model: Path) -> dict | None:
+    """The model's live activations per operator and their lower bound
+    (frontends.activation_liveness); None for MLIR, the reason when the
+    model's graph cannot be followed."""
     from npukit.frontends.activation_liveness import activation_liveness
 
     try:
         liveness = activation_liveness(model)
     except Exception as e:  # a model IREE compiled but this reader cannot follow: the figure is left out
-        notes.append(f"no live-activation lower bound: {type(e).__name__}: {e}")
-        return None
+        return {"refused": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
     return liveness.to_json() if liveness is not None else None
 
 

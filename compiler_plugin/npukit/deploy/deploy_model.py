@@ -143,8 +143,8 @@ class DeployResult:
     @property
     def activation_lower_bound(self) -> int | None:
         """The largest sum of the model's simultaneously live activations (None when unknown)."""
-        activations = self.artifact.manifest.get("activations")
-        return activations["lower_bound"] if activations else None
+        activations = self.artifact.manifest.get("activations") or {}
+        return activations.get("lower_bound")
 
     @property
     def instructions_per_mac(self) -> float | None:

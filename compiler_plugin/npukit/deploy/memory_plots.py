@@ -30,7 +30,8 @@ def _kib(n: float) -> str:
 
 def plot_memory(result: DeployResult, path: Path) -> Path:
     plt = _pyplot()
-    activations = result.artifact.manifest.get("activations") or {"operators": [], "lower_bound": 0}
+    activations = result.artifact.manifest.get("activations") or {}
+    activations = {"operators": activations.get("operators", []), "lower_bound": activations.get("lower_bound", 0)}
     operators = activations["operators"]
     fig, ax = plt.subplots(figsize=(max(8.0, 0.22 * len(operators) + 4), 5))
     xs = list(range(len(operators)))

@@ -82,7 +82,11 @@ class BufferAllocations:
         self.program = ProgramAllocations(refused="the compile did not reach 'stream'")
 
     def __call__(self, module: ir.Operation) -> None:
-        self.program = self._analyse(module)
+        # Only reads the module: a form it does not know means no plan, never a failed compile.
+        try:
+            self.program = self._analyse(module)
+        except (ValueError, KeyError, TypeError, IndexError) as e:
+            self.program = ProgramAllocations(refused=f"the program's allocations could not be read ({e})")
 
     def _analyse(self, module: ir.Operation) -> ProgramAllocations:
         functions = [op.operation for op in module.regions[0].blocks[0].operations
