@@ -1,6 +1,7 @@
 """RAM against the live-activation lower bound, on mps2-an386, CPU and NPU builds.
 
-    python benchmarks/memory_plan.py [--models kws_int8,resnet8_int8,mobilenet_v1] [--npu-only] [--cpu-only]
+    python benchmarks/memory_plan.py [--models kws_int8,kws_int8.tflite,resnet8_int8,mobilenet_v1] [--npu-only]
+                                     [--cpu-only]
                                      [--out benchmarks/reports/boards] [--plots DIR]
 
 Each model is deployed with ``npukit deploy`` (defaults: static on the CPU;
@@ -19,7 +20,7 @@ report lists:
 - their ratio, and whether RAM without the stack is at most 1.1 x the bound
   + 2 KiB.
 
-The models: kws_int8 and resnet8_int8 (.onnx, from the shared models) and
+The models: kws_int8 and resnet8_int8 (.onnx, and kws_int8.tflite, from the shared models) and
 the zoo's MobileNetV1 int8 .tflite models (generated into the zoo's cache
 when missing; TensorFlow needed then). Writes ``memory_plan.md`` and
 ``memory_plan.json`` to the output directory. A report, not a test.
@@ -51,7 +52,7 @@ def _models(selected: list[str]) -> list[tuple[str, Path]]:
             wanted = {n for n, _record in int8_tflite_models() if n.startswith("mobilenet_v1")}
             found += [(Path(e.name).stem, e.path()) for e in entries() if e.name in wanted]
         else:
-            found.append((name, models_dir / f"{name}.onnx"))
+            found.append((name, models_dir / (name if "." in name else f"{name}.onnx")))
     return found
 
 
@@ -128,7 +129,7 @@ def markdown(rows: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="kws_int8,resnet8_int8,mobilenet_v1")
+    parser.add_argument("--models", default="kws_int8,kws_int8.tflite,resnet8_int8,mobilenet_v1")
     parser.add_argument("--cpu-only", action="store_true")
     parser.add_argument("--npu-only", action="store_true")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "reports" / "boards")
