@@ -219,8 +219,6 @@ def compile(
         manifest = _manifest(request, imported, plan, compiled, entry_points, files, paths, notes)
         manifest["memory_plan"] = memory.to_json() if not isinstance(memory, str) else {"refused": memory}
         manifest["activations"] = _activations(request.model)
-        # Board programs: IREE's transient slab with its default and its serial stream partitioning.
-        manifest["stream_partitioning"] = compiled.result.partitioning
         write_manifest(paths.manifest, manifest)
         if compiled.result.mynpu_report is not None:
             publish_mynpu_report(compiled.result.mynpu_report, request.mynpu)

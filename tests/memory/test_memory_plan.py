@@ -111,26 +111,3 @@ def test_address_tables_count_as_constants():
     ])
     assert map_sections(text) == [("rodata", "model.o", 0x40), ("rodata", "model.o", 0x34), ("data", "app.o", 4),
                                   ("bss", "app.o", 0x10)]
-
-
-@pytest.mark.parametrize("model,chosen", [("kws_int8.tflite", "serial"), ("kws_int8.onnx", "default")])
-def test_the_partitioning_with_the_smaller_slab_is_chosen(model, chosen, shared_models, rng, tmp_path):
-    # kws_int8.tflite: IREE's default partitioning fills the next padded
-    # feature map beside the layer before it; serially the slab is smaller.
-    # kws_int8.onnx: serial partitioning makes IREE's layout larger, so the
-    # default stays.
-    path = shared_models / model
-    artifact = npukit.compile(path, target="host", output="static", execution_model="inline-dynamic",
-                              out_dir=tmp_path / "static")
-    trials = artifact.manifest["stream_partitioning"]
-    assert trials["chosen"] == chosen
-    assert trials[chosen] == min(trials["default"], trials["serial"])
-    plan = artifact.manifest["memory_plan"]
-    assert sum(b["bytes"] for b in plan["buffers"]) == trials[chosen]
-    entry = artifact.entry_points[0]
-    inputs = [rng.integers(-128, 128, spec.shape).astype(spec.dtype) for spec in entry.inputs]
-    stock = npukit.load(npukit.compile(path, target="host", out_dir=tmp_path / "vmfb"))
-    loaded = npukit.load(artifact, runtime="npukit")
-    for got, want in zip(loaded(*inputs), stock(*inputs)):
-        assert np.array_equal(got, want)
-    assert loaded.native.stats()["buffer_plan_high_water_mark"] == plan["arena_size"]

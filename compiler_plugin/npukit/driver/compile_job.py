@@ -65,8 +65,6 @@ class JobResult:
     cpu_kernels: dict | None = None
     # The exported function's buffer allocations (passes.buffer_allocations).
     buffer_allocations: dict | None = None
-    # Board programs: the slab with IREE's default and serial partitioning, and the choice.
-    partitioning: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -94,7 +92,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     from npukit.passes.buffer_allocations import BufferAllocations
     from npukit.passes.dispatch_inventory import DispatchInventory
     from npukit.passes.module_naming import NameModule
-    from npukit.passes.registry import is_inline_execution, passes_for
+    from npukit.passes.registry import passes_for
 
     os.environ.update(job.environment)
     iree_capi.ensure_global_command_line()
@@ -111,6 +109,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     if job.mynpu is not None:
         from npukit.mynpu.options import MynpuOptions
         from npukit.passes.mynpu_partition import MynpuTarget
+        from npukit.passes.registry import is_inline_execution
 
         mynpu = MynpuTarget(MynpuOptions.from_json(job.mynpu), inline=is_inline_execution(job.flags))
     kernels = None
@@ -137,14 +136,8 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         hooks.setdefault(phase, []).append(lambda _m, p=phase: progress(f"phase '{p}' done", p))
     collector = DiagnosticCollector()
     source = Source.open_file(session, job.input_path)
-    pipeline = PhasedPipeline(session, hooks=hooks, collector=collector)
-    partitioning = None
-    if job.output_format == "vm-c" and is_inline_execution(job.flags) and not recognising:
-        from npukit.passes.slab_partitioning import SlabPartitioning
-
-        partitioning = SlabPartitioning(lambda module: pipeline.compile_between(module, "flow", "stream"))
-        hooks.setdefault("flow", []).append(partitioning)
-    inv = pipeline.run(source, compile_to="stream" if recognising else "end")
+    inv = PhasedPipeline(session, hooks=hooks, collector=collector).run(
+        source, compile_to="stream" if recognising else "end")
     if recognising:
         from npukit.mynpu.recognised_model import RecognisedModel
 
@@ -168,7 +161,6 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         mynpu_report=mynpu.report if mynpu is not None else None,
         cpu_kernels=kernels.summary() if kernels is not None else None,
         buffer_allocations=allocations.program.to_json(),
-        partitioning=partitioning.report if partitioning is not None else None,
     )
 
 

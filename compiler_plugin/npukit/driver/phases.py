@@ -86,20 +86,6 @@ class PhasedPipeline:
         self._advance(inv, current, compile_to)
         return inv
 
-    def compile_between(self, module: ir.Operation, start: str, stop: str) -> ir.Operation:
-        """|module| (at phase |start|, which it gives up) compiled to |stop| in a
-        fresh invocation, without hooks: for trials of a choice. Its
-        diagnostics are not the compile's: they go to a collector of their own."""
-        saved = self.collector
-        self.collector = DiagnosticCollector() if saved is not None else None
-        try:
-            inv = self._new_invocation()
-            inv.import_module(module)
-            self._advance(inv, start, stop)
-            return inv.export_module()
-        finally:
-            self.collector = saved
-
     def _advance(self, inv: Invocation, current: str, target: str) -> None:
         if current == target:
             return
