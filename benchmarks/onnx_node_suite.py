@@ -125,9 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         while pending and sum(o.compiled for o in outcomes) < args.count:
             outcome = pending.pop(0).result()
             outcomes.append(outcome)
-            print(f"{len(outcomes):4d} {outcome.name}: "
-                  f"{'iree ' + outcome.iree[:40] + ', npukit ' + outcome.npukit[:40] if outcome.compiled else 'refused'}",
-                  file=sys.stderr)
+            said = f"iree {outcome.iree[:40]}, npukit {outcome.npukit[:40]}" if outcome.compiled else "refused"
+            print(f"{len(outcomes):4d} {outcome.name}: {said}", file=sys.stderr)
             if position < len(order):
                 pending.append(pool.submit(_measure, order[position], work))
                 position += 1
