@@ -44,9 +44,11 @@ def _measure(name: str, work: str) -> Outcome:
 
 
 def _reason(text: str) -> str:
-    """A failure's kind, for counting: its text without numbers and names."""
+    """A failure's kind, for counting: its text without the model's file,
+    numbers and names."""
     import re
 
+    text = re.sub(r"^(\w+: )test_\w+\.onnx: ", r"\1", text)
     text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "'…'", text)
     return re.sub(r"\d+", "N", text)[:160]
 
@@ -83,6 +85,10 @@ def _report(outcomes: list[Outcome], count: int, onnx_version: str, total: int, 
         f"| pass on npukit's runtime, fail on IREE's | {len(gained)} |",
         f"| npukit's outputs bit-identical to IREE's | {len(identical)} |",
         "",
+        f"A compiled test took {sorted(o.seconds for o in compiled)[len(compiled) // 2]:.1f} s (median; both "
+        f"compiles and both runs) and {sum(o.seconds for o in compiled) / 60:.1f} min in all, on a machine shared "
+        "with other work during this run.",
+        "",
     ]
     if lost:
         lines += ["## Passing on IREE's runtime, failing on npukit's", ""]
@@ -112,7 +118,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--sample", action="store_true", help="also write tests/runtime/onnx_node_sample.json")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "reports" / "runtime")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rewrite onnx_node_suite.md from the run in onnx_node_suite.json")
     args = parser.parse_args(argv)
+    if args.report_only:
+        run = json.loads((args.out / "onnx_node_suite.json").read_text())
+        outcomes = [Outcome(**o) for o in run["outcomes"]]
+        (args.out / "onnx_node_suite.md").write_text(
+            _report(outcomes, run.get("count", args.count), run["onnx_version"], run["node_tests"], run["seconds"]))
+        return 0
     names = list(node_cases())
     order = seeded_order(names)
     started = time.perf_counter()
@@ -135,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - started
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "onnx_node_suite.json").write_text(json.dumps(
-        {"seed": SEED, "onnx_version": onnx.__version__, "node_tests": len(names), "seconds": round(seconds, 1),
+        {"seed": SEED, "count": args.count, "onnx_version": onnx.__version__, "node_tests": len(names),
+         "seconds": round(seconds, 1),
          "outcomes": [asdict(o) for o in outcomes]}, indent=1) + "\n")
     (args.out / "onnx_node_suite.md").write_text(
         _report(outcomes, args.count, onnx.__version__, len(names), seconds))
