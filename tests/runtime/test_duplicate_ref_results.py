@@ -4,7 +4,10 @@ IREE 3.13's vm-c emitter writes each distinct ref operand of a ``vm.return``
 only at its last position (codegen/vm_c_ref_fix.py completes the others).
 Checked in the C of a VM program, where each result's source register is
 known, and end to end on ONNX models whose outputs IREE folds into one value
-(identical operators, a zero-size split), against IREE's runtime.
+(identical operators, a zero-size split), against IREE's runtime. The same
+fault in branches (one ref passed to two block arguments) is corrected on the
+VM module before emission (passes/vm_branch_ref_copies.py) and checked on a
+loop against IREE's runtime, where IREE's own output fails.
 """
 
 from __future__ import annotations
@@ -147,3 +150,33 @@ def test_model_outputs_match_iree(case, execution_model, tmp_path):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_array_equal(g, w)
+
+
+BRANCH_PROGRAM = Path(__file__).parent / "programs" / "repeated_branch_refs.mlir"
+
+
+def test_a_ref_passed_to_two_block_arguments_reaches_both(tmp_path):
+    from iree.compiler import ir
+    from iree.compiler.api import Session
+
+    from npukit.passes.vm_branch_ref_copies import copy_repeated_branch_refs
+    from support.vm_programs import Call, NpukitProgram, StockProgram
+
+    with Session().context:
+        module = ir.Module.parse(BRANCH_PROGRAM.read_text())
+        assert copy_repeated_branch_refs(module.operation) == 1
+        assert module.operation.verify()
+        fixed = str(module)
+    # IREE's own vm-c output leaves the loop's second argument unset.
+    compile_vm(BRANCH_PROGRAM, tmp_path / "unfixed.c", "vm-c")
+    unfixed = NpukitProgram((tmp_path / "unfixed.c").read_text(), "branches", tmp_path / "unfixed")
+    calls = [Call("lengths", "i", "I", (n,)) for n in range(4)]
+    want = [("ok", 111), ("ok", 121), ("ok", 122), ("ok", 122)]
+    assert unfixed.call(calls) != want
+    source = tmp_path / "branches.mlir"
+    source.write_text(fixed)
+    compile_vm(source, tmp_path / "branches.c", "vm-c")
+    compile_vm(source, tmp_path / "branches.vmfb")
+    assert StockProgram(tmp_path / "branches.vmfb").call(calls) == want
+    npukit_program = NpukitProgram((tmp_path / "branches.c").read_text(), "branches", tmp_path / "npukit")
+    assert npukit_program.call(calls) == want

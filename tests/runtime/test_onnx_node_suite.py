@@ -21,17 +21,6 @@ from support.onnx_node_suite import PASS, SEED, Sample, node_cases, run_case, se
 
 SAMPLE = Sample.load()
 
-# Tests IREE's runtime passes and npukit's does not yet, with what is known;
-# each must still fail (strict), so that a fix is noticed and the entry removed.
-KNOWN_FAILURES = {
-    "test_nonmaxsuppression_flipped_coordinates":
-        "the loop's entry branch passes refs twice (vm.br ^bb14(..., %ref_24, ..., %ref_26, %ref_24, ..., "
-        "%ref_26, ...)) and IREE 3.13's vm-c emitter assigns each distinct ref to one block argument only, as it "
-        "does for vm.return; the other block arguments keep stale refs (hal.device.queue.alloca gets a ref of "
-        "another type as its wait fence). Not corrected yet: the C does not say which variable holds which block "
-        "argument",
-}
-
 
 @pytest.fixture(scope="module")
 def cases() -> dict:
@@ -47,13 +36,7 @@ def test_the_sample_is_a_seeded_prefix_of_the_suite(cases):
     assert prefix[-1] in SAMPLE.accepted
 
 
-def test_known_failures_are_in_the_sample():
-    assert set(KNOWN_FAILURES) <= set(SAMPLE.accepted)
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[n], strict=True)) if n in KNOWN_FAILURES else n
-    for n in SAMPLE.accepted])
+@pytest.mark.parametrize("name", SAMPLE.accepted)
 def test_node(name, cases, tmp_path):
     outcome = run_case(cases[name], tmp_path)
     assert outcome.compiled, f"npukit compile no longer accepts {name}: {outcome.compile_error}"

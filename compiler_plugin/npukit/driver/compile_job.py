@@ -143,13 +143,16 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         RecognisedModel(job.module_name, mynpu.recognised).save(Path(job.recognised_layers))
     else:
         if job.output_format == "vm-c":
+            from npukit.passes.vm_branch_ref_copies import copy_repeated_branch_refs
             from npukit.passes.vm_return_copies import vm_return_copies
 
-            # Read from the VM module the emitter is about to convert in place
-            # (exporting takes it from the invocation; it is lent back).
+            # Read from (and branches corrected in) the VM module the emitter is
+            # about to convert in place (exporting takes it from the invocation;
+            # it is lent back).
             module = inv.export_module()
             return_copies = {f: [{str(k): v for k, v in r.items()} for r in returns]
                              for f, returns in vm_return_copies(module).items()}
+            copy_repeated_branch_refs(module)
             inv.import_module(module)
         try:
             with Output.open_file(job.output_path) as out:
