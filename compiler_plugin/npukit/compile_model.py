@@ -311,7 +311,9 @@ def _output_files(request: _Request, paths, work: Path, compiled: _Compiled,
         (work / "output.vmfb").replace(paths.vmfb)
         files["vmfb"] = paths.vmfb
     else:
-        write_vm_c_module((work / "output.c").read_text(), paths.vm_module_c, paths.vm_module_h)
+        copies = {f: [{int(k): v for k, v in r.items()} for r in returns]
+                  for f, returns in result.vm_return_copies.items()}
+        write_vm_c_module((work / "output.c").read_text(), paths.vm_module_c, paths.vm_module_h, copies)
         files["vm_module_c"] = paths.vm_module_c
         files["vm_module_h"] = paths.vm_module_h
     # A program without dispatches (all host-side work) has no executables.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import ml_dtypes  # noqa: F401 - gives numpy the names bfloat16 and float8_* (an iree-base-runtime dependency)
 import numpy as np
 
 from npukit.artifact import CompileResult, load_artifact

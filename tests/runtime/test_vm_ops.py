@@ -28,7 +28,8 @@ from pathlib import Path
 import pytest
 
 from support.vm_op_vectors import I32_MIN, I64_MIN, arguments, traps_in_iree
-from support.vm_ops import ScalarOp, scalar_op, scalar_ops, scalar_program, split_program, vm_op_names
+from support.vm_ops import (ScalarOp, emitc_helper_calls, emitc_table, scalar_op, scalar_ops, scalar_program,
+                            split_program, vm_op_names)
 from support.vm_programs import (Call, NpukitProgram, StockProgram, compile_vm, emitc_refused, helper_calls,
                                  runtime_helpers)
 
@@ -124,6 +125,17 @@ def test_generated_code_calls_exactly_the_runtime_helpers(programs):
     assert not called - defined, f"vm-c calls helpers npukit's runtime lacks: {sorted(called - defined)}"
     assert not defined - called, f"ops.h defines helpers IREE's vm-c never calls: {sorted(defined - called)}"
     assert len(called) >= 140
+
+
+def test_emitc_table_is_the_compilers(programs, tmp_path):
+    """emitc_vm/emitc_ops.tsv is what IREE's own EmitC conversion does with
+    every operation the programs write (tests/runtime/test_emitc_op_table.py
+    checks the runtime against the table)."""
+    table: dict[str, set[str]] = {}
+    for module, text in programs.sources.items():
+        for op, helpers in emitc_helper_calls(text, tmp_path / module).items():
+            table.setdefault(op, set()).update(helpers)
+    assert {op: sorted(h) for op, h in table.items()} == emitc_table()
 
 
 def _same(got: tuple, want: tuple, results: str) -> bool:

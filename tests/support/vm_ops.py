@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 # Register type of each type name in op names (i8 and i16 live in i32 registers).
 _REGISTER = {
@@ -170,3 +171,45 @@ def split_program(text: str) -> ProgramParts:
             declarations.append(line)
         i += 1
     return ProgramParts(module, tuple(declarations), exports, "\n".join(privates))
+
+
+def emitc_helper_calls(program: str, work) -> dict[str, set[str]]:
+    """VM op name -> the vm_* helpers IREE's EmitC conversion turns it into,
+    for every op of |program| (a VM module the vm-c emitter accepts): read
+    from the conversion's own output, each call located at its op."""
+    import re
+    import subprocess
+
+    from npukit.driver.stock_tools import stock_tool
+
+    source = Path(work) / "emitc_table.mlir"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(program)
+    proc = subprocess.run([str(stock_tool("iree-compile")), "--compile-mode=vm", "--output-format=vm-c",
+                           "--mlir-print-ir-after=iree-convert-vm-to-emitc", "--mlir-print-debuginfo",
+                           "--mlir-disable-threading", str(source), "-o", str(source.with_suffix(".c"))],
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise AssertionError(f"iree-compile {source.name} (vm-c) failed:\n{proc.stderr[-4000:]}")
+    lines = program.splitlines()
+    table: dict[str, set[str]] = {}
+    for helper, line, column in re.findall(
+            r'call_opaque "(vm_[a-z0-9_]+)"\(.*loc\("[^"]*emitc_table\.mlir":(\d+):(\d+)\)\s*$', proc.stderr, re.M):
+        op = re.match(r'"?(vm\.[\w.]+)', lines[int(line) - 1][int(column) - 1:])
+        assert op, f"no VM op at line {line}, column {column}: {lines[int(line) - 1]!r}"
+        table.setdefault(op.group(1), set()).add(helper)
+    return table
+
+
+EMITC_TABLE = Path(__file__).resolve().parents[2] / "emitc_vm" / "emitc_ops.tsv"
+
+
+def emitc_table(path: Path = EMITC_TABLE) -> dict[str, list[str]]:
+    """emitc_vm/emitc_ops.tsv: VM op name -> the helpers IREE 3.13's vm-c
+    output calls for it."""
+    table = {}
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            op, helpers = line.split("\t")
+            table[op] = helpers.split(",")
+    return table

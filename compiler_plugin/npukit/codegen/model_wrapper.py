@@ -34,6 +34,13 @@ _ELEMENT_TYPES = {
     "bfloat16": (0x22, 16),
     "float32": (0x21, 32),
     "float64": (0x21, 64),
+    "complex64": (0x23, 64),
+    "complex128": (0x23, 128),
+    "float8_e5m2": (0x24, 8),
+    "float8_e4m3fn": (0x25, 8),
+    "float8_e5m2fnuz": (0x26, 8),
+    "float8_e4m3fnuz": (0x27, 8),
+    "float8_e8m0fnu": (0x28, 8),
 }
 
 _QUERY = re.compile(r"(?<![\w$])([A-Za-z_][\w$]*_library_query)\s*\(")

@@ -63,6 +63,9 @@ class JobResult:
     mynpu_report: dict | None = None
     # Tuned CPU pipeline: export -> LayerKernelCalls.summary()'s entry.
     cpu_kernels: dict | None = None
+    # vm-c output: the results each vm.return repeats
+    # (npukit.passes.vm_return_copies; JSON keys are strings).
+    vm_return_copies: dict[str, list[dict[str, int]]] = field(default_factory=dict)
     # The exported function's buffer allocations (passes.buffer_allocations).
     buffer_allocations: dict | None = None
 
@@ -138,11 +141,24 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     source = Source.open_file(session, job.input_path)
     inv = PhasedPipeline(session, hooks=hooks, collector=collector).run(
         source, compile_to="stream" if recognising else "end")
+    return_copies: dict = {}
     if recognising:
         from npukit.mynpu.recognised_model import RecognisedModel
 
         RecognisedModel(job.module_name, mynpu.recognised).save(Path(job.recognised_layers))
     else:
+        if job.output_format == "vm-c":
+            from npukit.passes.vm_branch_ref_copies import copy_repeated_branch_refs
+            from npukit.passes.vm_return_copies import vm_return_copies
+
+            # Read from (and branches corrected in) the VM module the emitter is
+            # about to convert in place (exporting takes it from the invocation;
+            # it is lent back).
+            module = inv.export_module()
+            return_copies = {f: [{str(k): v for k, v in r.items()} for r in returns]
+                             for f, returns in vm_return_copies(module).items()}
+            copy_repeated_branch_refs(module)
+            inv.import_module(module)
         try:
             with Output.open_file(job.output_path) as out:
                 if job.output_format == "vm-c":
@@ -160,6 +176,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         dispatches=[d.to_json() for d in inventory.dispatches],
         mynpu_report=mynpu.report if mynpu is not None else None,
         cpu_kernels=kernels.summary() if kernels is not None else None,
+        vm_return_copies=return_copies,
         buffer_allocations=allocations.program.to_json(),
     )
 

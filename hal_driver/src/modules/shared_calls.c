@@ -40,6 +40,19 @@ iree_status_t npukit_hal_call_buffer_view_create(const char* fn, iree_byte_span_
                                                        encoding_type, allocator, &view);
   npukit_hal_buffer_release(source);
   IREE_RETURN_IF_ERROR(status);
+  // As IREE's runtime: the view's shape must fit in the bytes it views.
+  for (int32_t i = 0; i < rank && iree_status_is_ok(status); ++i) {
+    if (shape[i] < 0) status = iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "%s: dimension %d is %lld", fn, (int)i,
+                                                (long long)shape[i]);
+  }
+  if (iree_status_is_ok(status) && npukit_hal_buffer_view_byte_length(view) > view->buffer->length) {
+    status = iree_make_status(IREE_STATUS_OUT_OF_RANGE, "%s: buffer view byte length %zu exceeds the buffer's %zu", fn,
+                              npukit_hal_buffer_view_byte_length(view), (size_t)view->buffer->length);
+  }
+  if (!iree_status_is_ok(status)) {
+    npukit_hal_buffer_view_release(view);
+    return status;
+  }
   return npukit_ret_ref(fn, rets, view, npukit_hal_buffer_view_type());
 }
 

@@ -64,7 +64,7 @@ static inline iree_status_t vm_buffer_check_(const iree_vm_buffer_t* buffer, ire
 
 static inline iree_status_t vm_buffer_fill_i8(iree_vm_buffer_t* buffer, iree_host_size_t offset,
                                               iree_host_size_t length, uint8_t value) {
-  uint8_t* p;
+  uint8_t* p = NULL;
   IREE_RETURN_IF_ERROR(vm_buffer_check_(buffer, offset, length, 1, true, &p));
   if (length) memset(p, value, length);
   return iree_ok_status();
@@ -72,7 +72,7 @@ static inline iree_status_t vm_buffer_fill_i8(iree_vm_buffer_t* buffer, iree_hos
 #define VM_BUFFER_FILL_(T, suffix)                                                                       \
   static inline iree_status_t vm_buffer_fill_##suffix(iree_vm_buffer_t* buffer, iree_host_size_t offset, \
                                                       iree_host_size_t length, T value) {                \
-    uint8_t* p;                                                                                          \
+    uint8_t* p = NULL;                                                                                   \
     IREE_RETURN_IF_ERROR(vm_buffer_check_(buffer, offset, length, sizeof(T), true, &p));                 \
     for (iree_host_size_t i = 0; i < length; ++i) memcpy(p + i * sizeof(T), &value, sizeof(T));          \
     return iree_ok_status();                                                                             \
@@ -88,7 +88,7 @@ VM_BUFFER_FILL_(double, f64)
 #define VM_BUFFER_LOAD_(T, suffix, R)                                                                    \
   static inline iree_status_t vm_buffer_load_##suffix(iree_vm_buffer_t* buffer, iree_host_size_t offset, \
                                                       R* out_value) {                                    \
-    uint8_t* p;                                                                                          \
+    uint8_t* p = NULL;                                                                                   \
     IREE_RETURN_IF_ERROR(vm_buffer_check_(buffer, offset, 1, sizeof(T), false, &p));                     \
     T v;                                                                                                 \
     memcpy(&v, p, sizeof(T));                                                                            \
@@ -108,7 +108,7 @@ VM_BUFFER_LOAD_(double, f64, double)
 // Stores narrow: the low bytes of the value.
 #define VM_BUFFER_STORE_(T, suffix)                                                                                  \
   static inline iree_status_t vm_buffer_store_##suffix(iree_vm_buffer_t* buffer, iree_host_size_t offset, T value) { \
-    uint8_t* p;                                                                                                      \
+    uint8_t* p = NULL;                                                                                               \
     IREE_RETURN_IF_ERROR(vm_buffer_check_(buffer, offset, 1, sizeof(T), true, &p));                                  \
     memcpy(p, &value, sizeof(T));                                                                                    \
     return iree_ok_status();                                                                                         \
