@@ -17,7 +17,8 @@
   report says which CPU dispatches that covers.
 - 'hal' (``binaries``): the placeholder of each ``mynpu-v1`` binary is
   replaced by the real executable: the streams, their constants and the CPU
-  code IREE compiled as host code for the dispatches the NPU does not run.
+  code IREE compiled as host code for the dispatches the NPU does not run
+  (an embedded ELF, or with a static library the library's name).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from npukit.mynpu.stream_generator import Constants, StreamPlan
 from npukit.passes.device_targets import CPU_TARGET_PREFIX, device_globals
 from npukit.passes.dispatch_inventory import DispatchInventory, dispatch_calls
 from npukit.passes.integer_requantization import IntegerRequantization
-from npukit.passes.mynpu_binaries import ReplaceMynpuBinaries
+from npukit.passes.mynpu_binaries import STATIC_FORMAT, ReplaceMynpuBinaries
 
 
 class MynpuTarget:
@@ -55,8 +56,9 @@ class MynpuTarget:
         # Every dispatch as recognised, before the NPU's predicates: what
         # ``npukit explore`` costs on other hardware configurations.
         self.recognised: list[RecognisedDispatch] = []
-        self._replace = ReplaceMynpuBinaries(self._executable_for)
+        self._replace = ReplaceMynpuBinaries(self._executable_for, lambda: self.host_format or "")
         self._integer = IntegerRequantization()
+        self._placed: list[dict] = []
 
     # 'preprocessing' ----------------------------------------------------------
 
@@ -140,18 +142,27 @@ class MynpuTarget:
 
     def binaries(self, module: ir.Operation) -> None:
         self._replace(module)
+        if self.report is not None:
+            # Where the executables' CPU code lives: a static library (by name) or inside them.
+            self.report["executables"] = self._placed
         if not self._replace.replaced:
-            raise CompileError("the module has no mynpu-v1 executable to put the NPU's streams in: static "
-                               "libraries (--iree-llvmcpu-link-static, npukit's 'static' mode) are not supported "
-                               "with the mynpu target; use embedded ELFs ('embedded') or a .vmfb")
+            raise CompileError("the module has no mynpu-v1 executable to put the NPU's streams in: a static "
+                               "library (--iree-llvmcpu-link-static, npukit's 'static' mode) with the mynpu target "
+                               "needs --iree-execution-model=inline-dynamic (the mynpu variant as the only target); "
+                               "otherwise use embedded ELFs ('embedded') or a .vmfb")
 
-    def _executable_for(self, _name: str, cpu_code: bytes) -> bytes:
+    def _executable_for(self, name: str, host_format: str, host_code: bytes) -> bytes:
         from npukit.mynpu.simulator import StreamError, validate_executable
 
         exports = [Export(name, plan.stream, plan.binding_sizes) for name, (_, plan) in self.exports.items()]
         executable = Executable(self.options.config(self.parallelism), exports, bytes(self.constants.data),
-                                self.host_format or "", cpu_code)
+                                host_format, host_code)
         data = executable.to_bytes()
+        static = host_format == STATIC_FORMAT
+        self._placed.append({"name": name, "bytes": len(data), "npu_constants_bytes": len(self.constants.data),
+                             "cpu_code": host_format or None,
+                             "cpu_code_bytes": 0 if static else len(host_code),
+                             "static_library": host_code.rstrip(b"\0").decode() if static else None})
         try:
             validate_executable(data)
         except StreamError as e:
