@@ -243,6 +243,12 @@ def test_static_library_runs_the_npu_from_flash(kws, shared_models, tmp_path):
     placed = static.manifest["mynpu"]["executables"]
     assert [(e["cpu_code"], e["cpu_code_bytes"]) for e in placed] == [("static", 0)]
     assert placed[0]["static_library"] in static.files["static_library_h"].read_text()
+    # One copy of the weights: the NPU's layers have no CPU code (nor tuned kernels' widened weights) in the
+    # library, which keeps only the CPU dispatches (data movement, softmax) and IREE's tables. The NPU's
+    # constants are the int8 weights (86% of them) and the integer parameters: half of them cannot hold a copy.
+    assert placed[0]["cpu_code_for"] == "cpu dispatches"
+    library = static.manifest["files"]["static_library"]["elf"]["sizes"]
+    assert library["rodata"] + library["data"] < placed[0]["npu_constants_bytes"] / 2
     embedded = kws.manifest["mynpu"]["executables"]
     assert embedded[0]["cpu_code"].startswith("embedded-elf") and embedded[0]["cpu_code_bytes"] > 0
     assert static.manifest["mynpu"]["summary"] == kws.manifest["mynpu"]["summary"]

@@ -100,7 +100,8 @@ class ReplaceMynpuBinaries:
                 elif _string(constant, "name") == VARIANT:
                     found.append((constant, _stored_global(op.results[0]), STATIC_FORMAT))
                     op.attributes["format"] = ir.StringAttr.get(FORMAT, op.context)
-            elif op.name == "hal_loader.executable.query_support" and _string(op, "format") == STATIC_FORMAT:
+            elif (op.name == "hal_loader.executable.query_support"
+                  and _string(op, "executable_format") == STATIC_FORMAT):
                 static_queries.append(op)
             return ir.WalkResult.ADVANCE
 
@@ -119,4 +120,4 @@ class ReplaceMynpuBinaries:
             if self.static:
                 # The mynpu variant is the device's only target: the runtime is asked for mynpu-v1.
                 for op in static_queries:
-                    op.attributes["format"] = ir.StringAttr.get(FORMAT)
+                    op.attributes["executable_format"] = ir.StringAttr.get(FORMAT)

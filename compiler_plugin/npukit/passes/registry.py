@@ -43,7 +43,7 @@ def passes_for(flags: list[str], output_format: str = "vm-bytecode",
         hooks["flow"].append(SeparateLayerExecutables())
     if mynpu is not None:
         hooks["preprocessing"] = [mynpu.retarget]
-        hooks["stream"] = [mynpu.partition, *tuned, mynpu.requantize_cpu_code]
+        hooks["stream"] = [mynpu.partition, mynpu.empty_npu_dispatches, *tuned, mynpu.requantize_cpu_code]
         hooks["hal"] = [mynpu.binaries]
     elif kernels is not None:
         from npukit.passes.integer_requantization import IntegerRequantization
