@@ -1,9 +1,16 @@
 """.tflite models on the host the way a user calls them: ``npukit.load`` of
 the tuned pipeline's .vmfb against the TFLite interpreter, one thread.
 
-    python benchmarks/tflite_host.py [--models DIR] [--zoo DIR] [--runs 300] [--no-tune] [--extra a.tflite,...]
+    python benchmarks/tflite_host.py [--models DIR] [--select a,b] [--min-macs N] [--runs 300] [--no-tune]
+                                     [--extra a.tflite,...]
 
-- latency: the median of ``--runs`` calls of each after warm-up, timed in
+- models: every int8 .tflite model of the zoo (benchmarks/zoo_selection.py:
+  the shared MLPerf Tiny models, the third-party zoo and the generated
+  models; recurrent ones excluded) above ``--min-macs`` (1M by default), or
+  those ``--select`` names (file names or stems), plus ``--extra`` files;
+
+- latency: the median (and fastest) wall time and the median CPU time of
+  the calling thread over ``--runs`` calls of each after warm-up, timed in
   ten alternating rounds (TFLite, TFLite without its default delegate,
   npukit, TFLite, ...) so that a shared host's slow phases weigh on all
   alike. A TFLite call is ``set_tensor`` + ``invoke`` + ``get_tensor``; an
@@ -37,32 +44,39 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-MODELS = ("kws_int8", "resnet8_int8", "vww_int8")  # in --models, those present
-ZOO = ("mobilenet_v2_quantized_1x3x224x224",)  # in --zoo, those present
+MIN_MACS = 1_000_000  # the models the host-speed goal covers
 ROUNDS = 10
 DISPATCH_RUNS = 100
 
 
-def _times(call, runs: int) -> list[float]:
-    times = []
+def _times(call, runs: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of each call (the calling thread's CPU time: both
+    run on it, one thread; a loaded host's waits for a core stay out)."""
+    wall, cpu = [], []
     for _ in range(runs):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         call()
-        times.append(time.perf_counter() - start)
-    return times
+        cpu.append(time.thread_time() - start_cpu)
+        wall.append(time.perf_counter() - start)
+    return wall, cpu
 
 
-def _interleaved_ms(calls: dict, runs: int) -> tuple[dict[str, float], dict[str, float]]:
-    """Each call's median and fastest ms over ROUNDS alternating rounds."""
+def _interleaved_ms(calls: dict, runs: int) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """Each call's median and fastest wall ms and median CPU ms over ROUNDS
+    alternating rounds."""
     per_round = max(1, runs // ROUNDS)
     for call in calls.values():
         _times(call, max(5, runs // 10))  # warm-up
     samples: dict[str, list[float]] = {name: [] for name in calls}
+    cpu: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(ROUNDS):
         for name, call in calls.items():
-            samples[name] += _times(call, per_round)
+            wall, thread = _times(call, per_round)
+            samples[name] += wall
+            cpu[name] += thread
     return ({name: round(statistics.median(t) * 1e3, 4) for name, t in samples.items()},
-            {name: round(min(t) * 1e3, 4) for name, t in samples.items()})
+            {name: round(min(t) * 1e3, 4) for name, t in samples.items()},
+            {name: round(statistics.median(t) * 1e3, 4) for name, t in cpu.items()})
 
 
 def _interpreter(path: Path, resolver: str):
@@ -125,12 +139,13 @@ def model_row(path: Path, runs: int, work: Path) -> dict:
     model = npukit.load(result)
     expected = reference(x)
     got = model(x)[0].reshape(expected.shape)
-    medians, fastest = _interleaved_ms({"tflite": lambda: tflite(x), "tflite_builtin": lambda: builtin(x),
+    medians, fastest, cpu = _interleaved_ms({"tflite": lambda: tflite(x), "tflite_builtin": lambda: builtin(x),
                                "npukit": lambda: model(x)}, runs)
     dispatches = dispatch_rows(path, x, work)
     return {"model": path.stem, "macs": sum(d["macs"] for d in dispatches), "compile_s": round(compile_s, 1),
             "equal_to_reference": bool(np.array_equal(got, expected)),
             **{f"{k}_ms": v for k, v in medians.items()}, **{f"{k}_fastest_ms": v for k, v in fastest.items()},
+            **{f"{k}_cpu_ms": v for k, v in cpu.items()},
             "load_average": round(os.getloadavg()[0], 1), "dispatches": dispatches}
 
 
@@ -149,18 +164,26 @@ def markdown(host_cpu: dict, rows: list[dict], tuning: list[dict]) -> str:
              "of the tuned .vmfb (IREE `local-sync`) against the TFLite interpreter's `set_tensor` + `invoke` + "
              "`get_tensor` (`num_threads=1`; \"TFLite\" with its default XNNPACK delegate, \"builtin\" without "
              "it), timed in ten alternating rounds. On a shared host the fastest call of each is given too, and "
-             "the 1-minute load average after the model's timing."), "",
+             "the 1-minute load average after the model's timing, and the median CPU time of a call (the "
+             "calling thread's, on which both run): on a host loaded beyond its cores a call's wall time "
+             "includes waiting for one."), "",
              f"{host_cpu['name']}; npukit's x86 kernels: {host_cpu['kernels']}.", "",
              ("| model | MACs | TFLite | TFLite builtin | npukit tuned | npukit / TFLite | npukit / builtin | "
-             "fastest: TFLite, npukit, ratio | load | = TFLite reference | compile |"),
-             "|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|"]
+             "fastest: TFLite, npukit, ratio | CPU time: TFLite, npukit, ratio | load | = TFLite reference | compile |"),
+             "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---:|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['macs'] / 1e6:.1f} M | {r['tflite_ms']:.3f} ms | "
                      f"{r['tflite_builtin_ms']:.3f} ms | {r['npukit_ms']:.3f} ms | "
                      f"{r['npukit_ms'] / r['tflite_ms']:.2f} | {r['npukit_ms'] / r['tflite_builtin_ms']:.2f} | "
                      f"{r['tflite_fastest_ms']:.3f}, {r['npukit_fastest_ms']:.3f} ms, "
-                     f"{r['npukit_fastest_ms'] / r['tflite_fastest_ms']:.2f} | {r['load_average']} | "
+                     f"{r['npukit_fastest_ms'] / r['tflite_fastest_ms']:.2f} | "
+                     f"{r['tflite_cpu_ms']:.3f}, {r['npukit_cpu_ms']:.3f} ms, "
+                     f"{r['npukit_cpu_ms'] / r['tflite_cpu_ms']:.2f} | {r['load_average']} | "
                      f"{'yes' if r['equal_to_reference'] else 'NO'} | {r['compile_s']:.1f} s |")
+    within = [r for r in rows if r["npukit_ms"] <= 1.3 * r["tflite_ms"]]
+    within_cpu = [r for r in rows if r["npukit_cpu_ms"] <= 1.3 * r["tflite_cpu_ms"]]
+    lines += ["", f"npukit at most 1.3x TFLite: {len(within)} of {len(rows)} models by median wall time, "
+              f"{len(within_cpu)} by median CPU time."]
     lines += ["", ("## Per dispatch (npukit's runtime with its dispatch hook; the hook adds a call into Python "
               "around each dispatch)"), ""]
     for r in rows:
@@ -186,17 +209,24 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     shared = Path(os.environ.get("NPUKIT_MODELS_DIR", REPO.parent / "shared" / "models"))
     p.add_argument("--models", type=Path, default=shared, help="the MLPerf Tiny models (default: %(default)s)")
-    p.add_argument("--zoo", type=Path, help="third-party .tflite models (default: MODELS/zoo)")
+    p.add_argument("--select", default="", help="comma-separated zoo model names or stems (default: all above "
+                   "--min-macs)")
+    p.add_argument("--min-macs", type=int, default=MIN_MACS, help="the smallest model measured (default: %(default)s)")
     p.add_argument("--extra", default="", help="comma-separated further .tflite files")
     p.add_argument("--runs", type=int, default=300, help="calls timed per build (default: %(default)s)")
     p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "reports" / "cpu")
     p.add_argument("--no-tune", action="store_true", help="skip npukit tune: the builds use the defaults")
     args = p.parse_args(argv)
-    args.zoo = args.zoo or args.models / "zoo"
-    paths = [args.models / f"{m}.tflite" for m in MODELS] + [args.zoo / f"{m}.tflite" for m in ZOO]
-    paths = [q for q in paths if q.is_file()] + [Path(e) for e in args.extra.split(",") if e]
+    os.environ["NPUKIT_MODELS_DIR"] = str(args.models)  # where the zoo's catalogue looks
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from zoo_selection import int8_tflite_models
+
+    selected = {s for s in args.select.split(",") if s}
+    found = [(r.macs, r.path) for _, r in int8_tflite_models(selected or None) if selected or r.macs > args.min_macs]
+    paths = [path for _, path in sorted(found, key=lambda m: -m[0])] + [Path(e) for e in args.extra.split(",") if e]
     if not paths:
-        sys.exit(f"no models in {args.models} or {args.zoo} (set --models, --zoo or NPUKIT_MODELS_DIR)")
+        sys.exit(f"no models selected from {args.models} and the generated zoo (set --models, --select or "
+                 "NPUKIT_MODELS_DIR)")
     tuning_dir = tempfile.TemporaryDirectory(prefix="npukit-tflite-tuning-")
     os.environ["NPUKIT_TUNING_DB"] = str(Path(tuning_dir.name) / "tuning.json")  # this run's results only
     tuning = []

@@ -2,7 +2,7 @@
 tuned CPU kernels run, why the rest does not, and whether the answers are
 exact.
 
-    python benchmarks/zoo_coverage.py [--jobs N] [--models NAME,...] [--out benchmarks/reports/zoo]
+    python benchmarks/zoo_coverage.py [--jobs N] [--models NAME,...] [--no-board] [--out benchmarks/reports/zoo]
 
 For every int8 .tflite model of the zoo (the shared models, the third-party
 models beside them and the generated ones; tests/zoo/README.md), in worker
@@ -14,7 +14,10 @@ processes:
 - the host with the tuned pipeline (IREE's runtime): the share of MACs in
   npukit's kernels and the largest difference from the reference kernels;
   the same difference with the stock pipeline (IREE's own code);
-- cortex-m4 (static, tuned): the share of MACs in npukit's kernels.
+- cortex-m4 (static, tuned): the share of MACs in npukit's kernels, and,
+  where the model fits the board, the firmware run on mps2-an386 under QEMU
+  (``npukit deploy``): instructions per MAC of one inference and whether its
+  outputs equal the host's (``--no-board`` leaves the boards out).
 
 Shares are MACs of recognised dispatches times their calls over the model's
 MACs (the manifest's count). Every refusal is kept with its reason, and the
@@ -73,8 +76,25 @@ def _refusals(manifest: dict, taken: set[str]) -> list[dict]:
     return rows
 
 
-def measure(name: str, path: str, work: str, input_range=None) -> dict:
-    """One model on the three paths (in a worker process)."""
+BOARD = "mps2-an386"
+
+
+def measure_board(path: str, out: dict) -> None:
+    """The tuned cortex-m4 firmware on BOARD: instructions per MAC and outputs against the host's."""
+    from npukit.deploy.deploy_model import deploy
+
+    try:
+        result = deploy(path, BOARD, seed=0)
+    except Exception as e:  # noqa: BLE001 - a model that does not fit is reported, with its one line
+        out["board_error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
+        return
+    out["m4_instructions"] = result.instructions
+    out["m4_instructions_per_mac"] = result.instructions_per_mac
+    out["board_identical"] = all(sample.identical_to_host for sample in result.samples)
+
+
+def measure(name: str, path: str, work: str, input_range=None, board: bool = True) -> dict:
+    """One model on the three paths (in a worker process), and on the board."""
     import npukit
     from npukit.mynpu.options import MynpuOptions
     from support.zoo_oracles import reference_run
@@ -118,6 +138,8 @@ def measure(name: str, path: str, work: str, input_range=None) -> dict:
                 out["host_max_lsb"] = max(_max_lsb(loaded(*x), want) for x, want in zip(ref.inputs, ref.outputs))
         except Exception as e:  # noqa: BLE001
             out[f"{key}_error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
+    if board and "m4_error" not in out:
+        measure_board(path, out)
     return out
 
 
@@ -137,10 +159,13 @@ def _report(results: list[dict], seconds: float) -> str:
              "and generated; recurrent models excluded) compiled for `mynpu` (embedded, run on npukit's "
              "runtime), the host (tuned pipeline, IREE's runtime) and cortex-m4 (static, tuned). Shares are of "
              "the model's MACs; `max LSB` is the largest difference from TFLite's reference kernels on "
-             f"{SEEDED_INPUTS} seeded inputs. {len(results)} models in {seconds:.0f} s.", "",
+             f"{SEEDED_INPUTS} seeded inputs. `cortex-m4 instr/MAC`: one inference of the tuned firmware on "
+             f"{BOARD} under QEMU (instructions counted in the board timer's steps of 40), blank where the model "
+             "does not fit the board (see Errors); `board = host`: its outputs equal the host's. "
+             f"{len(results)} models in {seconds:.0f} s.", "",
              "| model | MACs | NPU share | NPU cycles | NPU utilisation (64 PEs) | NPU max LSB | host kernels share "
-             "| host max LSB | stock pipeline max LSB | cortex-m4 kernels share |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| host max LSB | stock pipeline max LSB | cortex-m4 kernels share | cortex-m4 instr/MAC | board = host |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in sorted(results, key=lambda r: -r.get("macs", 0)):
         def cell(key, fmt=str):
             if f"{key.split('_')[0]}_error" in r:
@@ -152,7 +177,8 @@ def _report(results: list[dict], seconds: float) -> str:
                      f"{cell('npu_cycles', lambda v: f'{v:,}')} | {cell('npu_utilisation', _percent)} | "
                      f"{cell('npu_max_lsb')} | "
                      f"{cell('host_share', _percent)} | {cell('host_max_lsb')} | {cell('stock_max_lsb')} | "
-                     f"{cell('m4_share', _percent)} |")
+                     f"{cell('m4_share', _percent)} | {cell('m4_instructions_per_mac', lambda v: f'{v:.2f}')} | "
+                     f"{cell('board_identical', lambda v: 'yes' if v else '**no**')} |")
     large = [r for r in results if r.get("macs", 0) > LARGE_MODEL_MACS]
     lines += ["", f"Models above {LARGE_MODEL_MACS:,} MACs: {len(large)}."]
     for key, what in (("npu", "on the NPU"), ("host", "in the host's kernels"), ("m4", "in cortex-m4's kernels")):
@@ -162,6 +188,13 @@ def _report(results: list[dict], seconds: float) -> str:
         at_bound = sum(1 for s in shares if s >= 0.97)
         lines.append(f"- {what}: {at_bound} of {len(large)} models at 97% or more; "
                      f"{_percent(covered / total_macs if total_macs else 0)} of their MACs together")
+    on_board = [r for r in large if r.get("m4_instructions_per_mac")]
+    if on_board:
+        worst = max(on_board, key=lambda r: r["m4_instructions_per_mac"])
+        lines.append(f"- on {BOARD}: {len(on_board)} of {len(large)} models fit; "
+                     f"{sum(1 for r in on_board if r['m4_instructions_per_mac'] <= 1.5)} at 1.5 instructions per MAC "
+                     f"or fewer (most: {worst['name']}, {worst['m4_instructions_per_mac']:.2f}); outputs equal the "
+                     f"host's on {sum(1 for r in on_board if r.get('board_identical'))}")
     errors = [(r["name"], k, v) for r in results for k, v in r.items() if k.endswith("_error")]
     if errors:
         lines += ["", "## Errors", ""] + [f"- {n} ({k.removesuffix('_error')}): {v}" for n, k, v in errors]
@@ -188,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "reports" / "zoo")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--models", help="comma-separated model names (default: every int8 .tflite zoo model)")
+    parser.add_argument("--no-board", action="store_true", help=f"do not run the firmware on {BOARD}")
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
@@ -196,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="npukit-zoo-coverage-") as work, \
             ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(measure, name, str(path), work, input_range): name
+        futures = {pool.submit(measure, name, str(path), work, input_range, not args.no_board): name
                    for name, path, input_range in models}
         for future in tqdm(as_completed(futures), total=len(futures), desc="models", file=sys.stderr):
             try:

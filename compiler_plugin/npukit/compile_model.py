@@ -21,6 +21,7 @@ from npukit.targets.output_modes import ExecutionModel, OutputMode
 from npukit.targets.target_spec import Target
 
 if TYPE_CHECKING:
+    from npukit.codegen.memory_plan import MemoryPlan
     from npukit.cpu.kernel_choice import KernelChoice
     from npukit.cpu.target_kernels import TargetKernels
     from npukit.driver.compile_job import JobResult
@@ -220,8 +221,11 @@ def compile(
         _remove_work_directory(work)
         entry_points = imported.entry_points or [EntryPoint.from_json(e) for e in compiled.result.entry_points]
         notes = _notes(imported, compiled, say)
-        files.update(_model_wrapper(request, paths, entry_points, files, notes))
+        memory = _memory_plan(request, compiled, entry_points)
+        files.update(_model_wrapper(request, paths, entry_points, files, notes, memory))
         manifest = _manifest(request, imported, plan, compiled, entry_points, files, paths, notes)
+        manifest["memory_plan"] = memory.to_json() if not isinstance(memory, str) else {"refused": memory}
+        manifest["activations"] = _activations(request.model)
         write_manifest(paths.manifest, manifest)
         if compiled.result.mynpu_report is not None:
             publish_mynpu_report(compiled.result.mynpu_report, request.mynpu)
@@ -352,8 +356,47 @@ def _notes(imported: ImportedModel, compiled: _Compiled, say: Progress) -> list[
     return notes
 
 
+def _memory_plan(request: _Request, compiled: _Compiled, entry_points) -> "MemoryPlan | str":
+    """The compile-time memory plan of a vm-c module's invocations, or why there is none."""
+    from npukit.codegen.memory_plan import plan_memory
+    from npukit.codegen.model_wrapper import tensor_bytes
+
+    if not request.mode.is_vm_c:
+        return "a .vmfb runs on IREE's runtime, which places its own buffers"
+    if request.execution_model is not ExecutionModel.INLINE_DYNAMIC:
+        return "plans cover the inline-dynamic execution model"
+    program = compiled.result.buffer_allocations or {"refused": "no allocations were listed"}
+    if program["refused"]:
+        return program["refused"]
+    if not entry_points or entry_points[0].name != program["function"]:
+        return f"the planned function {program['function']} is not the model's entry point"
+    try:
+        for t in entry_points[0].inputs:
+            tensor_bytes(t)  # refuses dynamic shapes
+        if not program["allocations"]:
+            return "the function allocates no buffers"
+        # Generated models bind their inputs where the caller has them (no copies to plan).
+        return plan_memory(program["function"], [],
+                           [(a["bytes"], a["lifetime"]) for a in program["allocations"]])
+    except ValueError as e:
+        return str(e)
+
+
+def _activations(model: Path) -> dict | None:
+    """The model's live activations per operator and their lower bound
+    (frontends.activation_liveness); None for MLIR, the reason when the
+    model's graph cannot be followed."""
+    from npukit.frontends.activation_liveness import activation_liveness
+
+    try:
+        liveness = activation_liveness(model)
+    except Exception as e:  # a model IREE compiled but this reader cannot follow: the figure is left out
+        return {"refused": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+    return liveness.to_json() if liveness is not None else None
+
+
 def _model_wrapper(request: _Request, paths, entry_points, files: dict[str, Path],
-                   notes: list[str]) -> dict[str, Path]:
+                   notes: list[str], memory: "MemoryPlan | str") -> dict[str, Path]:
     """The C wrapper of a vm-c module's first entry point (none for a .vmfb)."""
     if not request.mode.is_vm_c or not entry_points:
         return {}
@@ -364,6 +407,7 @@ def _model_wrapper(request: _Request, paths, entry_points, files: dict[str, Path
             paths.directory, request.module_name, entry_points[0], files.get("static_library_h"),
             embedded=request.mode is OutputMode.EMBEDDED,
             mynpu_sram_bytes=request.mynpu.sram_kib * 1024 if request.mynpu is not None else None,
+            memory_plan=memory if not isinstance(memory, str) else None,
         )
     except ValueError as e:
         notes.append(f"no C model wrapper: {e}")

@@ -131,6 +131,10 @@ iree_allocator_t npukit_arena_allocator(npukit_arena_t* arena) {
   return a;
 }
 
+npukit_arena_t* npukit_arena_from_allocator(iree_allocator_t allocator) {
+  return allocator.ctl == arena_ctl ? (npukit_arena_t*)allocator.self : NULL;
+}
+
 iree_host_size_t npukit_arena_largest_free_block(const npukit_arena_t* arena) {
   iree_host_size_t largest = 0;
   for (npukit_arena_block_t* b = arena->free_list; b; b = b->next_free) {

@@ -3,7 +3,9 @@
 // The runtime is single-threaded and allocates nothing on the heap, so an
 // error message lives in one of NPUKIT_STATUS_SLOT_COUNT static slots until
 // the status is freed. Running out of slots (errors that nobody frees) keeps
-// the code and drops the message.
+// the code and drops the message. Without messages (NPUKIT_STATUS_MESSAGES=0,
+// the default on boards) there are no slots: every status is its code, and
+// the firmware keeps the slots' RAM.
 
 #include "iree/base/status.h"
 
@@ -20,7 +22,9 @@ typedef struct iree_alignas(32) status_slot_t {
   char message[NPUKIT_STATUS_MESSAGE_CAPACITY];
 } status_slot_t;
 
+#if NPUKIT_STATUS_MESSAGES
 static status_slot_t status_slots[NPUKIT_STATUS_SLOT_COUNT];
+#endif
 
 static status_slot_t* slot_of(iree_status_t status) {
   uintptr_t bits = (uintptr_t)status & ~(uintptr_t)IREE_STATUS_CODE_MASK;
@@ -28,6 +32,7 @@ static status_slot_t* slot_of(iree_status_t status) {
 }
 
 static status_slot_t* acquire_slot(void) {
+#if NPUKIT_STATUS_MESSAGES
   for (int i = 0; i < NPUKIT_STATUS_SLOT_COUNT; ++i) {
     if (!status_slots[i].in_use) {
       status_slots[i].in_use = 1;
@@ -36,6 +41,7 @@ static status_slot_t* acquire_slot(void) {
       return &status_slots[i];
     }
   }
+#endif
   return NULL;
 }
 

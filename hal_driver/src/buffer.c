@@ -1,11 +1,15 @@
 #include "npukit/hal/buffer.h"
 
+#include "npukit/arena.h"
+#include "npukit/hal/buffer_plan.h"
+
 static void buffer_destroy(void* ptr) {
   npukit_hal_buffer_t* buffer = (npukit_hal_buffer_t*)ptr;
   iree_allocator_t allocator = buffer->host_allocator;
   if (buffer->parent) npukit_hal_buffer_release(buffer->parent);
   if (buffer->imported) iree_vm_buffer_release(buffer->imported);
   if (buffer->owned_storage) iree_allocator_free_aligned(allocator, buffer->owned_storage);
+  if (buffer->plan_entry) npukit_buffer_planner_release(buffer->planner, buffer->plan_entry - 1);
   iree_allocator_free(allocator, buffer);
 }
 
@@ -40,13 +44,24 @@ iree_status_t npukit_hal_buffer_allocate(iree_allocator_t allocator, iree_host_s
   if (alignment < NPUKIT_HAL_BUFFER_ALIGNMENT) alignment = NPUKIT_HAL_BUFFER_ALIGNMENT;
   npukit_hal_buffer_t* buffer = NULL;
   IREE_RETURN_IF_ERROR(new_buffer(allocator, &buffer));
-  iree_status_t status =
-      iree_allocator_malloc_aligned(allocator, length ? length : 1, alignment, &buffer->owned_storage);
+  npukit_arena_t* arena = npukit_arena_from_allocator(allocator);
+  npukit_buffer_planner_t* planner = arena ? (npukit_buffer_planner_t*)arena->buffer_planner : NULL;
+  iree_status_t status;
+  if (planner) {
+    uint32_t entry = 0;
+    status = npukit_buffer_planner_take(planner, length, alignment, &buffer->data, &entry);
+    if (iree_status_is_ok(status)) {
+      buffer->planner = planner;
+      buffer->plan_entry = entry + 1;
+    }
+  } else {
+    status = iree_allocator_malloc_aligned(allocator, length ? length : 1, alignment, &buffer->owned_storage);
+    buffer->data = (uint8_t*)buffer->owned_storage;
+  }
   if (!iree_status_is_ok(status)) {
     iree_allocator_free(allocator, buffer);
     return iree_status_annotate_f(status, "allocating a buffer of %zu bytes", length);
   }
-  buffer->data = (uint8_t*)buffer->owned_storage;
   buffer->length = length;
   buffer->memory_type = memory_type | NPUKIT_HAL_MEMORY_TYPE_LOCAL_ALL;
   buffer->allowed_usage = allowed_usage | NPUKIT_HAL_BUFFER_USAGE_ALL;

@@ -1,6 +1,7 @@
 #include "npukit/runtime.h"
 
 #include "npukit/arena.h"
+#include "npukit/hal/buffer_plan.h"
 #include "npukit/hal/modules.h"
 
 // Inputs and outputs a runtime holds: as many as one side of a VM call.
@@ -26,6 +27,8 @@ struct npukit_runtime_t {
   uint64_t invocation_count;
   uint64_t dispatch_count;
   npukit_hal_dispatch_hook_t dispatch_hook;
+  npukit_buffer_planner_t planner;
+  void* planned_block;
 };
 
 iree_status_t npukit_runtime_create(const npukit_runtime_options_t* options, npukit_runtime_t** out_runtime) {
@@ -94,6 +97,25 @@ void npukit_runtime_destroy(npukit_runtime_t* runtime) {
 }
 
 iree_allocator_t npukit_runtime_allocator(npukit_runtime_t* runtime) { return runtime->allocator; }
+
+iree_status_t npukit_runtime_use_buffer_plan(npukit_runtime_t* runtime, const npukit_buffer_plan_t* plan) {
+  if (runtime->planned_block) {
+    return iree_make_status(IREE_STATUS_ALREADY_EXISTS, "a memory plan is already in use");
+  }
+  if (runtime->on_heap) return iree_ok_status();  // buffers come from the heap
+  for (iree_host_size_t i = 0; i < NPUKIT_RUNTIME_MAX_IO; ++i) {
+    if (runtime->inputs[i].ptr) {
+      return iree_make_status(IREE_STATUS_FAILED_PRECONDITION,
+                              "the memory plan must be in use before the first input is set");
+    }
+  }
+  IREE_RETURN_IF_ERROR(npukit_buffer_plan_verify(plan));
+  IREE_RETURN_IF_ERROR(
+      iree_allocator_malloc_aligned(runtime->allocator, plan->size ? plan->size : 1, 64, &runtime->planned_block));
+  npukit_buffer_planner_initialize(plan, (uint8_t*)runtime->planned_block, &runtime->planner);
+  runtime->arena.buffer_planner = &runtime->planner;
+  return iree_ok_status();
+}
 
 iree_status_t npukit_runtime_register_static_libraries(npukit_runtime_t* runtime,
                                                        const iree_hal_executable_library_query_fn_t* queries,
@@ -218,19 +240,31 @@ iree_status_t npukit_runtime_load_module(npukit_runtime_t* runtime, npukit_modul
   return iree_ok_status();
 }
 
-iree_status_t npukit_runtime_set_input(npukit_runtime_t* runtime, iree_host_size_t index, uint32_t element_type,
-                                       iree_host_size_t rank, const int64_t* shape, const void* data,
-                                       iree_host_size_t byte_length) {
+static iree_status_t put_input(npukit_runtime_t* runtime, iree_host_size_t index, uint32_t element_type,
+                               iree_host_size_t rank, const int64_t* shape, const void* data,
+                               iree_host_size_t byte_length, bool bind) {
   if (index >= NPUKIT_RUNTIME_MAX_IO) {
     return iree_make_status(IREE_STATUS_OUT_OF_RANGE, "input %zu exceeds %d inputs", index, NPUKIT_RUNTIME_MAX_IO);
   }
+  // Bound in place when the caller's memory is aligned as dispatches need it.
+  bind = bind && ((uintptr_t)data & (NPUKIT_HAL_BUFFER_ALIGNMENT - 1)) == 0;
   npukit_hal_buffer_view_t* view = npukit_hal_buffer_view_deref(runtime->inputs[index]);
   bool reuse = view && view->element_type == element_type && view->rank == rank &&
                view->buffer->length == byte_length &&
-               (rank == 0 || memcmp(view->shape, shape, rank * sizeof(int64_t)) == 0);
+               (rank == 0 || memcmp(view->shape, shape, rank * sizeof(int64_t)) == 0) &&
+               (bind ? view->buffer->data == (const uint8_t*)data : view->buffer->owned_storage != NULL);
   if (!reuse) {
     npukit_hal_buffer_t* buffer = NULL;
-    IREE_RETURN_IF_ERROR(npukit_hal_buffer_allocate(runtime->allocator, byte_length, 0, 0, 0, &buffer));
+    if (bind) {
+      IREE_RETURN_IF_ERROR(npukit_hal_buffer_wrap_host((void*)data, byte_length, true, runtime->allocator, &buffer));
+    } else {
+      // A copy lives outside the memory plan, which holds only what the module allocates.
+      void* planner = runtime->arena.buffer_planner;
+      runtime->arena.buffer_planner = NULL;
+      iree_status_t status = npukit_hal_buffer_allocate(runtime->allocator, byte_length, 0, 0, 0, &buffer);
+      runtime->arena.buffer_planner = planner;
+      IREE_RETURN_IF_ERROR(status);
+    }
     iree_status_t status = npukit_hal_buffer_view_create(
         buffer, rank, shape, element_type, NPUKIT_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR, runtime->allocator, &view);
     npukit_hal_buffer_release(buffer);
@@ -243,9 +277,21 @@ iree_status_t npukit_runtime_set_input(npukit_runtime_t* runtime, iree_host_size
     iree_vm_ref_t ref = {view, npukit_hal_buffer_view_type()};
     iree_vm_ref_move(&ref, &runtime->inputs[index]);
   }
-  if (byte_length) memcpy(view->buffer->data, data, byte_length);
+  if (!bind && byte_length) memcpy(view->buffer->data, data, byte_length);
   if (index >= runtime->input_count) runtime->input_count = index + 1;
   return iree_ok_status();
+}
+
+iree_status_t npukit_runtime_set_input(npukit_runtime_t* runtime, iree_host_size_t index, uint32_t element_type,
+                                       iree_host_size_t rank, const int64_t* shape, const void* data,
+                                       iree_host_size_t byte_length) {
+  return put_input(runtime, index, element_type, rank, shape, data, byte_length, false);
+}
+
+iree_status_t npukit_runtime_bind_input(npukit_runtime_t* runtime, iree_host_size_t index, uint32_t element_type,
+                                        iree_host_size_t rank, const int64_t* shape, const void* data,
+                                        iree_host_size_t byte_length) {
+  return put_input(runtime, index, element_type, rank, shape, data, byte_length, true);
 }
 
 iree_status_t npukit_runtime_invoke(npukit_runtime_t* runtime, const char* function) {
@@ -351,5 +397,7 @@ npukit_runtime_stats_t npukit_runtime_stats(const npukit_runtime_t* runtime) {
   stats.dispatch_count = runtime->dispatch_count;
   stats.invocation_count = runtime->invocation_count;
   stats.arena_invalid_frees = runtime->arena.invalid_free_count;
+  stats.buffer_plan_size = runtime->planned_block ? runtime->planner.plan->size : 0;
+  stats.buffer_plan_high_water_mark = runtime->planner.high_water_mark;
   return stats;
 }

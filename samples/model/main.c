@@ -253,6 +253,9 @@ int main(void) {
   print_value("samples_matching", matching);
   npukit_runtime_stats_t stats = npukit_runtime_stats(runtime);
   print_value("arena_high_water", stats.arena_high_water_mark);
+  // The compile-time memory plan's block (inside the arena) and how much of it the runs used.
+  print_value("buffer_plan_size", stats.buffer_plan_size);
+  print_value("buffer_plan_high_water", stats.buffer_plan_high_water_mark);
   print_value("dispatches", dispatches);  // in the steady-state run
 #if defined(MODEL_MYNPU_SRAM_BYTES)
   print_value("npu_sram_bytes", npu.simulator.sram_capacity);  // simulated, taken from the arena

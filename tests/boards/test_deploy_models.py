@@ -41,17 +41,25 @@ def test_int8_model_on_board_equals_host(model, board_name, mode, shared_models)
 def test_cli_prints_table_writes_json_and_keeps_a_project(tmp_path, capsys):
     report = tmp_path / "report.json"
     keep = tmp_path / "fw"
+    plots = tmp_path / "plots"
     status = npukit_main(["deploy", str(DIGITS), "--board", "mps2-an386", "--json", str(report),
-                          "--keep", str(keep), "-q"])
+                          "--keep", str(keep), "--plot", str(plots), "-q"])
     out = capsys.readouterr().out
     assert status == 0, out
     for label in ("flash (text + rodata)", "model code", "model constants", "npukit runtime", "RAM",
-                  "arena high-water", "stack high-water", "instructions per inference", "instructions per MAC"):
+                  "arena high-water", "stack high-water", "instructions per inference", "instructions per MAC",
+                  "RAM without the stack", "planned buffers", "live-activation lower bound"):
         assert label in out
+    for png in ("memory.png", "flash.png"):
+        assert (plots / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
     data = json.loads(report.read_text())
     for key in ("board", "flash_bytes", "ram_bytes", "instructions", "instructions_per_mac", "outputs",
-                "outputs_match_host"):
+                "outputs_match_host", "ram_without_stack", "arena_planned", "arena_plan_high_water",
+                "activation_lower_bound"):
         assert key in data
+    assert data["arena_planned"] == data["arena_plan_high_water"] > 0
+    assert data["activation_lower_bound"] > 0
     assert data["board"] == "mps2-an386" and data["outputs_match_host"] is True
     assert data["flash_bytes"] == sum(data["flash"].values())
     assert data["instructions_per_mac"] == pytest.approx(data["instructions"] / data["macs"], rel=1e-3)

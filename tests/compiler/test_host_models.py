@@ -1,6 +1,6 @@
 """The MLPerf Tiny models compiled for the host run correctly on IREE's runtime
-(the int8 ones with the stock CPU pipeline, which computes the ONNX graph's
-arithmetic; the tuned one is TFLite's, see test_cpu_pipeline).
+(the default, tuned CPU pipeline; for the int8 models both it and the stock
+one compute the ONNX graph's float requantization, see test_cpu_pipeline).
 
 Two oracles, both written elsewhere:
 
@@ -56,11 +56,7 @@ def check_against_references(model, shared_models, outputs_for, rng, count=6) ->
 
 @pytest.mark.parametrize("model", MLPERF_MODELS, ids=lambda m: m.name)
 def test_host_vmfb_matches_references(model, shared_models, artifact_cache, rng):
-    # int8 models with the stock CPU pipeline, whose arithmetic is the ONNX
-    # graph's (onnxruntime's); the default, tuned pipeline is TFLite's and is
-    # checked against its reference kernels in test_cpu_pipeline.
-    result = artifact_cache(shared_models / f"{model.name}.onnx", **({"cpu_pipeline": "stock"} if model.quantized
-                                                                       else {}))
+    result = artifact_cache(shared_models / f"{model.name}.onnx")
     assert result.mode == "vmfb" and result.target == "host"
     entry = result.entry_points[0]
     assert entry.inputs[0].dtype == model.dtype

@@ -211,6 +211,38 @@ def wide_layers_sweep(seed: int = 26) -> list[Branch]:
     return branches
 
 
+def wide_depthwise_multiplier_sweep(seed: int = 27) -> list[Branch]:
+    """DEPTHWISE_CONV_2D with channel multipliers M in {2, 3, 4, 8} with
+    16-bit activations and int64 biases, and in float32 (the int8 ones are
+    kernels/layer_sweeps.py's): output channel c * M + m reads input channel c."""
+    rng = np.random.default_rng(seed)
+    branches = []
+    cases = [
+        # (h, w, c), multiplier, kernel, stride, dilation, padding, activation
+        ((6, 5, 3), 2, (3, 3), (1, 1), (1, 1), SAME, RELU), ((7, 7, 5), 3, (3, 3), (2, 2), (1, 1), VALID, NONE),
+        ((8, 6, 2), 4, (3, 3), (1, 2), (2, 1), SAME, RELU6), ((5, 4, 8), 8, (2, 3), (2, 1), (1, 1), SAME, NONE),
+    ]
+    for dtype in (np.int16, np.float32):
+        for (h, w, c), m, (kh, kw), (sh, sw), (dh, dw), padding, activation in cases:
+            oc = c * m
+            eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+            oh = (h + sh - 1) // sh if padding == SAME else (h - eh + sh) // sh
+            ow = (w + sw - 1) // sw if padding == SAME else (w - ew + sw) // sw
+            x = _q(rng, (1, h, w, c), dtype)
+            if dtype == np.float32:
+                weights = Spec.constant(rng.uniform(-1, 1, (1, kh, kw, oc)).astype(np.float32))
+                bias = Spec.constant(rng.uniform(-1, 1, oc).astype(np.float32))
+            else:
+                scales = rng.uniform(0.002, 0.02, oc).astype(np.float32)
+                weights = Spec.constant(rng.integers(-127, 128, (1, kh, kw, oc), dtype=np.int8), scales, 0, 3)
+                bias = Spec.constant(rng.integers(-(1 << 20), 1 << 20, oc).astype(np.int64),
+                                     (np.float32(x.scale) * scales).astype(np.float32), 0)
+            branches.append(Branch("DEPTHWISE_CONV_2D", [x, weights, bias], [_q(rng, (1, oh, ow, oc), dtype)],
+                                   dict(padding=padding, strideH=sh, strideW=sw, dilationHFactor=dh,
+                                        dilationWFactor=dw, depthMultiplier=m, fusedActivationFunction=activation)))
+    return branches
+
+
 SWEEPS = {"resampling": resampling_sweep, "pooling": pooling_sweep, "activations": activation_sweep,
           "binary": binary_sweep, "softmax": softmax_sweep, "reductions": reduction_sweep,
-          "wide_layers": wide_layers_sweep}
+          "wide_layers": wide_layers_sweep, "wide_depthwise_multiplier": wide_depthwise_multiplier_sweep}

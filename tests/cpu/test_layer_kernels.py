@@ -30,8 +30,9 @@ from npukit.cpu.kernel_choice import KernelChoice
 from npukit.cpu.layer_kernels import kernel_library, layer_block
 from npukit.layer_recognition.dispatch_ir import SystemTensor
 from npukit.quantization.requantization import ADD_LEFT_SHIFT
-from npukit.layer_recognition.layer_spec import AverageOutput, ElementwiseAdd, LayerSpec, ResidualAccumulators, \
-    TensorLayout
+from npukit.layer_recognition.float_parameters import float_add_output, float_output
+from npukit.layer_recognition.layer_spec import AverageOutput, ElementwiseAdd, FloatAdd, FloatQuantize, FloatStage, \
+    LayerSpec, ResidualAccumulators, TensorLayout
 from npukit.targets.cpu_presets import HOST
 from npukit.quantization.fixed_point_reference import scale_rounded_once_array
 from support.tflite_arithmetic import requantize, rounding_divide
@@ -111,6 +112,12 @@ class Case:
     add_act: tuple[int, int] = (-128, 127)  # the ADD's activation range
     res_layout: str = "CHW"  # the int8 residual's layout (mode add)
     bias_bits: int = 16  # biases drawn in +-2^bias_bits
+    multiplier: int = 1  # depthwise: output channel c reads input channel c // multiplier (out_c = in_c * it)
+    # The float output stage of an ONNX QDQ layer instead of TFLite's: "random"
+    # scales, or "ties" (powers of two: many values exactly half way between
+    # two steps, where round half to even and half away from zero differ).
+    float_stage: str = ""
+    float_upper: float | None = None  # a Clip/ReLU6-like bound in float
 
     @property
     def out_hw(self) -> tuple[int, int]:
@@ -142,6 +149,7 @@ def _accumulators(case: Case, x: np.ndarray, weights: np.ndarray, bias: np.ndarr
     (kh, kw), (sy, sx), (dy, dx) = case.kernel, case.stride, case.dilation
     xs = x.astype(np.int64) - case.in_zp
     if case.kind == "depthwise":
+        xs = xs[np.arange(case.out_c) // case.multiplier]
         acc = np.zeros((case.out_c, oh, ow), np.int64)
         for i in range(kh):
             for j in range(kw):
@@ -185,6 +193,34 @@ def _add(v: np.ndarray, residual: np.ndarray, add: ElementwiseAdd) -> np.ndarray
         return min(max(requantize(s, *add.output_multiplier) + add.output_zp, add.act_min), add.act_max)
 
     return np.vectorize(one, otypes=[np.int64])(v, residual.astype(np.int64))
+
+
+def _float_stage(rng, case: Case, acc: np.ndarray, out_zp: int,
+                 add: ElementwiseAdd | None) -> tuple[FloatStage, FloatAdd | None]:
+    """An ONNX QDQ layer's float stage for accumulators ``acc`` (without the
+    integer bias): input and weight scales that bring each channel to about
+    the int8 range, a float bias, and a float ADD when ``add`` is given."""
+    f32 = np.float32
+    size = np.maximum(1, np.abs(acc).reshape(acc.shape[0], -1).max(axis=1)).astype(np.float64)
+    if case.float_stage == "ties":  # every operation exact: outputs land on halves
+        out_scale = 2.0 ** -4
+        scales0 = np.full(acc.shape[0], out_scale, f32)
+        scales1 = (2.0 ** -np.ceil(np.log2(size / 100))).astype(f32)
+        bias = (rng.integers(-64, 64, acc.shape[0]) * out_scale / 2).astype(f32)
+    else:
+        out_scale = float(f32(rng.uniform(0.02, 0.2)))
+        s_in = f32(rng.uniform(0.005, 0.1))
+        scales0 = np.full(acc.shape[0], s_in, f32)
+        scales1 = (100 * out_scale / (float(s_in) * size) * rng.uniform(0.5, 2, acc.shape[0])).astype(f32)
+        bias = (rng.uniform(-20, 20, acc.shape[0]) * out_scale).astype(f32)
+    quantize = FloatQuantize(out_scale, out_zp, case.relu, case.float_upper, -128, 127)
+    stage = FloatStage(scales0, scales1, bias, quantize)
+    if add is None:
+        return stage, None
+    add_quantize = FloatQuantize(float(f32(out_scale * rng.uniform(0.8, 1.6))), add.output_zp,
+                                 add.act_min > -128, None, -128, 127)
+    return stage, FloatAdd(out_zp, out_scale, add.residual_zp, float(f32(out_scale * rng.uniform(0.5, 2))),
+                           add_quantize)
 
 
 def _multipliers(rng, acc: np.ndarray, case: Case) -> list[tuple[int, int]]:
@@ -282,9 +318,17 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
     spec = LayerSpec(kind=case.kind, ifm=ifm, ofm=ofm, ifm_chw=chw_in, ofm_chw=chw_out, kernel=case.kernel,
                      stride=case.stride, dilation=case.dilation, weights=weights, bias=bias,
                      multipliers=multipliers, ifm_zp=case.in_zp, ofm_zp=out_zp, act_min=act[0], act_max=act[1],
-                     relu=case.relu, add=add, scales=scales)
+                     relu=case.relu, add=add, scales=scales, multiplier=case.multiplier)
 
-    if case.mode == "int32":
+    if case.float_stage:
+        spec.float_epilogue = True
+        spec.float_stage, spec.float_add = _float_stage(rng, case, acc - bias.astype(np.int64)[:, None, None],
+                                                        out_zp, add)
+        want = float_output(spec.float_stage, (acc - bias.astype(np.int64)[:, None, None]).reshape(case.out_c, -1))
+        want = want.reshape(acc.shape)
+        if add is not None:
+            want = float_add_output(spec.float_add, want, _chw(residual_full, add.residual))
+    elif case.mode == "int32":
         want = acc
     else:
         want = _requantized(case, acc, multipliers, out_zp, act, scales)
@@ -309,7 +353,7 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
     else:
         view.transpose(order)[:] = want
 
-    block = layer_block(spec, choice)
+    block = layer_block(spec, choice, float_output=bool(case.float_stage))
     params = np.zeros(len(block) + 64, np.uint8)
     start = -params.ctypes.data % 64
     params[start: start + len(block)] = np.frombuffer(block, np.uint8)
@@ -371,6 +415,10 @@ CASES = {
     "left shifts, no relu": Case(in_c=2, in_hw=(4, 19), out_c=9, kernel=(1, 1), left_shift_channels=True,
                                  relu=False, shifts=(-31, 3)),
     "long reduction (K = 2048)": Case(in_c=512, in_hw=(3, 5), out_c=5, kernel=(2, 2)),
+    # Longer than one chunk of the reduction: partial sums, chunks that start inside a tap's channels.
+    "reduction in chunks (K = 4 * 1025)": Case(in_c=1025, in_hw=(3, 4), out_c=67, kernel=(2, 2)),
+    "fully connected in chunks (K = 4000)": Case(kind="fully_connected", in_c=4000, out_c=5),
+    "fully connected in chunks (K = 9001), int32": Case(kind="fully_connected", in_c=9001, out_c=3, mode="int32"),
     # Too long for a gathered panel beside the interleaved input: the grid.
     "long reduction on the grid": Case(in_c=512, in_hw=(4, 5), out_c=5, kernel=(2, 2)),
     "K = 1000, 3 panel vectors": Case(in_c=250, in_hw=(3, 40), out_c=4, kernel=(2, 2)),
@@ -422,6 +470,17 @@ CASES = {
                                    out_layout="HWC"),
     "depthwise left shifts": Case(kind="depthwise", in_c=6, in_hw=(5, 9), out_c=6, left_shift_channels=True,
                                   shifts=(-31, 3), relu=False),
+    # Channel multipliers: output channel c reads input channel c // M (the vector kernels' planes too).
+    "depthwise multiplier 2, 3x3 from a padded plane": Case(kind="depthwise", in_c=5, in_hw=(27, 7), out_c=10,
+                                                            multiplier=2, in_border=1),
+    "depthwise multiplier 3, stride 2, dilation 2": Case(kind="depthwise", in_c=3, in_hw=(13, 11), out_c=9,
+                                                         multiplier=3, stride=(2, 2), dilation=(2, 2)),
+    "depthwise multiplier 4, 72 channels (two blocks), int32": Case(kind="depthwise", in_c=18, in_hw=(6, 9), out_c=72,
+                                                       multiplier=4, mode="int32"),
+    "depthwise multiplier 8, 5x5 channel-last": Case(kind="depthwise", in_c=2, in_hw=(11, 13), out_c=16,
+                                                     multiplier=8, kernel=(5, 5), in_layout="HWC", out_layout="HWC"),
+    "depthwise multiplier 2 + add": Case(kind="depthwise", in_c=4, in_hw=(8, 8), out_c=8, multiplier=2, mode="add",
+                                         relu=False),
 }
 
 
@@ -488,6 +547,8 @@ LANE_CASES = {
                                relu=False, **_HWC),
     "zero point -128, no relu": Case(in_c=16, in_hw=(6, 9), out_c=16, in_zp=-128, relu=False, **_HWC),
     "long reduction (K = 2048)": Case(in_c=512, in_hw=(3, 5), out_c=5, kernel=(2, 2), **_HWC),
+    "reduction past 2048 values (K = 4 * 1025)": Case(in_c=1025, in_hw=(3, 4), out_c=17, kernel=(2, 2), **_HWC),
+    "reduction past the vector kernel's (K = 9000)": Case(in_c=3000, in_hw=(2, 3), out_c=17, kernel=(1, 3), **_HWC),
     "many pixels": Case(in_c=4, in_hw=(34, 66), out_c=6, **_HWC),
     "add whose operands keep their multipliers' low bits": Case(
         in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False,
@@ -512,6 +573,15 @@ LANE_CASES = {
     "depthwise 3x3, 144 channels from a window": Case(kind="depthwise", in_c=144, in_hw=(7, 6), out_c=144,
                                                       in_border=1, in_zp=127, **_HWC),
     "depthwise 40 channels, no relu": Case(kind="depthwise", in_c=40, in_hw=(6, 7), out_c=40, relu=False, **_HWC),
+    # Fewer than 32 channels: blocks of 64 / C neighbouring pixels (AVX-512), rows no multiple of them.
+    "depthwise 8 channels, 8 pixels a block": Case(kind="depthwise", in_c=8, in_hw=(7, 21), out_c=8, **_HWC),
+    "depthwise 16 channels into a padded plane": Case(kind="depthwise", in_c=16, in_hw=(6, 11), out_c=16,
+                                                      out_border=1, in_border=2, **_HWC),
+    "depthwise 24 channels, int32": Case(kind="depthwise", in_c=24, in_hw=(5, 8), out_c=24, mode="int32", **_HWC),
+    "depthwise 32 channels + add": Case(kind="depthwise", in_c=32, in_hw=(5, 9), out_c=32, mode="add", **_HWC),
+    "depthwise 2 channels, rows of 45": Case(kind="depthwise", in_c=2, in_hw=(4, 47), out_c=2, relu=False, **_HWC),
+    "depthwise 3 channels + add of int32 accumulators": Case(kind="depthwise", in_c=3, in_hw=(6, 30), out_c=3,
+                                                             mode="add_accumulators", **_HWC),
     "depthwise one channel": Case(kind="depthwise", in_c=1, in_hw=(6, 7), out_c=1, **_HWC),
     "depthwise 5x5": Case(kind="depthwise", in_c=4, in_hw=(11, 13), out_c=4, kernel=(5, 5), **_HWC),
     "depthwise 7x7": Case(kind="depthwise", in_c=19, in_hw=(12, 30), out_c=19, kernel=(7, 7), in_border=1, **_HWC),
@@ -545,6 +615,64 @@ def test_channel_last_lanes_extreme_multipliers(build, rng):
     run_case(build, case, rng, lambda m: [(-(2**31), m[0][1]), (-m[1][0], m[1][1])] + m[2:], choice=LANES)
     depthwise = Case(kind="depthwise", in_c=18, in_hw=(5, 9), out_c=18, relu=False, **_HWC)
     run_case(build, depthwise, rng, lambda m: [(-m[0][0], m[0][1])] + m[1:], choice=LANES)
+
+
+# The float output stage of ONNX QDQ layers (layer_recognition.float_parameters):
+# every kernel form with its outputs in binary32, bit for bit as the graph's
+# DequantizeLinear -> layer -> QuantizeLinear rounds them.
+FLOAT_CASES = {
+    "3x3 16->16 on a padded plane": Case(in_c=16, in_hw=(18, 18), out_c=16),
+    "3x3 3->16 (K = 27), no relu": Case(in_c=3, in_hw=(12, 12), out_c=16, relu=False),
+    "3x3 16->32 stride 2": Case(in_c=16, in_hw=(17, 17), out_c=32, stride=(2, 2)),
+    "3x3 16->16 + add": Case(in_c=16, in_hw=(10, 34), out_c=16, mode="add", relu=False),
+    "3x3 + add with a ReLU": Case(in_c=8, in_hw=(6, 21), out_c=8, mode="add", relu=False, add_act=(-2, 127)),
+    "1x1 64->64 at 25x5 into a padded plane": Case(in_c=64, in_hw=(25, 5), out_c=64, kernel=(1, 1), out_border=1),
+    "odd channels, 7x5 pixels, K = 45": Case(in_c=5, in_hw=(9, 7), out_c=7, in_border=2),
+    "bounded like ReLU6": Case(in_c=8, in_hw=(7, 9), out_c=8, float_upper=2.5),
+    "channel-last in and out": Case(in_c=12, in_hw=(7, 9), out_c=10, in_layout="HWC", out_layout="HWC"),
+    "fully connected 64->12": Case(kind="fully_connected", in_c=64, out_c=12, relu=False),
+    "fully connected 1000->3": Case(kind="fully_connected", in_c=1000, out_c=3),
+    "depthwise 3x3 64 channels, 25x5": Case(kind="depthwise", in_c=64, in_hw=(27, 7), out_c=64, in_zp=-128),
+    "depthwise stride 2, no relu": Case(kind="depthwise", in_c=6, in_hw=(13, 9), out_c=6, stride=(2, 2),
+                                        relu=False),
+    "depthwise channel-last": Case(kind="depthwise", in_c=8, in_hw=(6, 6), out_c=8, in_layout="HWC",
+                                   out_layout="HWC"),
+    "depthwise + add": Case(kind="depthwise", in_c=7, in_hw=(8, 8), out_c=7, mode="add", relu=False),
+}
+
+
+@pytest.mark.parametrize("scales", ["random", "ties"])
+@pytest.mark.parametrize("name", list(FLOAT_CASES))
+def test_float_output_stage_equals_the_graphs_float_arithmetic(build, name, scales, rng):
+    run_case(build, replace(FLOAT_CASES[name], float_stage=scales), rng)
+
+
+@pytest.mark.parametrize("name", ["channel-last in and out", "depthwise channel-last"])
+def test_float_output_stage_on_channel_last_lanes(build, name, rng):
+    for scales in ("random", "ties"):
+        run_case(build, replace(FLOAT_CASES[name], float_stage=scales), rng, choice=LANES)
+
+
+def test_float_output_stage_refuses_what_it_does_not_reproduce():
+    """An average pool or an ADD of another layer's accumulators in float is
+    left to IREE's code, with the reason; so is a float epilogue whose
+    parameters were not read."""
+    from npukit.cpu.layer_kernels import KernelUnsupported, float_output_supported
+
+    ifm = _layout(0, 0, (4, 5, 5), "CHW", 0)
+    ofm = _layout(1, 0, (4, 3, 3), "CHW", 0)
+    spec = LayerSpec("conv", ifm, ofm, (4, 5, 5), (4, 3, 3), (3, 3), (1, 1), (1, 1), np.zeros((4, 3, 3, 4), np.int8),
+                     np.zeros(4, np.int32), [(1 << 30, -5)] * 4, 0, 0, -128, 127, False, float_epilogue=True,
+                     float_unsupported="a float activation 'unknown'")
+    with pytest.raises(KernelUnsupported, match="a float activation 'unknown'"):
+        float_output_supported(spec)
+    with pytest.raises(KernelUnsupported, match="average pool of requantized accumulators in float"):
+        float_output_supported(replace(spec, kind="average"))
+    residual = TensorLayout(replace(ofm.tensor, dtype="i32"), ofm.roles)
+    add = ElementwiseAdd(residual, 0, 0, (1 << 30, 0), (1 << 30, 0), (1 << 30, 0), 0, -128, 127,
+                         ResidualAccumulators(np.zeros(4, np.int32), [(1 << 30, -5)] * 4, -128, 127))
+    with pytest.raises(KernelUnsupported, match="float addition of another layer's int32 accumulators"):
+        float_output_supported(replace(spec, add=add))
 
 
 def test_extreme_multipliers_fall_back_exactly(build, rng):
@@ -587,7 +715,7 @@ def test_stack_use_stays_under_64_kib(build, tmp_path):
     kernel source, the frames of all its functions (a bound on any call
     chain, none of them recursing), from GCC's -fstack-usage with the
     archive's flags."""
-    from npukit.cpu.layer_kernels import KERNELS_DIR, MAX_K, SOURCES, _FREESTANDING
+    from npukit.cpu.layer_kernels import K_CHUNK, KERNELS_DIR, SOURCES, _FREESTANDING
     from npukit.runtime.sources import runtime_source_root
 
     name, _, _ = build
@@ -599,9 +727,9 @@ def test_stack_use_stays_under_64_kib(build, tmp_path):
         subprocess.run(["gcc", "-O3", *flags, "-fcf-protection=none", *_FREESTANDING, f"-I{KERNELS_DIR}", f"-I{mynpu}",
                         "-fstack-usage", "-c", str(KERNELS_DIR / source), "-o", str(obj)], check=True)
         rows = [row.split("\t") for row in obj.with_suffix(".su").read_text().splitlines()]
-        # An unbounded dynamic frame (the convolution's im2col columns, sized to the layer) adds at
-        # most 2 * 2 * MAX_K + MAX_K bytes; "dynamic,bounded" sizes are bounds already.
-        frames[source] = sum(int(size) + (5 * MAX_K if kind == "dynamic" else 0) for _, size, kind in rows)
+        # An unbounded dynamic frame (the convolution's im2col columns, sized to the layer up to a chunk of
+        # the reduction) adds at most 2 * 2 * K_CHUNK + K_CHUNK bytes; "dynamic,bounded" sizes are bounds already.
+        frames[source] = sum(int(size) + (5 * K_CHUNK if kind == "dynamic" else 0) for _, size, kind in rows)
     entry = frames.pop("s8_layer.c")
     assert entry + max(frames.values()) <= 64 * 1024, frames
 

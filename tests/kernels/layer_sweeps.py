@@ -61,14 +61,48 @@ def depthwise_sweep(seed: int = 0) -> list[Branch]:
         (33, 1, (4, 5), (3, 3), (1, 2), (1, 1), SAME, RELU, False, -128, True),
         (4, 1, (11, 11), (7, 7), (2, 2), (1, 1), SAME, NONE, True, -128, False),
     ]
+    return _depthwise_branches(rng, cases)
+
+
+def depthwise_multiplier_sweep(seed: int = 7) -> list[Branch]:
+    """DEPTHWISE_CONV_2D with channel multipliers M in {2, 3, 4, 8} over C in
+    {1, 2, 3, 5, 8, 16} input channels (output channel c * M + m reads input
+    channel c): both strides and dilations, both paddings, odd sizes,
+    per-tensor and per-channel weights, large biases, one output pixel.
+    16 branches: npukit's runtime takes at most 16 inputs."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # channels, multiplier, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+        (3, 2, (9, 9), (3, 3), (2, 2), (1, 1), VALID, NONE, False, 4, True),
+        (5, 2, (6, 7), (3, 3), (1, 1), (2, 2), SAME, RELU, True, -9, False),
+        (8, 2, (5, 5), (5, 5), (2, 2), (1, 1), SAME, NONE, True, 0, True),
+        (16, 2, (6, 6), (3, 3), (1, 1), (1, 1), VALID, RELU6, True, -128, False),  # a MobileNet-like block
+        (2, 3, (11, 7), (3, 5), (2, 1), (2, 1), VALID, RELU, False, -128, False),
+        (3, 3, (4, 9), (1, 3), (1, 1), (1, 2), SAME, NONE, True, 127, True),
+        (16, 3, (3, 5), (3, 3), (2, 2), (1, 1), SAME, RELU, False, -3, False),
+        (1, 4, (6, 6), (3, 3), (2, 2), (2, 2), SAME, NONE, True, -128, True),
+        (5, 4, (7, 7), (3, 3), (1, 1), (1, 1), SAME, RELU, True, 30, False),
+        (8, 4, (9, 6), (3, 3), (2, 2), (2, 2), VALID, NONE, True, -60, False),
+        (2, 8, (5, 3), (3, 3), (1, 1), (1, 1), SAME, NONE, False, -128, True),
+        (3, 8, (8, 5), (2, 2), (2, 1), (1, 1), VALID, RELU6, True, 0, False),
+        (8, 8, (4, 4), (3, 3), (1, 1), (2, 2), SAME, RELU, True, -20, False),
+        (5, 3, (1, 12), (1, 5), (1, 2), (1, 1), SAME, NONE, True, 2, False),  # a 1-d layer
+        (3, 2, (5, 5), (5, 5), (1, 1), (1, 1), VALID, RELU, False, -7, False),  # one output pixel
+        (5, 3, (7, 1), (7, 1), (1, 1), (1, 1), VALID, NONE, True, 3, True),  # one output pixel of a 1-d layer
+    ]
+    return _depthwise_branches(rng, cases)
+
+
+def _depthwise_branches(rng, cases) -> list[Branch]:
     branches = []
     for c, m, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, activation, per_channel, zp, large in cases:
         oh, ow = _out_size(h, kh, sh, dh, padding), _out_size(w, kw, sw, dw, padding)
         oc = c * m
         x, weights = _input(rng, (1, h, w, c), zp), _weights(rng, (1, kh, kw, oc), oc, 3, per_channel)
-        branches.append(Branch("DEPTHWISE_CONV_2D", [x, weights, _bias(rng, oc, large, x, weights)], [_output(rng, (1, oh, ow, oc))], dict(padding=padding, strideH=sh, strideW=sw, dilationHFactor=dh,
-                                                  dilationWFactor=dw, depthMultiplier=m,
-                                                  fusedActivationFunction=activation)))
+        branches.append(Branch("DEPTHWISE_CONV_2D", [x, weights, _bias(rng, oc, large, x, weights)],
+                               [_output(rng, (1, oh, ow, oc))],
+                               dict(padding=padding, strideH=sh, strideW=sw, dilationHFactor=dh, dilationWFactor=dw,
+                                    depthMultiplier=m, fusedActivationFunction=activation)))
     return branches
 
 
@@ -86,6 +120,12 @@ def conv_sweep(seed: int = 1) -> list[Branch]:
         (4, 6, (10, 1), (3, 1), (2, 1), (1, 1), VALID, NONE, True, 0, True),
         (40, 3, (3, 3), (3, 3), (1, 1), (1, 1), SAME, NONE, True, -128, False),
         (64, 64, (3, 3), (1, 1), (1, 1), (1, 1), SAME, RELU6, True, -128, False),
+        # one output channel (IREE drops the dimension of size 1; unet's last layers)
+        (32, 1, (8, 8), (1, 1), (1, 1), (1, 1), SAME, NONE, True, -6, False),
+        (8, 1, (9, 7), (3, 3), (1, 1), (1, 1), SAME, RELU, False, -128, False),
+        (5, 1, (7, 6), (3, 3), (2, 2), (1, 2), VALID, NONE, True, 9, True),
+        (2049, 5, (2, 3), (1, 1), (1, 1), (1, 1), VALID, RELU, True, -128, False),  # 1x1, K past a chunk
+        (1003, 3, (4, 3), (3, 1), (1, 1), (1, 1), VALID, NONE, True, 9, False),  # K = 3009 across taps
     ]
     branches = []
     for ic, oc, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, activation, per_channel, zp, large in cases:
@@ -99,7 +139,10 @@ def conv_sweep(seed: int = 1) -> list[Branch]:
 def fully_connected_sweep(seed: int = 2) -> list[Branch]:
     rng = np.random.default_rng(seed)
     cases = [(64, 12, NONE, True, -128), (10, 5, RELU, False, 0), (1000, 3, NONE, True, 7), (7, 9, RELU6, True, -3),
-             (1, 1, NONE, False, 0), (256, 33, NONE, True, -128)]
+             (1, 1, NONE, False, 0), (256, 33, NONE, True, -128),
+             # Reductions around and past the convolution kernel's chunk of 2048 values (micro_speech: 4000).
+             (2047, 5, RELU, True, -128), (2048, 3, NONE, False, 5), (2049, 7, RELU6, True, -3),
+             (4000, 4, NONE, True, -128), (5000, 6, RELU, True, 0), (9000, 3, NONE, True, 17)]
     branches = []
     for depth, units, activation, per_channel, zp in cases:
         x, weights = _input(rng, (1, depth), zp), _weights(rng, (units, depth), units, 0, per_channel)
@@ -186,7 +229,7 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
     return branches
 
 
-SWEEPS = {"depthwise": depthwise_sweep, "conv": conv_sweep, "fully_connected": fully_connected_sweep,
+SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep, "conv": conv_sweep, "fully_connected": fully_connected_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 
 

@@ -26,19 +26,15 @@ from support.tflite_builder import run_reference
 
 
 def _kernel_space(branch) -> bool:
-    """The layers the kernels and the NPU take: every convolution, fully
-    connected layers of more than one input (IREE turns a one-input layer
-    into an elementwise product, no contraction), and depthwise layers of
-    one input channel or a channel multiplier of 1 (a multiplier above 1 on
-    several channels stays on IREE's code)."""
+    """The layers the kernels and the NPU take: every convolution and
+    depthwise convolution (any channel multiplier), and fully connected
+    layers of more than one input (IREE turns a one-input layer into an
+    elementwise product, no contraction)."""
     if branch.inputs[0].dtype == np.float32:
         return False  # dynamic-range (float) layers stay on IREE's code
     if branch.op == "FULLY_CONNECTED":
         return branch.inputs[0].shape[-1] > 1
-    if branch.op != "DEPTHWISE_CONV_2D":
-        return True
-    channels = branch.inputs[0].shape[-1]
-    return channels == 1 or branch.options["depthMultiplier"] == 1
+    return True
 
 
 @pytest.fixture(scope="module", params=sorted(SWEEPS))

@@ -3,11 +3,12 @@
 - the host with the default (tuned) pipeline on IREE's runtime, every model
   that compiles: integer outputs equal to TFLite's reference kernels (0 LSB;
   SOFTMAX, LOGISTIC and TANH included), ONNX QDQ models within 1 LSB of
-  onnxruntime without graph optimizations (npukit computes TFLite's integer
-  requantization, onnxruntime rounds a float product: they differ by one
-  where the product lies within rounding of a half; a dequantized float
-  output is held to one step of its DequantizeLinear's scale), float outputs
-  within 1e-4 of the largest output;
+  onnxruntime without graph optimizations (npukit computes the graph's float
+  requantization as written, on exact integer accumulators; onnxruntime sums
+  the dequantized products in float32, so a value within that sum's rounding
+  of a half step may round the other way: docs/cpu-pipelines.md, "ONNX QDQ
+  models"; a dequantized float output is held to one step of its
+  DequantizeLinear's scale), float outputs within 1e-4 of the largest output;
 - the host on npukit's runtime (a static vm-c artifact), every .tflite
   model with integer layers: 0 LSB;
 - `mynpu` on npukit's runtime, every int8 .tflite model: 0 LSB;
@@ -44,14 +45,6 @@ def records():
 
 def _reference(record):
     return reference_run(record.path, record.input_range, seed=5, count=SEEDS, cache_dir=cache.zoo_dir() / "references")
-
-
-# ONNX QDQ models whose int8 outputs differ from onnxruntime by more than
-# 1 LSB (measured on five seeded inputs): kws_int8's logits, the input of
-# its float softmax, differ by at most 1 LSB and the softmax turns that into
-# 5; resnet8_int8's logits already differ by 3 LSB, one-LSB differences of
-# the two roundings carried through its layers.
-ONNX_BEYOND_ONE_LSB = {"kws_int8.onnx": 5, "resnet8_int8.onnx": 6}
 
 
 def _dequantized_steps(path) -> list[float | None]:
@@ -102,8 +95,6 @@ def _checked(records, name):
 def test_host(records, name, tmp_path):
     record = _checked(records, name)
     run = _reference(record)
-    if name in ONNX_BEYOND_ONE_LSB:
-        pytest.xfail(f"differs from onnxruntime by {ONNX_BEYOND_ONE_LSB[name]} LSB (see ONNX_BEYOND_ONE_LSB)")
     loaded = npukit.load(npukit.compile(record.path, out_dir=tmp_path / "host"))
     lsb = 1 if record.format == "onnx" else 0
     steps = _dequantized_steps(record.path) if record.format == "onnx" else None

@@ -28,6 +28,7 @@ def add_parser(sub) -> None:
         "  npukit deploy model.onnx --board mps2-an386\n"
         "  npukit deploy model.onnx --board virt-rv32imf --mode embedded --input x.npy --json report.json\n"
         "  npukit deploy model.onnx --board mps2-an386 --keep fw/   # keep the CMake firmware project\n"
+        "  npukit deploy model.onnx --board mps2-an386 --plot plots/  # memory.png and flash.png\n"
         "  npukit deploy model.onnx --board mps2-an386 --npu mynpu --mynpu-sram-kib 64\n"
         "\n"
         "exit status: 0 when the board's outputs match the host's, 1 on an error or when they differ.",
@@ -56,6 +57,11 @@ def add_parser(sub) -> None:
         "the figures come from the first (default: 1)",
     )
     p.add_argument("--json", metavar="FILE", help="also write the figures and outputs as JSON")
+    p.add_argument(
+        "--plot", metavar="DIR",
+        help="write DIR/memory.png (live activations per layer: the lower bound beside the memory plan and the "
+        "RAM used) and DIR/flash.png (the flash split)",
+    )
     p.add_argument(
         "--keep", metavar="DIR",
         help="keep the firmware project in DIR (a new directory): CMake sources, the built ELF and map, the "
@@ -110,6 +116,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
     print(format_table(result))
     if result.project_dir is not None:
         print(f"firmware project kept in {result.project_dir} (see its README.md)")
+    if args.plot:
+        from npukit.deploy.memory_plots import write_plots
+
+        written = write_plots(result, Path(args.plot))
+        print(f"plots written: {', '.join(str(p) for p in written)}")
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 import numpy as np
 
 from npukit.frontends.signature import EntryPoint, TensorSpec
+
+if TYPE_CHECKING:
+    from npukit.codegen.memory_plan import MemoryPlan
 
 # HAL element types: (numerical type << 24) | bits.
 _ELEMENT_TYPES = {
@@ -43,17 +47,22 @@ def hal_element_type(dtype: str) -> int:
     return (numerical << 24) | bits
 
 
-def _tensor(spec: TensorSpec) -> dict:
+def tensor_bytes(spec: TensorSpec) -> int:
+    """Bytes of a statically shaped tensor crossing the runtime API."""
     if any(d is None for d in spec.shape):
         raise ValueError(f"tensor '{spec.name}' has a dynamic shape; the C wrapper needs static shapes")
     count = int(np.prod(spec.shape)) if spec.shape else 1
     bits = hal_element_type(spec.dtype) & 0xFF
+    return (count * bits + 7) // 8
+
+
+def _tensor(spec: TensorSpec) -> dict:
     return {
         "name": spec.name,
         "dtype": spec.dtype,
         "shape": list(spec.shape),
         "element_type": hal_element_type(spec.dtype),
-        "bytes": (count * bits + 7) // 8,
+        "bytes": tensor_bytes(spec),
     }
 
 
@@ -64,10 +73,12 @@ def static_library_queries(header: Path) -> list[str]:
 
 def write_model_wrapper(
     directory: Path, name: str, entry: EntryPoint, static_header: Path | None, embedded: bool = False,
-    mynpu_sram_bytes: int | None = None,
+    mynpu_sram_bytes: int | None = None, memory_plan: "MemoryPlan | None" = None,
 ) -> list[Path]:
     """Writes <name>_model.h/.c; |embedded| artifacts register the ELF loader,
-    mynpu artifacts the mynpu simulator with |mynpu_sram_bytes| of SRAM."""
+    mynpu artifacts the mynpu simulator with |mynpu_sram_bytes| of SRAM; with
+    |memory_plan| the header states <NAME>_ARENA_SIZE and loading the model
+    puts the plan in use."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("npukit.codegen", "templates"),
         keep_trailing_newline=True,
@@ -86,6 +97,7 @@ def write_model_wrapper(
         "queries": static_library_queries(static_header) if static_header else [],
         "embedded": embedded,
         "mynpu_sram_bytes": mynpu_sram_bytes,
+        "plan": memory_plan,
     }
     header = directory / f"{name}_model.h"
     source = directory / f"{name}_model.c"

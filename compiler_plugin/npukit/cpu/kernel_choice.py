@@ -7,7 +7,8 @@ result says otherwise.
   instructions per MAC for twice the weight bytes). DSP cores only. For a
   depthwise layer, "taps" orders the int8 weights tap by tap with the
   channels side by side, for the DSP kernel that runs channel-last layers
-  four channels at a time.
+  four channels at a time (not with a channel multiplier: output channel
+  c reads input channel c / M, which only the "int8" form's kernels follow).
 - ``conv_form``: the x86 vector convolution's "packed" (im2col panels) or
   "direct" (the input read in place) form, or "auto" for the kernel's own
   rule. Host only; the kernel falls back to packed where direct cannot run.
@@ -83,7 +84,7 @@ def _lanes_fit(spec: LayerSpec) -> bool:
         return False
     if spec.add is not None and spec.add.residual.addressing().sc != 1:
         return False
-    return spec.kind != "depthwise" or spec.ifm_chw[0] == spec.ofm_chw[0]
+    return spec.kind != "depthwise" or spec.multiplier == 1
 
 
 def default_choice(spec: LayerSpec, preset: CpuPreset) -> KernelChoice:
@@ -97,7 +98,7 @@ def default_choice(spec: LayerSpec, preset: CpuPreset) -> KernelChoice:
 def candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelChoice]:
     """The choices worth measuring for this layer on this preset; the
     default first. One candidate means there is nothing to tune."""
-    if spec.kind == "depthwise" and has_dsp(preset) and _channels_last(spec):
+    if spec.kind == "depthwise" and spec.multiplier == 1 and has_dsp(preset) and _channels_last(spec):
         return [KernelChoice(weights="taps"), KernelChoice()]
     if _is_x86_host(preset) and _lanes_fit(spec):  # then the pixel-lane kernels' forms
         return [KernelChoice(weights="lanes"), *_weight_order_candidates(spec, preset)]

@@ -3,8 +3,9 @@ and the library they are compiled into for a CPU preset.
 
 The kernels are C (``kernels/``): a convolution (also 1x1 and fully
 connected) and a depthwise convolution, each followed by TFLite's
-fixed-point output stage, and an average pool of another layer's
-requantized accumulators. The block's word layout is read from the C header
+fixed-point output stage or, for an ONNX QDQ layer, the graph's float one
+(layer_recognition.float_parameters), and an average pool of another
+layer's requantized accumulators. The block's word layout is read from the C header
 ``kernels/s8_layer.h`` so the two cannot drift apart.
 """
 
@@ -42,7 +43,8 @@ def _header() -> tuple[dict[str, int], dict[str, int]]:
 
 
 DEFINES, WORDS = _header()
-MAX_K = DEFINES["NPUKIT_S8_MAX_K"]
+MAX_K = DEFINES["NPUKIT_S8_MAX_K"]  # the longest reduction the kernels take
+K_CHUNK = DEFINES["NPUKIT_S8_K_CHUNK"]  # the convolution kernel's reduction per step
 
 
 class KernelUnsupported(Exception):
@@ -72,9 +74,15 @@ def _packed_weights(spec: LayerSpec, choice: KernelChoice) -> np.ndarray:
     kp = reduction_length(spec)
     full = np.zeros(((oc + 1) // 2 * 2, kp), np.int8)
     full[:oc, :k] = w.reshape(oc, k)
-    # [OC/2][2][K/4][4] -> [OC/2][K/4][2][4]: a channel pair's weights side by side per group of four.
-    pairs = full.reshape(-1, 2, kp // 4, 4).transpose(0, 2, 1, 3)
-    if choice.weights == "int16":  # each group of four in the order (0, 2, 1, 3), little-endian halves
+    # One block per chunk of K_CHUNK values (s8_layer.h), one block when K fits in one.
+    return np.concatenate([_paired(full[:, k0:k0 + K_CHUNK], choice).ravel() for k0 in range(0, kp, K_CHUNK)])
+
+
+def _paired(chunk: np.ndarray, choice: KernelChoice) -> np.ndarray:
+    """[OC][n] (OC even) -> [OC/2][n/4][2][4]: a channel pair's weights side
+    by side per group of four (int16 weights in the order (0, 2, 1, 3))."""
+    pairs = chunk.reshape(-1, 2, chunk.shape[1] // 4, 4).transpose(0, 2, 1, 3)
+    if choice.weights == "int16":  # little-endian halves
         return np.ascontiguousarray(pairs[..., [0, 2, 1, 3]].astype("<i2"))
     return np.ascontiguousarray(pairs)
 
@@ -94,19 +102,67 @@ def check_supported(spec: LayerSpec) -> None:
     if spec.ofm.tensor.dtype not in ("i8", "i32"):
         raise KernelUnsupported(f"an {spec.ofm.tensor.dtype} output")
     if spec.kind in ("conv", "fully_connected") and reduction_length(spec) > MAX_K:
-        raise KernelUnsupported(f"a reduction of {reduction_length(spec)} values (the kernel takes {MAX_K})")
+        raise KernelUnsupported(f"a reduction of {reduction_length(spec)} values (the kernels take up to {MAX_K})")
+    # Depthwise: any channel multiplier M >= 1 with OUT_C = M * IN_C (output channel c reads input channel c / M).
+    if spec.kind == "depthwise" and (spec.multiplier < 1 or spec.ofm_chw[0] != spec.multiplier * spec.ifm_chw[0]):
+        raise KernelUnsupported(f"a depthwise layer of {spec.ifm_chw[0]} input and {spec.ofm_chw[0]} output "
+                                f"channels with channel multiplier {spec.multiplier}")
 
 
-def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes:
+def _f32_bits(value: float | None) -> int:
+    """A binary32 value's bit pattern as an int32 word (None: +infinity)."""
+    return int(np.array([np.inf if value is None else value], "<f4").view("<i4")[0])
+
+
+def _float_words(spec: LayerSpec) -> tuple[dict[str, int], np.ndarray]:
+    """The FLOAT_* words (FLOAT_AT set by the caller) and the float[OUT_C][3] table."""
+    stage = spec.float_stage
+    q = stage.quantize
+    words = {"FLOAT_OUT_SCALE": _f32_bits(q.scale), "FLOAT_RELU": int(q.relu), "FLOAT_UPPER": _f32_bits(q.upper),
+             "FLOAT_LOW": q.low, "FLOAT_HIGH": q.high}
+    if spec.add is not None:
+        a = spec.float_add
+        words.update(FLOAT_ADD_CONV_SCALE=_f32_bits(a.conv_scale), FLOAT_ADD_RES_SCALE=_f32_bits(a.residual_scale),
+                     FLOAT_ADD_OUT_SCALE=_f32_bits(a.quantize.scale), FLOAT_ADD_RELU=int(a.quantize.relu),
+                     FLOAT_ADD_UPPER=_f32_bits(a.quantize.upper), FLOAT_ADD_LOW=a.quantize.low,
+                     FLOAT_ADD_HIGH=a.quantize.high)
+    table = np.stack([stage.scales0, stage.scales1, stage.bias], axis=1).astype("<f4")
+    return words, table.view("<i4").reshape(-1).astype(np.int64)
+
+
+def float_output_supported(spec: LayerSpec) -> None:
+    """KernelUnsupported unless the kernels' float output stage reproduces
+    this layer's float epilogue: a requantization (with ReLU or a bound) of
+    the layer's own accumulators, and an ADD of an int8 residual, read and
+    verified (layer_recognition.float_parameters)."""
+    if spec.kind == "average":
+        raise KernelUnsupported("an average pool of requantized accumulators in float (IREE's code computes "
+                                "the graph's float arithmetic)")
+    if spec.add is not None and spec.add.accumulators is not None:
+        raise KernelUnsupported("a float addition of another layer's int32 accumulators (IREE's code computes "
+                                "the graph's float arithmetic)")
+    if spec.multipliers is None:
+        return  # int32 accumulators out: no output stage
+    if spec.float_stage is None or (spec.add is not None and spec.float_add is None):
+        raise KernelUnsupported(spec.float_unsupported or "a float epilogue whose parameters were not read")
+
+
+def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_output: bool = False) -> bytes:
     """The parameter block, tables and packed weights of one layer, run the
-    way ``choice`` says (the caller has checked that its preset offers it)."""
+    way ``choice`` says (the caller has checked that its preset offers it).
+    ``float_output``: a layer whose dispatch requantizes in float (an ONNX
+    QDQ layer) keeps that float arithmetic (the kernels' float output
+    stage); otherwise it takes TFLite's fixed-point one."""
     check_supported(spec)
+    floating = float_output and spec.float_epilogue and spec.multipliers is not None
+    if float_output and spec.float_epilogue:
+        float_output_supported(spec)
     if choice.weights == "int16" and spec.kind == "depthwise":
         raise KernelUnsupported("int16 weights for a depthwise layer")
     if choice.weights == "taps" and spec.kind != "depthwise":
         raise KernelUnsupported("tap-ordered weights for a layer that is not depthwise")
-    if choice.weights == "lanes" and spec.kind == "depthwise" and spec.ifm_chw[0] != spec.ofm_chw[0]:
-        raise KernelUnsupported("lane-ordered weights for a depthwise layer with a channel multiplier")
+    if choice.weights in ("lanes", "taps") and spec.kind == "depthwise" and spec.multiplier != 1:
+        raise KernelUnsupported(f"{choice.weights}-ordered weights for a depthwise layer with a channel multiplier")
     channels = spec.ofm_chw[0]
     words = np.zeros(WORDS["COUNT"], np.int64)
 
@@ -121,7 +177,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
     put(IN_C=spec.ifm_chw[0], IN_H=spec.ifm_chw[1], IN_W=spec.ifm_chw[2])
     put(OUT_C=channels, OUT_H=spec.ofm_chw[1], OUT_W=spec.ofm_chw[2])
     put(KERNEL_H=spec.kernel[0], KERNEL_W=spec.kernel[1], STRIDE_H=spec.stride[0], STRIDE_W=spec.stride[1],
-        DILATION_H=spec.dilation[0], DILATION_W=spec.dilation[1])
+        DILATION_H=spec.dilation[0], DILATION_W=spec.dilation[1],
+        MULTIPLIER=spec.multiplier if spec.kind == "depthwise" else 1)
     for prefix, layout in (("IN", spec.ifm), ("OUT", spec.ofm)) + ((("RES", spec.add.residual),) if spec.add else ()):
         a = layout.addressing()
         put(**{f"{prefix}_OFFSET": a.offset, f"{prefix}_SC": a.sc, f"{prefix}_SH": a.sh, f"{prefix}_SW": a.sw})
@@ -143,7 +200,9 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
             ADD_OUT_ZP=a.output_zp, ADD_ACT_MIN=a.act_min, ADD_ACT_MAX=a.act_max)
     multipliers = spec.multipliers or [(0, 0)] * channels
     requant = [(m, -s, 1 << (-s - 1)) if -31 <= s <= -1 else (0, 0, 0) for m, s in multipliers]
-    tables = {"BIAS_AT": np.asarray(spec.bias, np.int64), "MULTIPLIER_AT": [m for m, _ in multipliers],
+    # The float stage adds its own float bias after scaling: the accumulators start at 0.
+    bias = np.zeros(channels, np.int64) if floating else np.asarray(spec.bias, np.int64)
+    tables = {"BIAS_AT": bias, "MULTIPLIER_AT": [m for m, _ in multipliers],
               "SHIFT_AT": [s for _, s in multipliers]}
     if spec.kind != "average":  # the convolution kernels' tables (the average derives its own per channel)
         tables.update(REQUANT_AT=np.asarray(requant, np.int64).reshape(-1), WEIGHT_SUM_AT=_weight_sums(spec))
@@ -153,12 +212,16 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
         tables.update(RES_BIAS_AT=np.asarray(fused.bias, np.int64),
                       RES_MULTIPLIER_AT=[m for m, _ in fused.multipliers],
                       RES_SHIFT_AT=[s for _, s in fused.multipliers])
+    if floating:
+        float_words, float_table = _float_words(spec)
+        put(**float_words)
+        tables["FLOAT_AT"] = float_table
     at = WORDS["COUNT"]  # the tables follow the words, one after another
     for name, table in tables.items():
         put(**{name: at})
         at += len(table)
     scales = b""
-    if spec.kind == "fully_connected" and spec.multipliers is not None:
+    if spec.kind == "fully_connected" and spec.multipliers is not None and not floating:
         if spec.scales is None:
             raise KernelUnsupported("a fully connected layer without its double scales")
         at += at % 2  # binary64 values on an 8-byte boundary (the block is 16-byte aligned)
@@ -178,10 +241,12 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice()) -> bytes
 # The flags that make code linkable into an embedded ELF (no libc, no TLS, no
 # stack protector's canary, position independent).
 # -fno-tree-loop-distribute-patterns: GCC would turn copy and fill loops into
-# memcpy/memset calls, which nothing provides.
+# memcpy/memset calls, which nothing provides. -ffp-contract=off: the float
+# output stage rounds after every operation, as the graph it reproduces does
+# (GCC would fuse a multiply and an add on FMA hosts and FPv4/FPv5 cores).
 _FREESTANDING = ("-fPIC", "-ffreestanding", "-fno-stack-protector", "-fno-exceptions", "-fno-unwind-tables",
                  "-fno-asynchronous-unwind-tables", "-fno-tree-loop-distribute-patterns", "-fvisibility=hidden",
-                 "-Wall", "-Werror")
+                 "-ffp-contract=off", "-Wall", "-Werror")
 
 
 def kernel_library(preset: CpuPreset, host_arch: tuple[str, ...] = ("-march=native",)) -> Path:

@@ -54,6 +54,10 @@ class RamUse:
     # With --npu: the simulated NPU SRAM inside the arena high-water. A real
     # NPU has that SRAM of its own, so the total leaves it out.
     simulated_npu_sram: int = 0
+    # The compile-time memory plan's block (inside the arena high-water,
+    # counted once) and the largest offset + length the runs used in it.
+    buffer_plan_size: int = 0
+    buffer_plan_high_water: int = 0
 
     @property
     def runtime_arena(self) -> int:
@@ -61,8 +65,13 @@ class RamUse:
         return self.arena_high_water - self.simulated_npu_sram
 
     @property
+    def without_stack(self) -> int:
+        """Static data and the arena (the planned block counted once), without the simulated NPU SRAM."""
+        return self.static_data + self.runtime_arena
+
+    @property
     def total(self) -> int:
-        return self.static_data + self.runtime_arena + self.stack_high_water
+        return self.without_stack + self.stack_high_water
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,18 @@ class DeployResult:
         return int(self.artifact.manifest.get("macs", 0))
 
     @property
+    def arena_planned(self) -> int | None:
+        """<NAME>_ARENA_SIZE: the block the compile-time memory plan fixed (None without a plan)."""
+        plan = self.artifact.manifest.get("memory_plan") or {}
+        return plan.get("arena_size")
+
+    @property
+    def activation_lower_bound(self) -> int | None:
+        """The largest sum of the model's simultaneously live activations (None when unknown)."""
+        activations = self.artifact.manifest.get("activations") or {}
+        return activations.get("lower_bound")
+
+    @property
     def instructions_per_mac(self) -> float | None:
         return self.instructions / self.macs if self.macs else None
 
@@ -167,6 +188,13 @@ class DeployResult:
                 "npu_simulator": self.flash.npu_simulator,
             },
             "ram_bytes": self.ram.total,
+            "ram_without_stack": self.ram.without_stack,
+            "arena_planned": self.arena_planned,
+            "arena_plan_high_water": self.ram.buffer_plan_high_water if self.arena_planned is not None else None,
+            "activation_lower_bound": self.activation_lower_bound,
+            "ram_without_stack_over_lower_bound": (round(self.ram.without_stack / self.activation_lower_bound, 3)
+                                                   if self.activation_lower_bound else None),
+            "memory_plan_refused": (self.artifact.manifest.get("memory_plan") or {}).get("refused"),
             "ram": {
                 "static_data": self.ram.static_data,
                 "arena_high_water": self.ram.arena_high_water,
@@ -174,6 +202,8 @@ class DeployResult:
                 "arena_capacity": self.ram.arena_capacity,
                 "stack_size": self.ram.stack_size,
                 "simulated_npu_sram": self.ram.simulated_npu_sram,
+                "buffer_plan_size": self.ram.buffer_plan_size,
+                "buffer_plan_high_water": self.ram.buffer_plan_high_water,
             },
             "instructions": self.instructions,
             "first_run_instructions": self.first_run_instructions,
@@ -425,6 +455,8 @@ def deploy(
                 arena_capacity=run.number("arena_capacity"),
                 stack_size=run.number("stack_size"),
                 simulated_npu_sram=run.number("npu_sram_bytes") if npu else 0,
+                buffer_plan_size=run.number("buffer_plan_size"),
+                buffer_plan_high_water=run.number("buffer_plan_high_water"),
             ),
             instructions=run.number("instructions"),
             first_run_instructions=run.number("first_run_instructions"),

@@ -73,6 +73,22 @@ def _instruction_rows(result: DeployResult) -> list[str]:
     ]
 
 
+def _memory_plan_rows(result: DeployResult) -> list[str]:
+    r = result.ram
+    planned, bound = result.arena_planned, result.activation_lower_bound
+    rows = [_row("RAM without the stack", f"{r.without_stack:,} B",
+                 f"{r.without_stack / bound:.2f}x the lower bound" if bound else "")]
+    if planned is not None:
+        used = "as planned" if r.buffer_plan_high_water == planned else f"{r.buffer_plan_high_water:,} B used"
+        rows.append(_row("  planned buffers (in the arena)", f"{planned:,} B", used))
+    else:
+        refused = (result.artifact.manifest.get("memory_plan") or {}).get("refused", "")
+        rows.append(_row("  planned buffers", "none", refused))
+    if bound:
+        rows.append(_row("live-activation lower bound", f"{bound:,} B", "largest sum of live activations"))
+    return rows
+
+
 def format_table(result: DeployResult) -> str:
     a, f, r = result.artifact, result.flash, result.ram
     lines = [
@@ -94,6 +110,7 @@ def format_table(result: DeployResult) -> str:
     ]
     if result.npu:
         lines.append(_row("  simulated NPU SRAM (not counted)", f"{r.simulated_npu_sram:,} B"))
+    lines += _memory_plan_rows(result)
     lines += _instruction_rows(result)
     return "\n".join(lines)
 

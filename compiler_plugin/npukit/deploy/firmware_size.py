@@ -43,7 +43,15 @@ def map_sections(map_text: str) -> list[tuple[str, str, int]]:
         m = _NAME_ONLY.match(line)
         if m:
             pending = m.group(1)
-    return [(_KINDS[section.split(".")[1]], path, size) for section, path, size in out if size]
+    return [(_kind(section), path, size) for section, path, size in out if size]
+
+
+def _kind(section: str) -> str:
+    # The boards' linker scripts put .data.rel.ro (address tables, read-only
+    # once linked) with the constants.
+    if section == ".data.rel.ro" or section.startswith(".data.rel.ro."):
+        return "rodata"
+    return _KINDS[section.split(".")[1]]
 
 
 @dataclass

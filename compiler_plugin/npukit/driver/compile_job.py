@@ -63,6 +63,8 @@ class JobResult:
     mynpu_report: dict | None = None
     # Tuned CPU pipeline: export -> LayerKernelCalls.summary()'s entry.
     cpu_kernels: dict | None = None
+    # The exported function's buffer allocations (passes.buffer_allocations).
+    buffer_allocations: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -87,6 +89,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     from npukit.driver.phases import PhasedPipeline
     from npukit.errors import CompileError, TargetError
     from npukit.frontends.entry_signatures import EntrySignatures
+    from npukit.passes.buffer_allocations import BufferAllocations
     from npukit.passes.dispatch_inventory import DispatchInventory
     from npukit.passes.module_naming import NameModule
     from npukit.passes.registry import passes_for
@@ -101,6 +104,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
 
     signatures = EntrySignatures()
     inventory = DispatchInventory()
+    allocations = BufferAllocations()
     mynpu = None
     if job.mynpu is not None:
         from npukit.mynpu.options import MynpuOptions
@@ -122,6 +126,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
             raise TargetError("recognising the NPU's layers needs a mynpu target")
         hooks["stream"] = [mynpu.partition]  # the CPU code is never generated
     hooks.setdefault("stream", []).insert(0, inventory)
+    hooks["stream"].insert(1, allocations)
     # Reaching 'stream' is reported before its passes run: a failure from here on may be a tuned pass's.
     hooks["stream"].insert(0, lambda _m: progress("", "stream"))
     if job.read_signatures:
@@ -155,6 +160,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         dispatches=[d.to_json() for d in inventory.dispatches],
         mynpu_report=mynpu.report if mynpu is not None else None,
         cpu_kernels=kernels.summary() if kernels is not None else None,
+        buffer_allocations=allocations.program.to_json(),
     )
 
 

@@ -82,4 +82,5 @@ def match_accumulator_average(body: DispatchBody, constant_of) -> LayerSpec:
     return LayerSpec("average", ifm, ofm, (channels, 1, pixels), (channels, 1, 1), (1, pixels), (1, 1), (1, 1),
                      np.zeros(0, np.int8), stage.bias, stage.multipliers, 0, requantized.output.zero_point,
                      stage.act_min, stage.act_max, requantized.activation.kind == "relu", add,
-                     average=AverageOutput(average.count, low, high))
+                     average=AverageOutput(average.count, low, high), float_epilogue=True,
+                     float_unsupported="an average pool of requantized accumulators in float")

@@ -1,7 +1,12 @@
 """The geometry of an int8 contraction from its indexing maps: which loop
 dimensions are channels, pixels and kernel taps, the strides and dilations,
 the input's layout, and the weights packed in the layer's order
-(conv [OC][KH][KW][IC], depthwise [KH][KW][C], fully connected [N][K])."""
+(conv [OC][KH][KW][IC], depthwise [KH][KW][C * M], fully connected [N][K]).
+
+A depthwise contraction may have a channel multiplier M (TFLite's
+depth_multiplier, linalg's depthwise_conv_2d_nhwc_hwcm): two parallel output
+dimensions, input channel c and multiplier index m, with output channel
+c * M + m; its output roles name them "C" and "M" (layer_spec.merged_channels)."""
 
 from __future__ import annotations
 
@@ -55,6 +60,7 @@ class Geometry:
     stride: tuple[int, int]
     dilation: tuple[int, int]
     weights: np.ndarray
+    multiplier: int = 1  # depthwise: output channels per input channel (c * M + m)
 
 
 def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> Geometry:
@@ -87,11 +93,23 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
                         (filter_dims, ir.ShapedType(operands[1].type).shape)):
         for d, s in zip(dims, shape):
             sizes[d] = s
-    pure_in = {r[0][0] for r in in_map if len(r) == 1 and r[0][1] == 1 and iterators[r[0][0]] == "reduction"}
-    pure_in |= {r[0][0] for r in in_map if len(r) == 1 and r[0][0] in filter_dims and r[0][0] in out_dims}
+    channel_in = {r[0][0] for r in in_map if len(r) == 1 and r[0][0] in filter_dims and r[0][0] in out_dims}
+    pure_in = set(channel_in)
+    if not channel_in:
+        pure_in |= {r[0][0] for r in in_map if len(r) == 1 and r[0][1] == 1 and iterators[r[0][0]] == "reduction"}
     roles: dict[int, str] = {}
-    spatial: list[tuple[int, int, int | None, int]] = []  # (out dim, stride, kernel dim, dilation)
+    # (out dim, stride, kernel dim, dilation); out dim None: an input dimension
+    # a depthwise layer reads with a kernel dimension alone, a spatial
+    # dimension of one output pixel (IREE drops its output dimension).
+    spatial: list[tuple[int | None, int, int | None, int]] = []
     for r, load_stride in zip(in_map, load_strides):
+        kernel_only = len(r) == 1 and iterators[r[0][0]] == "reduction"
+        if kernel_only and (channel_in or load_stride != 1):
+            # A depthwise layer has no input-channel reduction; a strided read is
+            # no channel: a window over a dimension of one output pixel.
+            spatial.append((None, 1, r[0][0], r[0][1] * load_stride))
+            pure_in.discard(r[0][0])
+            continue
         if len(r) == 1 and r[0][0] in pure_in:
             if load_stride != 1:
                 raise NotSupported("a strided read over channels")
@@ -122,16 +140,30 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
                 raise NotSupported("a reduction that is not over input channels or the kernel window")
     depthwise = "C" in roles.values()
     channel = [d for d in out_dims if roles.get(d) in ("OC", "C")]
+    multiplier_dim = None
+    if depthwise and len(channel) == 2 and sorted(roles[d] for d in channel) == ["C", "OC"]:
+        # A channel multiplier: output (c, m) reads input channel c with filter (c, m).
+        c_dim, multiplier_dim = (channel if roles[channel[0]] == "C" else channel[::-1])
+        roles[multiplier_dim] = "M"
+        channel = [c_dim]
+    if not channel and not depthwise:
+        channel = [None]  # one output channel: IREE drops the dimension of size 1
     if len(channel) != 1:
         raise NotSupported("not one output-channel dimension")
     spatial_out = [d for d in out_dims if roles.get(d) == "S"]
     if len(spatial_out) > 2:
         raise NotSupported("more than two spatial dimensions")
-    by_out = {s[0]: s for s in spatial}
-    geometry_hw = [by_out[d] for d in spatial_out]
+    if any(s[0] is None for s in spatial):
+        if len(spatial) > 2:
+            raise NotSupported("more than two spatial dimensions")
+        geometry_hw = list(spatial)  # in the input's dimension order
+    else:
+        by_out = {s[0]: s for s in spatial}
+        geometry_hw = [by_out[d] for d in spatial_out]
     while len(geometry_hw) < 2:
         geometry_hw.insert(0, (None, 1, None, 1))
     (oy, sy, ky, dy), (ox, sx, kx, dx) = geometry_hw
+    row_kernel = ky
     oh, ow = sizes.get(oy, 1) if oy is not None else 1, sizes.get(ox, 1) if ox is not None else 1
     kh, kw = (sizes[ky] if ky is not None else 1), (sizes[kx] if kx is not None else 1)
     ic_dims = [d for d, r in roles.items() if r == "IC"]
@@ -141,25 +173,28 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
         # Each channel's own dot product over several inputs (an SVDF's time filter): a grouped layer.
         raise NotSupported("a depthwise channel that also sums over input channels")
     ic = sizes[ic_dims[0]] if ic_dims else 1
-    oc = sizes[channel[0]]
+    oc = sizes[channel[0]] if channel[0] is not None else 1
+    multiplier = sizes[multiplier_dim] if multiplier_dim is not None else 1
     if depthwise:
-        ic = oc
+        ic, oc = oc, oc * multiplier
     # Which input tensor dimension is C, H or W.
     in_roles: list[str | None] = []
     for r, s in zip(in_map, ifm_tensor.shape):
         if len(r) == 1 and r[0][0] in pure_in:
             in_roles.append("C")
+        elif all(iterators[d] == "reduction" for d, _ in r):  # a dimension of one output pixel
+            in_roles.append("H" if r[0][0] == row_kernel else "W")
         else:
             out_dim = next(d for d, _ in r if iterators[d] == "parallel")
-            in_roles.append("H" if out_dim == oy else "W")
+            in_roles.append("H" if out_dim == oy and oy is not None else "W")
     ifm_shape = dict(zip(in_roles, ifm_tensor.shape))
     ih, iw = ifm_shape.get("H", 1), ifm_shape.get("W", 1)
     if (oh - 1) * sy + (kh - 1) * dy + 1 > ih or (ow - 1) * sx + (kw - 1) * dx + 1 > iw:
         raise NotSupported("the window reaches outside the input")
-    out_roles = tuple("C" if d == channel[0] else ("H" if d == oy else "W") if d in (oy, ox) else None
-                      for d in out_dims)
-    # Packed weights in the ISA's layout.
-    order = {"conv": ["OC", "KH", "KW", "IC"], "depthwise": ["KH", "KW", "C"]}
+    out_roles = tuple("C" if d == channel[0] else "M" if d == multiplier_dim else
+                      ("H" if d == oy else "W") if d in (oy, ox) else None for d in out_dims)
+    # Packed weights in the ISA's layout (depthwise: [KH][KW][C][M], channel c * M + m).
+    order = {"conv": ["OC", "KH", "KW", "IC"], "depthwise": ["KH", "KW", "C", "M"]}
     role_of_filter = []
     for d in filter_dims:
         r = roles[d]
@@ -177,6 +212,8 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
             expanded = expanded[..., np.newaxis]
             present.append(role)
     packed = np.ascontiguousarray(expanded.transpose([present.index(r) for r in target]))
+    if kind == "depthwise":
+        packed = packed.reshape(kh, kw, oc)
     ifm_layout = TensorLayout(ifm_tensor, tuple(in_roles))
     return Geometry(kind, ifm_layout, out_roles, (ic, ih, iw), (oc, oh, ow), (kh, kw), (sy, sx), (dy, dx),
-                     packed)
+                     packed, multiplier)

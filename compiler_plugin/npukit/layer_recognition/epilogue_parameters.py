@@ -11,7 +11,8 @@ from npukit.layer_recognition import float_epilogue as ep
 from npukit.layer_recognition.scalar_expression import Node
 from npukit.layer_recognition.contraction_geometry import map_results
 from npukit.layer_recognition.dispatch_ir import DispatchBody, SystemTensor
-from npukit.layer_recognition.layer_spec import ElementwiseAdd, NotSupported, ResidualAccumulators, TensorLayout
+from npukit.layer_recognition.layer_spec import ElementwiseAdd, NotSupported, ResidualAccumulators, TensorLayout, \
+    merged_channels
 from npukit.quantization.requantization import accumulator_scale, addition_multipliers, as_f32, integer_bias, \
     quantize_multiplier
 
@@ -54,14 +55,16 @@ class EpilogueInputs:
             raise NotSupported("an epilogue whose loops are not the layer's dimensions")
         self.loop_roles = tuple(loop_roles)
         channel = self.loop_roles.index("C") if "C" in self.loop_roles else None
+        multiplier = self.loop_roles.index("M") if "M" in self.loop_roles else None
         for i, (value, dims) in enumerate(zip(inputs, dims_of)):
             if i == self.contraction_arg:
                 continue
-            if dims is not None and channel is not None and dims == [channel]:
+            per_channel = _per_channel_order(dims, channel, multiplier)
+            if per_channel is not None:
                 data = constant_of(value)
                 if data is None:
                     raise NotSupported("a per-channel epilogue operand that is not a constant")
-                self.per_channel[i] = np.asarray(data).reshape(-1)
+                self.per_channel[i] = per_channel(np.asarray(data), generic, multiplier)
             elif dims is not None and sorted(dims) == list(range(loops)) and value in body.loads:
                 self.tensors[i] = body.loads[value]
                 self.tensor_roles[i] = tuple(self.loop_roles[d] for d in dims)
@@ -71,6 +74,37 @@ class EpilogueInputs:
         # None: the generic writes other than element by element (a reduction).
         self.output_roles = tuple(self.loop_roles[d] for d in out_dims) \
             if out_dims is not None and sorted(out_dims) == list(range(loops)) else None
+
+
+def _per_channel_order(dims: list[int] | None, channel: int | None, multiplier: int | None):
+    """For an operand indexed by the channel loops only, the function giving
+    its values per output channel (c, or c * M + m with a channel
+    multiplier); None for any other operand."""
+    if dims is None or channel is None:
+        return None
+    if dims == [channel]:
+        if multiplier is None:
+            return lambda data, _generic, _m: data.reshape(-1)
+        return lambda data, generic, m: np.repeat(data.reshape(-1), _loop_size(generic, m))
+    if multiplier is None:
+        return None
+    if dims == [channel, multiplier]:
+        return lambda data, _generic, _m: data.reshape(-1)
+    if dims == [multiplier, channel]:
+        return lambda data, _generic, _m: np.ascontiguousarray(data.reshape(data.shape[0], -1).T).reshape(-1)
+    if dims == [multiplier]:
+        return lambda data, generic, _m: np.tile(data.reshape(-1), _loop_size(generic, channel))
+    return None
+
+
+def _loop_size(generic: ir.Operation, loop: int) -> int:
+    """The trip count of a loop of ``generic``, from an operand it indexes plainly."""
+    for value, results in zip(generic.operands, (map_results(m) for m in
+                                                 ir.ArrayAttr(generic.attributes["indexing_maps"]))):
+        for d, r in enumerate(results):
+            if len(r) == 1 and r[0] == (loop, 1):
+                return ir.ShapedType(value.type).shape[d]
+    raise NotSupported("a loop no operand indexes")
 
 
 def _plain_dims(results: list[list[tuple[int, int]]]) -> list[int] | None:
@@ -175,7 +209,7 @@ def add_parameters(match: ep.ResidualAdd, inputs: EpilogueInputs, like: TensorLa
                     else match.residual.source.value)
     if residual_arg not in inputs.tensors:
         raise NotSupported("the residual operand is not a tensor in memory")
-    residual = TensorLayout(inputs.tensors[residual_arg], inputs.tensor_roles[residual_arg])
+    residual = merged_channels(TensorLayout(inputs.tensors[residual_arg], inputs.tensor_roles[residual_arg]))
     dtype = "i32" if match.residual_requantized else "i8"
     if residual.tensor.dtype != dtype or not residual.tensor.is_whole or role_sizes(residual) != role_sizes(like):
         raise NotSupported(f"the residual operand is not a whole {dtype} tensor of the output's shape")

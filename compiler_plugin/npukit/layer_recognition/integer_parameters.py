@@ -18,7 +18,8 @@ import numpy as np
 
 from npukit.layer_recognition import integer_epilogue as ie
 from npukit.layer_recognition.epilogue_parameters import EpilogueInputs, role_sizes
-from npukit.layer_recognition.layer_spec import ElementwiseAdd, NotSupported, ResidualAccumulators, TensorLayout
+from npukit.layer_recognition.layer_spec import ElementwiseAdd, NotSupported, ResidualAccumulators, TensorLayout, \
+    merged_channels
 from npukit.layer_recognition.scalar_expression import Node, NotEvaluable, evaluate
 from npukit.quantization.fixed_point_reference import multiply_by_quantized_multiplier_array, \
     scale_rounded_once_array
@@ -155,7 +156,7 @@ def addition(expression: Node, match: ie.Addition, inputs: EpilogueInputs, contr
                                             fused_stage.high)
     if residual_arg not in inputs.tensors:
         raise NotSupported("the residual operand is not a tensor in memory")
-    residual = TensorLayout(inputs.tensors[residual_arg], inputs.tensor_roles[residual_arg])
+    residual = merged_channels(TensorLayout(inputs.tensors[residual_arg], inputs.tensor_roles[residual_arg]))
     if residual.tensor.dtype != dtype or not residual.tensor.is_whole or role_sizes(residual) != role_sizes(like):
         raise NotSupported(f"the residual operand is not a whole {dtype} tensor of the output's shape")
     add = ElementwiseAdd(residual, other.zero_point, layer.zero_point, _pair(layer.multiplier),

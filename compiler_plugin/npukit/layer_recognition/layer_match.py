@@ -21,8 +21,9 @@ from npukit.layer_recognition.constant_pool import BindingSite, constant_reader
 from npukit.layer_recognition.contraction_geometry import Geometry, contraction_geometry, is_int8_contraction
 from npukit.layer_recognition.dispatch_ir import DispatchBody, defining_op, dense_constant
 from npukit.layer_recognition.epilogue_parameters import EpilogueInputs, add_parameters, requantization
+from npukit.layer_recognition.float_parameters import checked_float_add, checked_float_stage
 from npukit.layer_recognition.integer_parameters import OutputStage, addition, checked_output_stage
-from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
+from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout, merged_channels
 
 
 def reduces_accumulators(body: DispatchBody) -> bool:
@@ -60,7 +61,7 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
         stored = [t for v, t in body.stores if v == contraction.results[0]]
         if len(stored) != 1 or len(body.stores) != 1:
             raise NotSupported("the accumulators are not stored once")
-        ofm = TensorLayout(stored[0], geometry.ofm_roles)
+        ofm = merged_channels(TensorLayout(stored[0], geometry.ofm_roles))
         return _spec(geometry, ofm, np.zeros(channels, np.int32), None, 0, 0, -128, 127, False)
     if len(others) != 1 or others[0].name != "linalg.generic":
         raise NotSupported("an epilogue of more than one operation")
@@ -71,7 +72,7 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
     inputs = EpilogueInputs(generic, contraction, body, constant_of, geometry.ofm_roles)
     if inputs.output_roles is None:
         raise NotSupported("the epilogue writes its result other than element by element")
-    ofm = TensorLayout(stored[0], inputs.output_roles)
+    ofm = merged_channels(TensorLayout(stored[0], inputs.output_roles))
     expression = expression_of(generic)
     simple = ep.match_requantized(expression)
     if simple is not None:
@@ -82,6 +83,7 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
                      simple.activation.kind == "relu")
         if geometry.kind == "fully_connected":
             spec.scales = scales  # TFLite's fully connected kernel scales by this double
+        _read_float(spec, lambda: (checked_float_stage(expression, simple, inputs, channels), None))
         return spec
     residual = ep.match_residual_add(expression, inputs.contraction_arg)
     if residual is not None:
@@ -93,8 +95,19 @@ def match_layer(body: DispatchBody, constant_of) -> LayerSpec:
         spec = _spec(geometry, ofm, bias, multipliers, ifm_zp, inner.output.zero_point, low, high,
                      inner.activation.kind == "relu")
         spec.add = add_parameters(residual, inputs, ofm, channels)
+        _read_float(spec, lambda: checked_float_add(expression, residual, inputs, channels))
         return spec
     return _integer_epilogue(expression, geometry, ofm, inputs, channels)
+
+
+def _read_float(spec: LayerSpec, read) -> None:
+    """Marks ``spec`` as requantizing in float and reads its float stage (and
+    ADD) with ``read``, or records why it cannot."""
+    spec.float_epilogue = True
+    try:
+        spec.float_stage, spec.float_add = read()
+    except NotSupported as e:
+        spec.float_unsupported = str(e)
 
 
 def _integer_epilogue(expression, geometry: Geometry, ofm: TensorLayout, inputs: EpilogueInputs,
@@ -147,4 +160,5 @@ def _spec(g: Geometry, ofm: TensorLayout, bias, multipliers, ifm_zp, ofm_zp, low
     if len(layouts) > 1:
         raise NotSupported("the input and output layouts differ")
     return LayerSpec(g.kind, g.ifm, ofm, g.ifm_chw, g.ofm_chw, g.kernel, g.stride, g.dilation, g.weights,
-                     np.asarray(bias, np.int32), multipliers, ifm_zp, ofm_zp, low, high, relu)
+                     np.asarray(bias, np.int32), multipliers, ifm_zp, ofm_zp, low, high, relu,
+                     multiplier=g.multiplier)

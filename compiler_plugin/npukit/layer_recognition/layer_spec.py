@@ -5,7 +5,7 @@ fixed-point multipliers and the fused output stage."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -29,10 +29,13 @@ class Addressing:
 
 @dataclass
 class TensorLayout:
-    """How a system tensor's dimensions map to C, H and W (missing ones are 1)."""
+    """How a system tensor's dimensions map to C, H and W (missing ones are 1).
+    A depthwise layer with a channel multiplier M addresses its output as two
+    dimensions, input channel c ("C") and multiplier m ("M"); merged_channels
+    makes them the one channel dimension c * M + m its consumers address."""
 
     tensor: SystemTensor
-    roles: tuple[str | None, ...]  # per dimension: "C", "H", "W" or None (size 1)
+    roles: tuple[str | None, ...]  # per dimension: "C", "H", "W", "M" or None (size 1)
 
     @property
     def layout(self) -> str:
@@ -50,6 +53,31 @@ class TensorLayout:
         start = sum(o * s for o, s in zip(t.offsets, dense))
         role = {r: dense[d] * steps[d] for d, r in enumerate(self.roles) if r is not None}
         return Addressing(t.offset + start * t.element_bytes, role.get("C", 0), role.get("H", 0), role.get("W", 0))
+
+
+def merged_channels(t: TensorLayout) -> TensorLayout:
+    """``t`` with a channel multiplier's dimension ("M") merged into the
+    channel dimension before it: channel c * M + m. The M dimension must
+    follow C directly and be read whole, so the merged channels lie one
+    element stride apart; otherwise NotSupported."""
+    if "M" not in t.roles:
+        return t
+    if "C" not in t.roles:
+        raise NotSupported("a depthwise output with a channel multiplier but no channel dimension")
+    c, m = t.roles.index("C"), t.roles.index("M")
+    x = t.tensor
+    steps = x.strides or (1,) * len(x.shape)
+    if c + 1 != m or x.offsets[m] != 0 or x.sizes[m] != x.shape[m] or steps[m] != 1 or steps[c] != 1:
+        raise NotSupported("a depthwise output whose channels are not input channel * multiplier + index, densely")
+    n = x.shape[m]
+
+    def merge(values: tuple[int, ...], merged: int) -> tuple[int, ...]:
+        return values[:c] + (merged,) + values[m + 1:]
+
+    tensor = replace(x, shape=merge(x.shape, x.shape[c] * n), offsets=merge(x.offsets, x.offsets[c] * n),
+                     sizes=merge(x.sizes, x.sizes[c] * n),
+                     strides=None if x.strides is None else merge(x.strides, 1))
+    return TensorLayout(tensor, t.roles[:m] + t.roles[m + 1:])
 
 
 @dataclass
@@ -96,6 +124,46 @@ class AverageOutput:
 
 
 @dataclass
+class FloatQuantize:
+    """An activation and a QuantizeLinear in binary32, as an ONNX QDQ graph
+    computes them: v = min(max(v, 0) if relu else v, upper), then
+    clamp(roundeven(v / scale) + zero_point, low, high)."""
+
+    scale: float  # a binary32 value
+    zero_point: int
+    relu: bool
+    upper: float | None
+    low: int
+    high: int
+
+
+@dataclass
+class FloatStage:
+    """The float output stage of an ONNX QDQ layer, operation by operation as
+    IREE's epilogue computes it: v = float32(acc - correction) * scale0 *
+    scale1 + bias (each operation rounded to binary32), then ``quantize``.
+    Per output channel: ``scales0``, ``scales1``, ``bias`` (float32 [OC])."""
+
+    scales0: np.ndarray
+    scales1: np.ndarray
+    bias: np.ndarray
+    quantize: FloatQuantize
+
+
+@dataclass
+class FloatAdd:
+    """The float residual addition after a float stage: v =
+    float32(out - conv_zp) * conv_scale + float32(res - residual_zp) *
+    residual_scale, then ``quantize``."""
+
+    conv_zp: int
+    conv_scale: float
+    residual_zp: int
+    residual_scale: float
+    quantize: FloatQuantize
+
+
+@dataclass
 class LayerSpec:
     """One layer in integer terms. ``kind`` "average" (CPU kernels only,
     npukit.layer_recognition.accumulator_average) is a global average pool whose input is
@@ -111,7 +179,8 @@ class LayerSpec:
     kernel: tuple[int, int]
     stride: tuple[int, int]
     dilation: tuple[int, int]
-    weights: np.ndarray  # ISA layout: conv [OC][KH][KW][IC], depthwise [KH][KW][C], FC [N][K]
+    # ISA layout: conv [OC][KH][KW][IC], depthwise [KH][KW][OC] (OC = C * multiplier), FC [N][K]
+    weights: np.ndarray
     bias: np.ndarray  # int32 [OC]
     multipliers: list[tuple[int, int]] | None  # None: int32 accumulators out
     ifm_zp: int
@@ -126,6 +195,18 @@ class LayerSpec:
     # accumulators are multiplied by before one rounding (TFLite's kernel);
     # ``multipliers`` then only approximate it.
     scales: np.ndarray | None = None
+    # A depthwise layer's channel multiplier M: output channel o = c * M + m
+    # reads input channel c = o // M (TFLite's depth_multiplier); 1 otherwise.
+    multiplier: int = 1
+    # An ONNX QDQ layer's own float arithmetic (layer_recognition.float_parameters),
+    # verified on the dispatch's epilogue; None where the layer's epilogue is
+    # integer (the TFLite frontend) or was not read. ``float_add`` with ``add``.
+    # ``float_epilogue``: the dispatch requantizes in float (an ONNX QDQ
+    # layer); ``float_unsupported`` says why its float stage was not read.
+    float_stage: FloatStage | None = None
+    float_add: FloatAdd | None = None
+    float_epilogue: bool = False
+    float_unsupported: str = ""
 
     @property
     def macs(self) -> int:

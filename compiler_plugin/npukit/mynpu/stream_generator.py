@@ -10,7 +10,10 @@ double-buffered (DMA overlaps compute). Layout changes are explicit DMAs:
 windows of padded tensors, channel subsets of HWC tensors and depthwise
 channel tiles are strided transfers, described per tensor dimension;
 depthwise layers emulated one OP_CONV per channel on HWC tensors move each
-channel's plane with one strided DMA.
+channel's plane with one strided DMA. A depthwise layer with a channel
+multiplier M runs as OP_DEPTH_CONV over M * C channel planes in SRAM, the
+plane of output channel o gathered from input channel o // M by one DMA
+each (exact: the same products and sums as TFLite's kernel).
 """
 
 from __future__ import annotations
@@ -124,18 +127,18 @@ def _merged(dmas):
     return merged
 
 
-def _plane_dmas(t: TensorLayout, rows: tuple[int, int], channels: tuple[int, int], plane_bytes: int,
+def _plane_dmas(t: TensorLayout, rows: tuple[int, int], channels: "range | list[int]", plane_bytes: int,
                 sram_at: int):
-    """DMAs moving each channel of ``channels`` (rows ``rows``) of an HWC
-    system tensor to or from a channel plane in SRAM (plane ``c`` at
-    ``sram_at + c * plane_bytes``): per channel, one strided transfer of
-    one-element rows when the tensor's rows are whole."""
-    first, count = channels
-    one = _merged(_region_dmas(t, {"H": rows, "C": (first, 1)}, sram_at))
+    """DMAs moving each channel of ``channels`` (rows ``rows``) of a system
+    tensor to or from a channel plane in SRAM (the i-th at ``sram_at + i *
+    plane_bytes``): per channel, one transfer (strided in an HWC tensor)
+    when the tensor's rows are whole. A channel may repeat (a depthwise
+    layer's channel multiplier reads each input channel M times)."""
+    one = _merged(_region_dmas(t, {"H": rows, "C": (0, 1)}, sram_at))
     c_dim = t.roles.index("C")
     step = math.prod(t.tensor.shape[c_dim + 1:]) * t.tensor.element_bytes
-    return [(sys_at + c * step, sram + c * plane_bytes, *rest)
-            for c in range(count) for sys_at, sram, *rest in one]
+    return [(sys_at + c * step, sram + i * plane_bytes, *rest)
+            for i, c in enumerate(channels) for sys_at, sram, *rest in one]
 
 
 def _dma(s: CommandStream, binding: int, dmas, write: bool) -> None:
@@ -246,11 +249,25 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
     oc, oh, ow = spec.ofm_chw
     layout = _layout(spec)
     per_channel = spec.kind == "depthwise" and depthwise_mode == "per-channel"
-    # Per channel on HWC tensors, each channel's plane is gathered from
-    # (and scattered back to) system memory by strided DMAs.
-    planes = per_channel and layout != LAYOUT_CHW
+    # A channel multiplier M: the layer is a depthwise layer of M * C
+    # channels over the input with each channel repeated M times (output
+    # channel o reads input channel o // M), which the DMA builds in SRAM
+    # one channel plane at a time.
+    multiplier = spec.multiplier if spec.kind == "depthwise" else 1
+    # Per channel, or with a channel multiplier, on HWC tensors: each
+    # channel's plane is gathered from (and scattered back to) system memory
+    # by strided DMAs, and the layer computes on planes (CHW) in SRAM.
+    planes = (per_channel or multiplier > 1) and layout != LAYOUT_CHW
     if planes and spec.add is not None:
-        raise NotSupported("a depthwise layer with a residual addition, emulated per channel on HWC tensors")
+        raise NotSupported("a depthwise layer with a residual addition, emulated per channel or with a channel "
+                           "multiplier on HWC tensors")
+    if planes and multiplier > 1:
+        layout = LAYOUT_CHW  # OP_DEPTH_CONV on the planes
+
+    def sources(first: int, count: int) -> range | list[int]:
+        """The input channels of output channels first .. first + count - 1."""
+        return [o // multiplier for o in range(first, first + count)] if multiplier > 1 else \
+            range(first, first + count)
     # A fully connected layer that requantizes with fixed-point multipliers
     # (a 1x1 convolution over one pixel) is that convolution.
     as_conv = spec.kind == "fully_connected" and spec.multipliers is not None and spec.scales is None
@@ -259,10 +276,10 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
 
     def plane_reads(rows: int) -> int:
         band = (0, tiling.input_rows(rows))
-        return len(_plane_dmas(spec.ifm, band, (0, 1), 0, 0))
+        return len(_plane_dmas(spec.ifm, band, [0], 0, 0))
 
     # Weights, biases and the requantization table take three of a layer's DMA reads.
-    cap = (lambda r: (MAX_LAYER_DMA_READS - 3) // plane_reads(r)) if planes else None
+    cap = (lambda r: (MAX_LAYER_DMA_READS - 3) // plane_reads(r)) if planes or multiplier > 1 else None
     channels, rows, double = tiling.choose(cap)
     s = CommandStream()
     sizes = [0] * binding_count
@@ -297,10 +314,10 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
             tile_index += 1
             s.layer(double)
             ifm = ifm_at
-            if planes:
+            if planes or multiplier > 1:
                 ifm = buffers.ifm
                 _dma(s, spec.ifm.tensor.binding,
-                     _plane_dmas(spec.ifm, (iy0, band_in), (o0, t), band_in * iw, ifm), False)
+                     _plane_dmas(spec.ifm, (iy0, band_in), sources(o0, t), band_in * iw, ifm), False)
             elif not shared_ifm:
                 ifm = buffers.ifm
                 _dma(s, spec.ifm.tensor.binding,
@@ -353,7 +370,8 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
                 s.set(IFM_ZP=spec.ifm_zp, OFM_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max)
                 result = buffers.result
             if planes:
-                _dma(s, spec.ofm.tensor.binding, _plane_dmas(spec.ofm, (y0, r), (o0, t), r * ow, result), True)
+                _dma(s, spec.ofm.tensor.binding, _plane_dmas(spec.ofm, (y0, r), range(o0, o0 + t), r * ow, result),
+                     True)
             else:
                 _dma(s, spec.ofm.tensor.binding,
                      _region_dmas(spec.ofm, {"H": (y0, r), "C": (o0, t)}, result), True)

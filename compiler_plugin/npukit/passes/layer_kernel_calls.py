@@ -8,7 +8,12 @@ accumulators with that layer's output stage fused in
 (npukit.layer_recognition.accumulator_average). A matched dispatch's body is replaced by one
 call to ``npukit_s8_layer`` (npukit/cpu/kernels) with the layer's parameter
 block, tables and packed weights as read-only data of the executable, and
-one workgroup. The kernels compute TFLite's integer arithmetic exactly.
+one workgroup. The kernels compute TFLite's integer arithmetic exactly for
+layers whose dispatch computes it (the TFLite frontend's); a layer whose
+dispatch requantizes in float (an ONNX QDQ graph: DequantizeLinear, the
+layer in float, QuantizeLinear) keeps that float arithmetic, operation by
+operation (layer_recognition.float_parameters), unless ``float_output`` is
+off (the mynpu pairing, where the CPU computes what the NPU computes).
 
 The kernels reach the executable as an object IREE links in
 (``hal.executable.objects``) for .vmfb and embedded ELF output; a static
@@ -66,6 +71,7 @@ class LayerKernelCalls:
     objects: list[Path]
     choices: LayerChoices
     dispatches: dict[str, KernelDispatch] = field(default_factory=dict)
+    float_output: bool = True
 
     def __call__(self, module: ir.Operation) -> None:
         sites = binding_sites(module)
@@ -97,7 +103,7 @@ class LayerKernelCalls:
                 raise NotSupported("a workload known only at run time")
             spec = _match(body, site)
             choice, tuned = self.choices.for_layer(spec)
-            block = layer_block(spec, choice)
+            block = layer_block(spec, choice, self.float_output)
         except (NotSupported, KernelUnsupported) as e:
             self.dispatches[body.name] = KernelDispatch(reason=str(e))
             return

@@ -34,21 +34,24 @@ def passes_for(flags: list[str], output_format: str = "vm-bytecode",
                kernels: "LayerKernelCalls | None" = None) -> dict[str, list[ModuleHook]]:
     """npukit's passes for a compile with these IREE flags to this output
     format, with the mynpu target's hooks when ``mynpu`` is given and the
-    tuned CPU pipeline's when ``kernels`` is (layer kernel calls first, then
-    TFLite's integer requantization for the dispatches they do not take)."""
+    tuned CPU pipeline's when ``kernels`` is (layer kernel calls; with the NPU,
+    then TFLite's integer requantization for the CPU code)."""
     hooks: dict[str, list[ModuleHook]] = {"start": [RejectUnknownOperations()], "flow": [RemoveLayerBoundaries()]}
     tuned = [kernels] if kernels is not None else []
     if mynpu is not None or kernels is not None:
         # Layers that IREE gave one shared executable get one each: their constants become known.
         hooks["flow"].append(SeparateLayerExecutables())
     if mynpu is not None:
+        if kernels is not None:
+            kernels.float_output = False  # the CPU computes the NPU's (TFLite's) integer arithmetic
         hooks["preprocessing"] = [mynpu.retarget]
         hooks["stream"] = [mynpu.partition, mynpu.empty_npu_dispatches, *tuned, mynpu.requantize_cpu_code]
         hooks["hal"] = [mynpu.binaries]
     elif kernels is not None:
-        from npukit.passes.integer_requantization import IntegerRequantization
-
-        hooks["stream"] = [*tuned, IntegerRequantization()]
+        # The CPU alone: every dispatch computes the model's own arithmetic
+        # (an ONNX graph's float requantization stays float, a .tflite
+        # model's integer arithmetic is the frontend's).
+        hooks["stream"] = [*tuned]
     if is_inline_execution(flags):
         hooks.setdefault("stream", []).append(KeepConstantGlobals())
     if output_format == "vm-c":

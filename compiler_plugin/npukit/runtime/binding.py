@@ -40,6 +40,8 @@ class _Stats(ctypes.Structure):
         ("dispatch_count", c_uint64),
         ("invocation_count", c_uint64),
         ("arena_invalid_frees", c_size_t),
+        ("buffer_plan_size", c_size_t),
+        ("buffer_plan_high_water_mark", c_size_t),
     ]
 
 

@@ -24,6 +24,10 @@ typedef struct npukit_arena_t {
   iree_host_size_t high_water_mark;     // largest bytes_in_use seen
   iree_host_size_t allocation_count;    // live allocations
   iree_host_size_t invalid_free_count;  // frees of blocks not allocated (bugs)
+  // Set by the HAL while a compile-time memory plan is in use
+  // (npukit/hal/buffer_plan.h): buffers then take their planned places
+  // instead of blocks of this arena.
+  void* buffer_planner;
 } npukit_arena_t;
 
 // Prepares |arena| over |capacity| bytes at |memory| (aligned up to 16).
@@ -31,6 +35,9 @@ IREE_API_EXPORT void npukit_arena_initialize(void* memory, iree_host_size_t capa
 
 // An allocator that allocates from |arena| (which must outlive its users).
 IREE_API_EXPORT iree_allocator_t npukit_arena_allocator(npukit_arena_t* arena);
+
+// The arena behind |allocator|, or NULL when it is another allocator.
+IREE_API_EXPORT npukit_arena_t* npukit_arena_from_allocator(iree_allocator_t allocator);
 
 // Largest single allocation that would currently succeed.
 IREE_API_EXPORT iree_host_size_t npukit_arena_largest_free_block(const npukit_arena_t* arena);

@@ -23,6 +23,7 @@
 
 #include "iree/hal/local/executable_library.h"
 #include "iree/vm/api.h"
+#include "npukit/hal/buffer_plan.h"
 #include "npukit/hal/executable.h"
 #include "npukit/mynpu/backend.h"
 
@@ -63,6 +64,10 @@ typedef struct npukit_runtime_stats_t {
   uint64_t dispatch_count;                 // executable dispatches so far
   uint64_t invocation_count;
   iree_host_size_t arena_invalid_frees;  // frees the arena refused (0 unless there is a bug)
+  // With a memory plan in use: its block (inside the arena, counted once in
+  // its high-water mark) and the largest offset + length handed out from it.
+  iree_host_size_t buffer_plan_size;
+  iree_host_size_t buffer_plan_high_water_mark;
 } npukit_runtime_stats_t;
 
 IREE_API_EXPORT iree_status_t npukit_runtime_create(const npukit_runtime_options_t* options,
@@ -104,12 +109,30 @@ IREE_API_EXPORT iree_status_t npukit_runtime_mynpu_counters(const npukit_runtime
 // initializer (which loads its executables). One module per runtime.
 IREE_API_EXPORT iree_status_t npukit_runtime_load_module(npukit_runtime_t* runtime, npukit_module_create_fn_t create);
 
-// Copies input |index| into runtime memory (element type and encoding as in
+// Places every buffer the module's invocations allocate (inputs, results,
+// transients) at the offsets |plan| fixes (the <name>_buffer_plan of a
+// generated model), in one block of plan->size bytes taken from the arena.
+// Called after the module is loaded and before the first input is set; a
+// runtime on the system heap keeps heap buffers. A buffer request that does
+// not match the plan fails with FAILED_PRECONDITION.
+IREE_API_EXPORT iree_status_t npukit_runtime_use_buffer_plan(npukit_runtime_t* runtime,
+                                                             const npukit_buffer_plan_t* plan);
+
+// Copies input |index| into runtime memory (outside the memory plan) (element type and encoding as in
 // npukit/hal/hal_types.h; the shape in elements).
 IREE_API_EXPORT iree_status_t npukit_runtime_set_input(npukit_runtime_t* runtime, iree_host_size_t index,
                                                        uint32_t element_type, iree_host_size_t rank,
                                                        const int64_t* shape, const void* data,
                                                        iree_host_size_t byte_length);
+
+// The same without a copy: the module reads input |index| where |data| is
+// (which must stay valid and unchanged until the invocation returns). Memory
+// not aligned to NPUKIT_HAL_BUFFER_ALIGNMENT (64) bytes is copied instead.
+// Generated models bind their inputs, so the runtime holds no input copies.
+IREE_API_EXPORT iree_status_t npukit_runtime_bind_input(npukit_runtime_t* runtime, iree_host_size_t index,
+                                                        uint32_t element_type, iree_host_size_t rank,
+                                                        const int64_t* shape, const void* data,
+                                                        iree_host_size_t byte_length);
 
 // Calls an exported function ("tf2onnx", or "module.function") on the inputs
 // set so far; its outputs replace the previous ones.

@@ -126,7 +126,7 @@ int npukit_s8_average_x86(const int32_t* p, size_t input, size_t output, size_t 
   // The ADD's exactness conditions are npk_out's for the first operand's range.
   npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   const npk_out_t vo = npk_out(&o);
-  if (!vo.vector) return 0;
+  if (!vo.vector || o.fl.table) return 0;
   for (int32_t c = 0; add && c < channels; ++c) {
     if (!stage_exact(res_multiplier[c], res_min, res_max, res_zp)) return 0;
   }

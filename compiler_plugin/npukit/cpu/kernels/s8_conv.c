@@ -11,6 +11,11 @@
 // [2][4] (an odd last channel is paired with zero weights); on DSP cores a
 // layer may have them widened to int16 in the columns' order
 // (NPUKIT_S8_WEIGHTS_INT16), which takes the SXTB16s out of the dot product.
+//
+// A reduction longer than NPUKIT_S8_K_CHUNK is taken a chunk at a time (its
+// weights chunk by chunk, s8_layer.h): per pixel pair and block of output
+// channels, each chunk's columns are gathered and its dot products added to
+// the block's int32 sums, so the columns on the stack stay at one chunk's.
 #include "s8_output.h"
 
 #if defined(__ARM_FEATURE_DSP)
@@ -30,6 +35,29 @@ typedef struct {
   int32_t ic, kh, kw, sc, sh, sw, stride_h, stride_w, dy, dx, zp, k, k_padded;
   int32_t zp_pair;  // zp in both halfwords, for SSUB16
 } gather_t;
+
+// `n` int8 values of one pixel's receptive field (`row`, n a multiple of 4)
+// into its half of `columns`, four at a time with the zero point subtracted.
+static inline __attribute__((always_inline)) void widen(const gather_t* gp, const int8_t* restrict row, int32_t n,
+                                                        int16_t* restrict columns, int32_t pixel) {
+  const gather_t g = *gp;
+  npukit_s8_word_t* out = (npukit_s8_word_t*)columns + pixel * 2;
+  const npukit_s8_word_t* words = (const npukit_s8_word_t*)row;
+  const npukit_s8_word_t* end = words + n / 4;
+#if NPUKIT_S8_PAIRED
+  for (; words != end; ++words, out += 4) {
+    const int32_t w = *words;
+    out[0] = (int32_t)__ssub16(__sxtb16(w), g.zp_pair);
+    out[1] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(w), g.zp_pair);
+  }
+#else
+  for (; words != end; ++words, out += 4) {
+    const int8_t* b = (const int8_t*)words;
+    npukit_s8_half_t* o16 = (npukit_s8_half_t*)out;
+    for (int32_t r = 0; r < 4; ++r) o16[r] = (int16_t)(b[r] - g.zp);
+  }
+#endif
+}
 
 // Pixel `pixel`'s (0 or 1) receptive field at byte `offset` of the input
 // into `columns`, [K_PADDED / 4][2][4] int16: each group of four K indices of
@@ -51,22 +79,27 @@ static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int
       for (; c > 0; --c, at += g.sc) *to++ = *at;
     }
   }
-  npukit_s8_word_t* out = (npukit_s8_word_t*)columns + pixel * 2;
-  const npukit_s8_word_t* words = (const npukit_s8_word_t*)row;
-  const npukit_s8_word_t* end = words + g.k_padded / 4;
-#if NPUKIT_S8_PAIRED
-  for (; words != end; ++words, out += 4) {
-    const int32_t w = *words;
-    out[0] = (int32_t)__ssub16(__sxtb16(w), g.zp_pair);
-    out[1] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(w), g.zp_pair);
+  widen(&g, row, g.k_padded, columns, pixel);
+}
+
+// A chunk's K indices [k0, k0 + n) of pixel `pixel`'s receptive field at
+// byte `offset` into `columns` (n / 4 groups), as im2col does for all of K;
+// indices past K (its padding) are zeros.
+static void im2col_chunk(const gather_t* gp, int32_t offset, int32_t k0, int32_t n, int8_t* restrict row,
+                         int16_t* restrict columns, int32_t pixel) {
+  const gather_t g = *gp;
+  const int32_t end = k0 + n < g.k ? k0 + n : g.k;
+  int32_t c = k0 % g.ic, j = k0 / g.ic % g.kw, i = k0 / g.ic / g.kw;
+  int8_t* to = row;
+  for (int32_t k = k0; k < end;) {
+    const int8_t* at = g.in + offset + i * g.dy * g.sh + j * g.dx * g.sw + c * g.sc;
+    const int32_t run = g.ic - c < end - k ? g.ic - c : end - k;  // this tap's channels in the chunk
+    for (int32_t r = 0; r < run; ++r, at += g.sc) *to++ = *at;
+    k += run, c = 0;
+    if (++j == g.kw) j = 0, ++i;
   }
-#else
-  for (; words != end; ++words, out += 4) {
-    const int8_t* b = (const int8_t*)words;
-    npukit_s8_half_t* o16 = (npukit_s8_half_t*)out;
-    for (int32_t r = 0; r < 4; ++r) o16[r] = (int16_t)(b[r] - g.zp);
-  }
-#endif
+  for (int32_t k = end; k < k0 + n; ++k) *to++ = 0;
+  widen(&g, row, n, columns, pixel);
 }
 
 #if NPUKIT_S8_PAIRED
@@ -147,7 +180,32 @@ static void dot_pairs(const int16_t* columns, const int8_t* weights, int32_t k_p
 }
 #endif
 
-// The layer, with its im2col columns (2 * K_PADDED) and input row (K_PADDED).
+// A reduction longer than a chunk: for channels c0 .. c0 + 2 * pairs - 1
+// (weights: the layer's, from c0 within each chunk) and the two pixels at
+// at0 and at1, each chunk's columns then its dot products added to `block`,
+// which starts from the bias.
+static void dot_chunks(const gather_t* g, int32_t at0, int32_t at1, const int8_t* weights, int32_t c0,
+                       int32_t channels_even, int32_t wide, const int32_t* bias, int32_t pairs, int32_t* block,
+                       int16_t* columns, int8_t* row) {
+  static const int32_t zeros[BLOCK] = {0};
+  int32_t part[2 * BLOCK];
+  const int32_t value_bytes = wide ? 2 : 1;
+  for (int32_t k0 = 0; k0 < g->k_padded; k0 += NPUKIT_S8_K_CHUNK) {
+    const int32_t n = g->k_padded - k0 < NPUKIT_S8_K_CHUNK ? g->k_padded - k0 : NPUKIT_S8_K_CHUNK;
+    im2col_chunk(g, at0, k0, n, row, columns, 0);
+    im2col_chunk(g, at1, k0, n, row, columns, 1);
+    const int8_t* w = weights + value_bytes * ((int64_t)k0 * channels_even + (int64_t)c0 * n);
+    if (k0 == 0) {
+      dot_pairs(columns, w, n, bias, pairs, block, wide);
+    } else {
+      dot_pairs(columns, w, n, zeros, pairs, part, wide);
+      for (int32_t i = 0; i < 4 * pairs; ++i) block[i] = (int32_t)((uint32_t)block[i] + (uint32_t)part[i]);
+    }
+  }
+}
+
+// The layer, with its im2col columns (2 * K_PADDED, or 2 * NPUKIT_S8_K_CHUNK
+// for a longer reduction) and input row (K_PADDED, or NPUKIT_S8_K_CHUNK).
 static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_t output, size_t residual,
                                            int16_t* columns, int8_t* row) {
   const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
@@ -169,8 +227,11 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
   int32_t block[BLOCK + 1][2];
   npukit_s8_add_table_t add_table;
   if (o.add_small) npukit_s8_add_table(&o.add, &add_table);
+  const int32_t chunked = g.k_padded > NPUKIT_S8_K_CHUNK, channels_even = (oc + 1) / 2 * 2;
   // The padding of K meets zero weights; it only has to hold numbers.
-  for (int32_t k = g.k; k < g.k_padded; ++k) row[k] = 0;
+  if (!chunked) {
+    for (int32_t k = g.k; k < g.k_padded; ++k) row[k] = 0;
+  }
   const int32_t pixels = oh * ow;
   int32_t y0 = 0, x0 = 0;
   for (int32_t px = 0; px < pixels; px += 2) {
@@ -180,20 +241,27 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
     const int32_t x1 = count == 1 ? x0 : x0 + 1 < ow ? x0 + 1 : 0;
     const int32_t at0 = y0 * g.stride_h * g.sh + x0 * g.stride_w * g.sw;
     const int32_t at1 = y1 * g.stride_h * g.sh + x1 * g.stride_w * g.sw;
+    if (!chunked) {  // (a longer reduction gathers its chunks per block of channels, in dot_chunks)
 #if NPUKIT_S8_PAIRED
-    if (at1 == at0 + 1 && (g.ic & 3) == 0) {
-      im2col_neighbours(&g, at0, columns);
-    } else
+      if (at1 == at0 + 1 && (g.ic & 3) == 0) {
+        im2col_neighbours(&g, at0, columns);
+      } else
 #endif
-    {
-      im2col(&g, at0, row, columns, 0);
-      im2col(&g, at1, row, columns, 1);
+      {
+        im2col(&g, at0, row, columns, 0);
+        im2col(&g, at1, row, columns, 1);
+      }
     }
     // Accumulators of a block of channels, then their outputs (an odd last
     // channel's pair partner has zero weights and is not stored).
     for (int32_t c0 = 0; c0 < oc; c0 += BLOCK) {
       const int32_t n = oc - c0 < BLOCK ? oc - c0 : BLOCK;
-      dot_pairs(columns, weights + c0 * channel_bytes, g.k_padded, o.bias + c0, (n + 1) / 2, &block[0][0], wide);
+      if (chunked) {
+        dot_chunks(&g, at0, at1, weights, c0, channels_even, wide, o.bias + c0, (n + 1) / 2, &block[0][0], columns,
+                   row);
+      } else {
+        dot_pairs(columns, weights + c0 * channel_bytes, g.k_padded, o.bias + c0, (n + 1) / 2, &block[0][0], wide);
+      }
       if (o.small) {
         npukit_s8_requantize_pairs(&block[0][0], n, requant + 3 * c0, o.zp, o.act_min, o.act_max,
                                    o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw,
@@ -225,9 +293,9 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
 }
 
 void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residual) {
-  // Sized to the layer (K_PADDED <= NPUKIT_S8_MAX_K): a board's stack holds only what the layer uses. They
-  // are passed down, so the loops' frame needs no frame pointer for them.
-  const int32_t k_padded = p[NPUKIT_S8_W_K_PADDED];
+  // Sized to the layer, at most a chunk: a board's stack holds only what the layer uses. They are passed
+  // down, so the loops' frame needs no frame pointer for them.
+  const int32_t k_padded = p[NPUKIT_S8_W_K_PADDED] < NPUKIT_S8_K_CHUNK ? p[NPUKIT_S8_W_K_PADDED] : NPUKIT_S8_K_CHUNK;
   int16_t columns[2 * k_padded] __attribute__((aligned(8)));
   int8_t row[k_padded] __attribute__((aligned(4)));  // read as words
   conv(p, input, output, residual, columns, row);

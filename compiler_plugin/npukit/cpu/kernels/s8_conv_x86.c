@@ -20,7 +20,7 @@
 #if NPUKIT_S8_X86
 
 // Bytes of the panel on the stack; K_PADDED * NPK_LANES (the panel of one
-// vector) fits even for NPUKIT_S8_MAX_K.
+// vector) fits even for NPUKIT_S8_K_CHUNK.
 #define PANEL_BYTES 40960
 #define GROUP_BYTES (4 * NPK_LANES)  // one vector's four K values
 
@@ -441,14 +441,14 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
   const int32_t ic = p[NPUKIT_S8_W_IN_C], kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
   const int32_t k_padded = p[NPUKIT_S8_W_K_PADDED], groups = k_padded / 4;
-  if (k_padded > NPUKIT_S8_MAX_K || k_padded < 4 || (k_padded & 3) != 0) return 0;
+  if (k_padded > NPUKIT_S8_K_CHUNK || k_padded < 4 || (k_padded & 3) != 0) return 0;
   const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
   const int32_t dil_h = p[NPUKIT_S8_W_DILATION_H], dil_w = p[NPUKIT_S8_W_DILATION_W];
   const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H], stride_w = p[NPUKIT_S8_W_STRIDE_W];
   const int32_t dy = dil_h * sh, dx = dil_w * sw;
 
   uint8_t panel[PANEL_BYTES] __attribute__((aligned(64)));
-  int32_t offsets[NPUKIT_S8_MAX_K];
+  int32_t offsets[NPUKIT_S8_K_CHUNK];
   pack_t pk;
   pk.in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
   pk.offsets = offsets;
@@ -497,7 +497,7 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   const int32_t ic4 = (ic + 3) & ~3, direct_groups = kh * kw * ic4 / 4;
   const int64_t input_bytes = (int64_t)(ic4 / 4) * d.phases * d.plane + 64;
   const int64_t padded_bytes = ic % 4 != 0 ? (int64_t)(oc + 1) / 2 * 8 * direct_groups : 0;
-  const int32_t direct_fits = sw == 1 && (stride_w == 1 || stride_w == 2) && direct_groups <= NPUKIT_S8_MAX_K &&
+  const int32_t direct_fits = sw == 1 && (stride_w == 1 || stride_w == 2) && direct_groups <= NPUKIT_S8_K_CHUNK &&
                               input_bytes + padded_bytes <= PANEL_BYTES;
   // Otherwise a vector of several runs is gathered from the interleaved
   // input once per panel into [group][vector][lane][4], which every channel

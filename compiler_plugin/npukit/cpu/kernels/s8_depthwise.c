@@ -1,4 +1,6 @@
 // Depthwise convolution: one filter of KERNEL_H x KERNEL_W taps per channel.
+// With a channel multiplier M (NPUKIT_S8_W_MULTIPLIER), output channel c
+// reads the plane of input channel c / M (weight form NPUKIT_S8_WEIGHTS_INT8).
 // The input zero point is taken out once per channel (zp * sum of its
 // weights), so the inner loop multiplies the int8 values as they are.
 //
@@ -329,8 +331,9 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
                              p[NPUKIT_S8_W_DILATION_H] == 1 && p[NPUKIT_S8_W_DILATION_W] == 1 && g.sw == 1 &&
                              g.ow >= 2 && g.ow <= ACC_MAX && o.small;
 #endif
+  const int32_t multiplier = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
   for (int32_t c = 0; c < channels; ++c) {
-    const int8_t* plane = in + c * p[NPUKIT_S8_W_IN_SC];
+    const int8_t* plane = in + (c / multiplier) * p[NPUKIT_S8_W_IN_SC];
     const int8_t* w = weights + c * kh * kw;
     const int32_t* rq = p + p[NPUKIT_S8_W_REQUANT_AT] + 3 * c;
     // The input zero point folded into the bias: bias - zp * sum(w).

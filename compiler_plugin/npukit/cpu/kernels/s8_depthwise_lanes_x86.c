@@ -13,11 +13,20 @@
 // and the output stage (s8_lanes_x86.h) stores 16 channels (AVX2: 8) at a time.
 // Taps past the kernel's (its count rounded up to 4) read the first tap's
 // bytes against zero weights.
+//
+// With AVX-512, a layer of C < 32 channels would leave most of a block's 64
+// lanes empty. Where neighbouring output pixels' channels follow each other
+// in the input (horizontal stride 1 over a dense row) and in the output (and
+// residual), a block is instead P = 64 / C neighbouring pixels of the same
+// row: byte b of a tap's load is pixel b / C's channel b % C, the weights and
+// the output stage's constants are the channels' repeated P times (made on
+// the stack per call), and the stores write P pixels' channels at once.
 #include "s8_lanes_x86.h"
 
 #if NPUKIT_S8_X86
 
 #define MAX_TAPS 256  // more go to the portable kernel
+#define PACKED_GROUPS 16  // groups of four taps the pixel-packed form takes (a 7x7 kernel: 13)
 
 #if NPUKIT_S8_X86 == 512
 #define HALVES 1
@@ -125,6 +134,100 @@ __attribute__((noinline)) static void block_rows(const taps_t* tp, const npl_sta
   }
 }
 
+#if NPUKIT_S8_X86 == 512
+// The output rows of a layer whose block is `per` neighbouring pixels of a
+// row (`channels` each): `full` and `ch_full` for a whole block, `tail` and
+// `ch_tail` for a row's last, shorter one.
+static inline __attribute__((always_inline)) void packed_rows(const taps_t* full, const taps_t* tail,
+                                                              const npl_stage_t* s, const npl_channels_t* ch_full,
+                                                              const npl_channels_t* ch_tail, int32_t per,
+                                                              int32_t channels, const int8_t* in, const int8_t* w,
+                                                              const npk_v* start, int32_t oh, int32_t ow,
+                                                              int32_t step_y, const int32_t stage,
+                                                              const int32_t clamp) {
+  for (int32_t y = 0; y < oh; ++y) {
+    const int8_t* row = in + y * step_y;
+    for (int32_t x = 0; x < ow; x += per) {
+      const int32_t whole = ow - x >= per, n = (whole ? per : ow - x) * channels;
+      npk_v a[4], out[4];
+      pixel(whole ? full : tail, row + x * channels, w, start, a);
+      channel_order(a, out);
+      npl_store_pixel(s, whole ? ch_full : ch_tail, out, (n + 15) / 16, n, y, x, stage, clamp);
+    }
+  }
+}
+
+#define PACKED_CASE(STAGE, CLAMP)                                                                               \
+  case (STAGE) * 2 + (CLAMP):                                                                                  \
+    packed_rows(full, tail, s, ch_full, ch_tail, per, channels, in, w, start, oh, ow, step_y, STAGE, CLAMP); \
+    break;
+
+__attribute__((noinline)) static void packed_block_rows(const taps_t* full, const taps_t* tail, const npl_stage_t* s,
+                                                       int32_t form, const npl_channels_t* ch_full,
+                                                       const npl_channels_t* ch_tail, int32_t per, int32_t channels,
+                                                       const int8_t* in, const int8_t* w, const npk_v* start,
+                                                       int32_t oh, int32_t ow, int32_t step_y) {
+  switch (form) {
+    NPL_FORMS(PACKED_CASE)
+    default:
+      break;
+  }
+}
+
+// The layer with blocks of neighbouring pixels (above), where it allows them: 1 if it ran.
+static int32_t packed_pixels(const int32_t* p, const npukit_s8_output_t* o, const npk_out_t* vo, const npk_add_t* add,
+                             const int32_t* toff, int32_t groups, const int8_t* in, const int8_t* weights,
+                             int32_t step_x, int32_t step_y) {
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+  const int32_t per = NPUKIT_S8_DW_BLOCK / channels, used = per * channels;
+  if (per < 2 || ow < 2 || groups > PACKED_GROUPS || step_x != channels || o->sw != channels) return 0;
+  if (o->mode == NPUKIT_S8_OUT_ADD && o->add.res_sw != channels) return 0;
+  // Lane l of the block is channel l % channels (of pixel l / channels): the tables repeated.
+  int32_t bias[NPUKIT_S8_DW_BLOCK], multiplier[NPUKIT_S8_DW_BLOCK], shift[NPUKIT_S8_DW_BLOCK];
+  int32_t weight_sum[NPUKIT_S8_DW_BLOCK];
+  const int32_t* sums = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
+  for (int32_t l = 0; l < NPUKIT_S8_DW_BLOCK; ++l) {
+    const int32_t c = l < used ? l % channels : 0;
+    bias[l] = o->bias[c], multiplier[l] = o->multiplier[c], shift[l] = o->shift[c], weight_sum[l] = sums[c];
+  }
+  npukit_s8_output_t repeated = *o;
+  repeated.bias = bias, repeated.multiplier = multiplier, repeated.shift = shift;
+  npl_stage_t stage;
+  npl_stage(&stage, &repeated, vo, add);
+  stage.weight_sum = weight_sum;
+  const int32_t form = npl_form(&stage);
+  if (form / 2 == NPK_STAGE_LANES) return 0;  // the scalar stage stores by channel index
+  int8_t w[PACKED_GROUPS * 256] __attribute__((aligned(64)));
+  for (int32_t l = 0; l < NPUKIT_S8_DW_BLOCK; ++l) {
+    for (int32_t t = 0; t < 4 * groups; ++t) {
+      w[npukit_s8_dw_weight_at(l, t, groups)] = l < used ? weights[npukit_s8_dw_weight_at(l % channels, t, groups)] : 0;
+    }
+  }
+  int32_t starts[NPUKIT_S8_DW_BLOCK] __attribute__((aligned(64)));
+  for (int32_t k = 0; k < 4; ++k) {
+    for (int32_t lane = 0; lane < 16; ++lane) {
+      const int32_t l = lane / 4 * 16 + 4 * k + lane % 4;
+      starts[16 * k + lane] = l < used ? npk_fold(bias[l], stage.in_zp, weight_sum[l]) : 0;
+    }
+  }
+  npk_v start[4];
+  for (int32_t k = 0; k < 4; ++k) start[k] = npk_load_vector(starts + 16 * k);
+  const int32_t tail_n = ow % per * channels;
+  taps_t full, tail;
+  full.toff = tail.toff = toff, full.groups = tail.groups = groups;
+  full.n = used, tail.n = tail_n;
+  full.mask = used == 64 ? ~(__mmask64)0 : ((__mmask64)1 << used) - 1, tail.mask = ((__mmask64)1 << tail_n) - 1;
+  npl_channels_t ch_full[4], ch_tail[4];
+  for (int32_t v = 0; v < 4; ++v) {
+    const int32_t left = used - 16 * v, tail_left = tail_n - 16 * v;
+    npl_channels(&stage, 16 * v, left < 0 ? 0 : left < 16 ? left : 16, &ch_full[v]);
+    npl_channels(&stage, 16 * v, tail_left < 0 ? 0 : tail_left < 16 ? tail_left : 16, &ch_tail[v]);
+  }
+  packed_block_rows(&full, &tail, &stage, form, ch_full, ch_tail, per, channels, in, w, start, oh, ow, step_y);
+  return 1;
+}
+#endif
+
 int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
   const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W], taps = kh * kw;
@@ -160,6 +263,9 @@ int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output,
   npl_stage_t stage;
   npl_stage(&stage, &o, &vo, &add);
   const int32_t form = npl_form(&stage);
+#if NPUKIT_S8_X86 == 512
+  if (packed_pixels(p, &o, &vo, &add, toff, groups, in, weights, step_x, step_y)) return 1;
+#endif
   const int32_t* bias = o.bias;
   for (int32_t c0 = 0; c0 < channels; c0 += NPUKIT_S8_DW_BLOCK) {
     const int32_t n = channels - c0 < NPUKIT_S8_DW_BLOCK ? channels - c0 : NPUKIT_S8_DW_BLOCK;

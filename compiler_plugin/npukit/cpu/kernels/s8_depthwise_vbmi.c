@@ -121,6 +121,7 @@ int npukit_s8_depthwise_vbmi(const int32_t* p, size_t input, size_t output, size
   const int32_t reach = (int32_t)(g.windows == 1 ? (kh - 1) * dy + row_reach : row_reach);  // past a lane's first read
 
   const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  const int32_t multiplier = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;  // input plane c / M
   npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   const npk_out_t vo = npk_out(&o);
   const npk_add_t add = npk_add(&vo);
@@ -171,7 +172,7 @@ int npukit_s8_depthwise_vbmi(const int32_t* p, size_t input, size_t output, size
       }
       for (int32_t b = 0; b < block; ++b) {
         const int32_t c = c0 + b;
-        const int8_t* plane = in + (int64_t)c * sc;
+        const int8_t* plane = in + (int64_t)(c / multiplier) * sc;
         if (g.windows == 1 && g.groups == 3) {  // 3x3 kernels
           channel(&g, &vo, &add, plane, c, words[b], fold[b], index, start, reads, nv, &out_runs, &res_runs,
                   &lanes, 3, 1);

@@ -22,6 +22,7 @@
 typedef struct {
   const int8_t* in;
   int32_t kh, kw, dy, dx, chunk, chunks, sc;
+  int32_t multiplier;  // output channel c reads input plane c / multiplier
   int32_t reach;  // input elements a plane's outputs read, from its first
   const int8_t* end;  // the end of the last plane's reach: whole loads below it stay in the tensor
 #if NPUKIT_S8_X86 == 512
@@ -65,7 +66,7 @@ static inline __attribute__((always_inline)) void channel(const dw_t* d, const n
                                                           const npk_runs_t* out, const npk_runs_t* res,
                                                           const npk_lanes_t* lanes, const int32_t kh,
                                                           const int32_t chunks) {
-  const int8_t* plane = d->in + c * d->sc;
+  const int8_t* plane = d->in + c / d->multiplier * d->sc;
   // Named accumulators, so that they stay in registers.
   const npk_v start_value = npk_broadcast(fold);
   npk_v a0 = start_value, a1 = start_value, a2 = start_value, a3 = start_value;
@@ -105,7 +106,7 @@ static inline __attribute__((always_inline)) void channel_moved(const dw_t* d, c
                                                                 const int32_t* spread_bytes, int32_t nv,
                                                                 const npk_runs_t* out, const npk_runs_t* res,
                                                                 const npk_lanes_t* lanes) {
-  const int8_t* plane = d->in + c * d->sc;
+  const int8_t* plane = d->in + c / d->multiplier * d->sc;
   // Named vectors, so that they stay in registers (a spread stored and read
   // back as a whole vector stalls on store forwarding).
 #define SPREAD(u) (nv >= (u) && spread_bytes[u] > 0 ? taps(d, plane + start[u], spread_bytes[u]) : zero)
@@ -148,10 +149,11 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
   if (d.kh * d.chunks > MAX_ROW_WORDS) return 0;
   d.in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
   d.sc = p[NPUKIT_S8_W_IN_SC];
+  d.multiplier = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
   const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
   const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * sh;
   d.reach = (oh - 1) * step_y + ow + (d.kh - 1) * d.dy + (d.kw - 1) * d.dx;
-  const int64_t last_plane = (int64_t)(channels - 1) * d.sc;
+  const int64_t last_plane = (int64_t)((channels - 1) / d.multiplier) * d.sc;
   d.end = d.in + (last_plane > 0 ? last_plane : 0) + d.reach;
 
   // Lane (dword) l of each 128-bit group takes tap j from byte l + j * dx of

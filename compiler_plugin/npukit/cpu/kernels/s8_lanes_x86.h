@@ -290,7 +290,10 @@ static inline __attribute__((always_inline)) void npl_store_pixel(const npl_stag
 // The layer's stage and clamp as one number for the callers' switch:
 // stage * 2 + clamp; NPK_STAGE_LANES where the narrowing could not saturate.
 static inline int32_t npl_form(const npl_stage_t* s) {
-  const int32_t stage = s->vo->stage == NPK_STAGE_INT32 || npl_packs(s->o) ? s->vo->stage : NPK_STAGE_LANES;
+  // The float output stage goes lane by lane (each lane is another channel).
+  const int32_t floating = s->vo->stage == NPK_STAGE_FLOAT || s->vo->stage == NPK_STAGE_ADD_FLOAT;
+  const int32_t stage = !floating && (s->vo->stage == NPK_STAGE_INT32 || npl_packs(s->o)) ? s->vo->stage
+                                                                                          : NPK_STAGE_LANES;
   const int32_t int8 = stage == NPK_STAGE_SMALL || stage == NPK_STAGE_SMALL_FLOOR || stage == NPK_STAGE_GENERAL;
   return stage * 2 + (int8 ? s->clamp : 1);
 }

@@ -130,12 +130,54 @@ enum npukit_s8_word {
   // the reduction that lie side by side (a kernel row's taps and channels,
   // or one tap's channels), each segment padded to a multiple of 4.
   NPUKIT_S8_W_LANE_SEGMENT,
+  // NPUKIT_S8_DEPTHWISE: the channel multiplier M (TFLite's depth_multiplier;
+  // 1 without one): output channel c reads input channel c / M. Weight form
+  // NPUKIT_S8_WEIGHTS_INT8 only when M > 1.
+  NPUKIT_S8_W_MULTIPLIER,
+  // The float output stage of an ONNX QDQ layer (s8_output.h), 0 where the
+  // layer takes TFLite's fixed-point one: where the table float[OUT_C][3]
+  // {scale0, scale1, bias} (binary32) is, in words from the block's start.
+  // Each output is computed in binary32 in the order the graph's
+  // DequantizeLinear -> layer -> QuantizeLinear gives it:
+  //   v = ((float)acc * scale0) * scale1 + bias, acc without the integer BIAS
+  //   v = min(relu ? max(v, 0) : v, FLOAT_UPPER)
+  //   out = clamp(roundeven(v / FLOAT_OUT_SCALE) + OUT_ZP, FLOAT_LOW, FLOAT_HIGH)
+  // FLOAT_OUT_SCALE and FLOAT_UPPER are binary32 bit patterns (FLOAT_UPPER
+  // +infinity without a bound).
+  NPUKIT_S8_W_FLOAT_AT,
+  NPUKIT_S8_W_FLOAT_OUT_SCALE,
+  NPUKIT_S8_W_FLOAT_RELU,
+  NPUKIT_S8_W_FLOAT_UPPER,
+  NPUKIT_S8_W_FLOAT_LOW,
+  NPUKIT_S8_W_FLOAT_HIGH,
+  // The float ADD of a float output stage (NPUKIT_S8_OUT_ADD): with the
+  // ADD_CONV_ZP, ADD_RES_ZP and ADD_OUT_ZP words,
+  //   v = (float)(out - ADD_CONV_ZP) * CONV_SCALE + (float)(res - ADD_RES_ZP) * RES_SCALE
+  // then the activation and quantization above with the ADD's own words.
+  NPUKIT_S8_W_FLOAT_ADD_CONV_SCALE,
+  NPUKIT_S8_W_FLOAT_ADD_RES_SCALE,
+  NPUKIT_S8_W_FLOAT_ADD_OUT_SCALE,
+  NPUKIT_S8_W_FLOAT_ADD_RELU,
+  NPUKIT_S8_W_FLOAT_ADD_UPPER,
+  NPUKIT_S8_W_FLOAT_ADD_LOW,
+  NPUKIT_S8_W_FLOAT_ADD_HIGH,
   NPUKIT_S8_W_COUNT
 };
 
-// The largest K_PADDED the convolution kernel takes (its im2col columns live
-// on the stack: 2 * 2 * K_PADDED bytes, plus K_PADDED for one input row).
-#define NPUKIT_S8_MAX_K 2048
+// The convolution kernel (s8_conv.c) takes the reduction NPUKIT_S8_K_CHUNK
+// values at a time: its im2col columns live on the stack (2 * 2 bytes per
+// value, plus one byte for the input row), so a board's stack holds at most
+// 5 * NPUKIT_S8_K_CHUNK bytes for them whatever K is. A longer reduction adds
+// the chunks' int32 partial sums. Its weights (NPUKIT_S8_WEIGHTS_INT8 and
+// _INT16) are then one block per chunk, one after the other: chunk j holds K
+// values [j * K_CHUNK, j * K_CHUNK + n_j) of every channel as [OUT_C / 2][n_j
+// / 4][2][4] (n_j = K_CHUNK except for the last chunk, K_PADDED's
+// remainder); a reduction of at most K_CHUNK is the one block described
+// above.
+#define NPUKIT_S8_K_CHUNK 2048
+// The largest K_PADDED the kernels take: sum (x - in_zp) * w over it cannot
+// leave int32 (|x - in_zp| <= 255, |w| <= 128: 65536 * 32640 < 2^31).
+#define NPUKIT_S8_MAX_K 65536
 
 // One layer: `params` is the block above; the tensors are at the offsets it
 // gives from these binding base addresses (`residual` only for OUT_ADD; for

@@ -64,6 +64,90 @@ static inline int32_t npukit_s8_add_is_small(const npukit_s8_add_t* k) {
   return k->left_shift == 20;
 }
 
+// The float output stage of an ONNX QDQ layer (NPUKIT_S8_W_FLOAT_AT): the
+// binary32 arithmetic of DequantizeLinear -> layer -> QuantizeLinear as the
+// graph writes it (s8_layer.h), one operation at a time, so that it rounds
+// where onnxruntime's reference does. The kernels are built with
+// -ffp-contract=off: no multiply-add is fused.
+typedef struct {
+  float out_scale, upper, low, high, zp;
+  int32_t relu;
+} npukit_s8_float_quantize_t;
+
+typedef struct {
+  const float* table;  // [OUT_C][3] {scale0, scale1, bias}, or NULL: TFLite's fixed point
+  npukit_s8_float_quantize_t out;
+  float add_conv_scale, add_res_scale, add_conv_zp, add_res_zp;
+  npukit_s8_float_quantize_t add;
+} npukit_s8_float_t;
+
+static inline float npukit_s8_float_bits(int32_t bits) {
+  union {
+    int32_t i;
+    float f;
+  } u;
+  u.i = bits;
+  return u.f;
+}
+
+static inline npukit_s8_float_t npukit_s8_float_words(const int32_t* p) {
+  npukit_s8_float_t f;
+  f.table = p[NPUKIT_S8_W_FLOAT_AT] ? (const float*)(const void*)(p + p[NPUKIT_S8_W_FLOAT_AT]) : (const float*)0;
+  f.out.out_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_OUT_SCALE]);
+  f.out.upper = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_UPPER]);
+  f.out.relu = p[NPUKIT_S8_W_FLOAT_RELU];
+  f.out.low = (float)p[NPUKIT_S8_W_FLOAT_LOW], f.out.high = (float)p[NPUKIT_S8_W_FLOAT_HIGH];
+  f.out.zp = (float)p[NPUKIT_S8_W_OUT_ZP];
+  f.add_conv_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_CONV_SCALE]);
+  f.add_res_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_RES_SCALE]);
+  f.add_conv_zp = (float)p[NPUKIT_S8_W_ADD_CONV_ZP], f.add_res_zp = (float)p[NPUKIT_S8_W_ADD_RES_ZP];
+  f.add.out_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_OUT_SCALE]);
+  f.add.upper = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_UPPER]);
+  f.add.relu = p[NPUKIT_S8_W_FLOAT_ADD_RELU];
+  f.add.low = (float)p[NPUKIT_S8_W_FLOAT_ADD_LOW], f.add.high = (float)p[NPUKIT_S8_W_FLOAT_ADD_HIGH];
+  f.add.zp = (float)p[NPUKIT_S8_W_ADD_OUT_ZP];
+  return f;
+}
+
+// x rounded to the nearest integer, ties to even, for |x| <= 2^22: adding
+// 1.5 * 2^23 leaves no fraction bits (the default rounding mode rounds the
+// sum to nearest even), and subtracting it again is exact. No libm call.
+static inline float npukit_s8_roundeven(float x) {
+  const float magic = 12582912.0f;
+  return (x + magic) - magic;
+}
+
+// The activation and QuantizeLinear of a float value: min(max(v, 0), upper)
+// as the graph's Relu/Clip, then clamp(roundeven(v / scale) + zp, low, high).
+// A quotient beyond 2^22 ends at a bound of the clamp either way.
+static inline int32_t npukit_s8_float_quantize(const npukit_s8_float_quantize_t* q, float v) {
+  if (q->relu && !(v > 0.0f)) v = 0.0f;
+  if (v > q->upper) v = q->upper;
+  float x = v / q->out_scale;
+  x = x > 4194304.0f ? 4194304.0f : x < -4194304.0f ? -4194304.0f : x;
+  x = npukit_s8_roundeven(x) + q->zp;
+  x = x < q->low ? q->low : x;
+  x = x > q->high ? q->high : x;
+  return (int32_t)x;
+}
+
+// Channel c's int8 output of accumulator `acc` (the integer bias left out)
+// on the float stage.
+static inline int32_t npukit_s8_float_output(const npukit_s8_float_t* f, int32_t acc, int32_t c) {
+  const float* k = f->table + 3 * c;
+  float v = (float)acc * k[0];
+  v = v * k[1];
+  v = v + k[2];
+  return npukit_s8_float_quantize(&f->out, v);
+}
+
+// The float ADD of the layer's int8 output `v` and the residual's int8 `r`.
+static inline int32_t npukit_s8_float_add(const npukit_s8_float_t* f, int32_t v, int32_t r) {
+  const float a = ((float)v - f->add_conv_zp) * f->add_conv_scale;
+  const float b = ((float)r - f->add_res_zp) * f->add_res_scale;
+  return npukit_s8_float_quantize(&f->add, a + b);
+}
+
 typedef struct {
   const int32_t* p;
   const int32_t* bias;
@@ -87,6 +171,9 @@ typedef struct {
   int32_t once;
   const double* scale;  // a fully connected layer's scales (once), else NULL
   npukit_s8_add_t add;
+  // The float output stage (fl.table set): every output goes through
+  // npukit_s8_store_general, none of the fixed-point paths applies.
+  npukit_s8_float_t fl;
 } npukit_s8_output_t;
 
 static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t output, size_t residual) {
@@ -129,6 +216,8 @@ static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t outpu
   o.add.res_sh = in_output ? o.sh : p[NPUKIT_S8_W_RES_SH];
   o.add.res_sw = in_output ? o.sw : p[NPUKIT_S8_W_RES_SW];
   o.add_small = small && o.mode == NPUKIT_S8_OUT_ADD && npukit_s8_add_is_small(&o.add);
+  o.fl = npukit_s8_float_words(p);
+  if (o.fl.table && o.mode != NPUKIT_S8_OUT_INT32) o.fast = o.small = o.add_small = o.once = 0;
   return o;
 }
 
@@ -371,6 +460,12 @@ static void npukit_s8_store_general(const npukit_s8_output_t* o, int32_t acc, in
                                     int32_t x) {
   if (o->mode == NPUKIT_S8_OUT_INT32) {
     ((int32_t*)o->out)[at] = acc;
+    return;
+  }
+  if (o->fl.table) {
+    int32_t v = npukit_s8_float_output(&o->fl, acc, c);
+    if (o->mode == NPUKIT_S8_OUT_ADD) v = npukit_s8_float_add(&o->fl, v, npukit_s8_residual(o, c, y, x));
+    o->out[at] = (uint8_t)(int8_t)v;
     return;
   }
   int32_t v = o->once ? mynpu_scale_once(acc, o->scale[c]) : mynpu_requantize(acc, o->multiplier[c], o->shift[c]);

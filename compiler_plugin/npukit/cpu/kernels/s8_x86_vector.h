@@ -28,9 +28,17 @@
 #if NPUKIT_S8_X86 == 512
 #define NPK_LANES 16
 typedef __m512i npk_v;
+typedef __m512 npk_f;  // the float output stage's lanes
+#define NPK_PS(op) _mm512_##op##_ps
+#define NPK_CVT_F(v) _mm512_cvtepi32_ps(v)
+#define NPK_CVT_I(f) _mm512_cvttps_epi32(f)
 #else
 #define NPK_LANES 8
 typedef __m256i npk_v;
+typedef __m256 npk_f;
+#define NPK_PS(op) _mm256_##op##_ps
+#define NPK_CVT_F(v) _mm256_cvtepi32_ps(v)
+#define NPK_CVT_I(f) _mm256_cvttps_epi32(f)
 #endif
 
 static inline npk_v npk_broadcast(int32_t x) {
@@ -267,6 +275,13 @@ typedef struct {
   // int8: npk_put's saturating narrowing is the clamp, which is left out.
   int32_t saturate;
   npk_v lo_v, hi_v, zp_v;  // lo, hi and the output zero point in every lane
+  // The float output stage (NPK_STAGE_FLOAT, NPK_STAGE_ADD_FLOAT): the
+  // quantization of the layer's output and of the ADD's, s8_output.h's
+  // npukit_s8_float_quantize in every lane.
+  npk_f f_scale, f_upper, f_zp, f_low, f_high;
+  npk_f a_conv_scale, a_res_scale, a_conv_zp, a_res_zp;
+  npk_f a_scale, a_upper, a_zp, a_low, a_high;
+  int32_t f_relu, a_relu;
 } npk_out_t;
 
 // npk_store's forms, fixed per layer by npk_out.
@@ -278,6 +293,8 @@ enum {
   NPK_STAGE_SMALL_FLOOR,  // the same, on one rounding (npk_scale_floor)
   NPK_STAGE_ADD_GENERAL,  // the ADD on the general arithmetic
   NPK_STAGE_ADD_SMALL,    // the ADD on the small arithmetic
+  NPK_STAGE_FLOAT,        // int8 on the float output stage (an ONNX QDQ layer)
+  NPK_STAGE_ADD_FLOAT,    // the same, then the float ADD
 };
 
 static inline int32_t npk_fits(int64_t x) { return x >= INT32_MIN && x <= INT32_MAX; }
@@ -308,8 +325,23 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
     v.stage = NPK_STAGE_INT32;
     return v;
   }
+  if (o->fl.table) {
+    const npukit_s8_float_t* f = &o->fl;
+    v.vector = 1;
+    v.stage = o->mode == NPUKIT_S8_OUT_ADD ? NPK_STAGE_ADD_FLOAT : NPK_STAGE_FLOAT;
+    v.f_scale = NPK_PS(set1)(f->out.out_scale), v.f_upper = NPK_PS(set1)(f->out.upper);
+    v.f_zp = NPK_PS(set1)(f->out.zp), v.f_low = NPK_PS(set1)(f->out.low), v.f_high = NPK_PS(set1)(f->out.high);
+    v.f_relu = f->out.relu;
+    v.a_conv_scale = NPK_PS(set1)(f->add_conv_scale), v.a_res_scale = NPK_PS(set1)(f->add_res_scale);
+    v.a_conv_zp = NPK_PS(set1)(f->add_conv_zp), v.a_res_zp = NPK_PS(set1)(f->add_res_zp);
+    v.a_scale = NPK_PS(set1)(f->add.out_scale), v.a_upper = NPK_PS(set1)(f->add.upper);
+    v.a_zp = NPK_PS(set1)(f->add.zp), v.a_low = NPK_PS(set1)(f->add.low), v.a_high = NPK_PS(set1)(f->add.high);
+    v.a_relu = f->add.relu;
+    return v;
+  }
   int32_t narrow = 1;  // the ADD's operands fit npk_operand
-  v.vector = !o->once && npk_range_exact(o->act_min, o->act_max, o->zp);
+  // The float output stage (o->fl) goes lane by lane through npukit_s8_store.
+  v.vector = !o->once && !o->fl.table && npk_range_exact(o->act_min, o->act_max, o->zp);
   v.lo = (int32_t)((int64_t)o->act_min - o->zp), v.hi = (int32_t)((int64_t)o->act_max - o->zp);
   for (int32_t c = 0; v.vector && c < p[NPUKIT_S8_W_OUT_C]; ++c) {
     if (o->multiplier[c] == INT32_MIN) v.vector = 0;
@@ -599,6 +631,7 @@ typedef struct {
   npk_scale_t scale;  // npk_out_t's small
   int32_t floor;      // npk_scale_clamped's
   npk_v lo, hi, zp;
+  npk_f f0, f1, fb;  // the float output stage's scale0, scale1 and bias
 } npk_channel_t;
 
 typedef struct {
@@ -627,7 +660,40 @@ static inline npk_channel_t npk_channel(const npk_out_t* vo, int32_t c) {
   }
   k.floor = vo->small && vo->lo >= 0;  // the small arithmetic's e is 1..31
   k.lo = vo->lo_v, k.hi = vo->hi_v, k.zp = vo->zp_v;
+  const float* f = o->fl.table ? o->fl.table + 3 * c : (const float*)0;
+  k.f0 = NPK_PS(set1)(f ? f[0] : 0.0f), k.f1 = NPK_PS(set1)(f ? f[1] : 0.0f), k.fb = NPK_PS(set1)(f ? f[2] : 0.0f);
   return k;
+}
+
+// s8_output.h's npukit_s8_float_quantize in every lane, operation for
+// operation: MAXPS and MINPS give what its comparisons give (no lane is NaN).
+static inline __attribute__((always_inline)) npk_v npk_float_quantize(npk_f v, int32_t relu, npk_f upper,
+                                                                     npk_f scale, npk_f zp, npk_f low, npk_f high) {
+  const npk_f limit = NPK_PS(set1)(4194304.0f), magic = NPK_PS(set1)(12582912.0f);
+  if (relu) v = NPK_PS(max)(v, NPK_PS(setzero)());
+  v = NPK_PS(min)(v, upper);
+  npk_f x = NPK_PS(div)(v, scale);
+  x = NPK_PS(min)(NPK_PS(max)(x, NPK_PS(sub)(NPK_PS(setzero)(), limit)), limit);
+  x = NPK_PS(add)(NPK_PS(sub)(NPK_PS(add)(x, magic), magic), zp);
+  x = NPK_PS(min)(NPK_PS(max)(x, low), high);
+  return NPK_CVT_I(x);
+}
+
+// A channel's int8 outputs (as int32 lanes) on the float output stage.
+static inline __attribute__((always_inline)) npk_v npk_int8_float(const npk_out_t* vo, const npk_channel_t* k,
+                                                                  npk_v acc) {
+  npk_f v = NPK_PS(mul)(NPK_CVT_F(acc), k->f0);
+  v = NPK_PS(mul)(v, k->f1);
+  v = NPK_PS(add)(v, k->fb);
+  return npk_float_quantize(v, vo->f_relu, vo->f_upper, vo->f_scale, vo->f_zp, vo->f_low, vo->f_high);
+}
+
+// The float ADD of int8 values v and r (as int32 lanes).
+static inline __attribute__((always_inline)) npk_v npk_add_float(const npk_out_t* vo, npk_v v, npk_v r) {
+  const npk_f a = NPK_PS(mul)(NPK_PS(sub)(NPK_CVT_F(v), vo->a_conv_zp), vo->a_conv_scale);
+  const npk_f b = NPK_PS(mul)(NPK_PS(sub)(NPK_CVT_F(r), vo->a_res_zp), vo->a_res_scale);
+  return npk_float_quantize(NPK_PS(add)(a, b), vo->a_relu, vo->a_upper, vo->a_scale, vo->a_zp, vo->a_low,
+                            vo->a_high);
 }
 
 static inline npk_add_t npk_add(const npk_out_t* vo) {
@@ -796,6 +862,12 @@ static inline __attribute__((always_inline)) void npk_store(const npk_out_t* vo,
     }
     case NPK_STAGE_ADD_GENERAL:
       v = npk_add_general(add, npk_int8_general(k, acc), npk_load_residual(vo, res, vector, c));
+      break;
+    case NPK_STAGE_FLOAT:
+      v = npk_int8_float(vo, k, acc);
+      break;
+    case NPK_STAGE_ADD_FLOAT:
+      v = npk_add_float(vo, npk_int8_float(vo, k, acc), npk_load_residual(vo, res, vector, c));
       break;
     case NPK_STAGE_INT32: {
       int32_t* base = (int32_t*)o->out + c * o->sc;

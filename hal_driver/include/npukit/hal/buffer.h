@@ -17,6 +17,9 @@ typedef struct npukit_hal_buffer_t {
   struct npukit_hal_buffer_t* parent;  // retained when this is a subspan
   iree_vm_buffer_t* imported;          // retained when this wraps a vm.buffer
   void* owned_storage;                 // freed (aligned) on destroy
+  // Storage from a compile-time memory plan: its planner and entry + 1 (0: none).
+  struct npukit_buffer_planner_t* planner;
+  uint32_t plan_entry;
   uint8_t* data;
   iree_host_size_t length;
   uint32_t memory_type;
@@ -29,7 +32,9 @@ typedef struct npukit_hal_buffer_t {
 
 IREE_VM_DECLARE_TYPE_ADAPTERS(npukit_hal_buffer, npukit_hal_buffer_t);
 
-// Uninitialized storage of |length| bytes aligned to max(alignment, 64).
+// Uninitialized storage of |length| bytes aligned to max(alignment, 64): the
+// next buffer of the memory plan when |allocator| is an arena with a plan in
+// use (npukit/hal/buffer_plan.h), otherwise a block of |allocator|.
 IREE_API_EXPORT iree_status_t npukit_hal_buffer_allocate(iree_allocator_t allocator, iree_host_size_t length,
                                                          iree_host_size_t alignment, uint32_t memory_type,
                                                          uint32_t allowed_usage, npukit_hal_buffer_t** out_buffer);
