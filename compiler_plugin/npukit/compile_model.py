@@ -36,6 +36,9 @@ _ERRORS = {cls.__name__: cls for cls in (CompileError, TargetError)}
 def _default_execution_model(target: Target, mode: OutputMode) -> ExecutionModel:
     if mode is OutputMode.VMFB:
         return ExecutionModel.ASYNC
+    if mode is OutputMode.STATIC and target.npu is not None:
+        # The mynpu variant must be the device's only target for its CPU code to be the static library.
+        return ExecutionModel.INLINE_DYNAMIC
     return ExecutionModel.parse(target.cpu.default_execution_model)
 
 
@@ -135,6 +138,10 @@ class _Request:
             mynpu = MynpuOptions()
         mode = OutputMode.parse(output)
         em = ExecutionModel.parse(execution_model) if execution_model else _default_execution_model(tgt, mode)
+        if mode is OutputMode.STATIC and tgt.npu is not None and em is not ExecutionModel.INLINE_DYNAMIC:
+            raise TargetError(f"a static library for '{tgt.name}' needs the inline-dynamic execution model (the "
+                              "mynpu executable is the only one and its CPU code is the library); use "
+                              "--execution-model inline-dynamic, or --mode embedded for the async model")
         for flag in iree_flags:
             if not isinstance(flag, str) or not flag.startswith("-"):
                 raise TargetError(f"iree_flags must be iree-compile flags such as '--iree-...=value', got {flag!r}")

@@ -99,9 +99,10 @@ def test_missing_model_file(capsys):
     assert "no such model file" in deploy_error(capsys, "nowhere.onnx", "--board", "mps2-an386")
 
 
-def test_npu_refuses_static_mode(capsys):
-    err = deploy_error(capsys, DIGITS, "--board", "mps2-an386", "--npu", "mynpu", "--mode", "static")
-    assert "--npu mynpu needs --mode embedded" in err
+def test_npu_static_mode_refuses_the_async_model(capsys):
+    """--npu mynpu is static by default; its static library needs inline-dynamic (the one variant)."""
+    err = deploy_error(capsys, DIGITS, "--board", "mps2-an386", "--npu", "mynpu", "--execution-model", "async")
+    assert "needs the inline-dynamic execution model" in err and "--mode embedded" in err
 
 
 def test_mynpu_options_need_an_npu(capsys):

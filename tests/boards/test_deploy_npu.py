@@ -1,6 +1,7 @@
 """``npukit deploy --npu mynpu``: the MLPerf Tiny int8 models compiled for
 mynpu+cortex-m4 run on mps2-an386 with the NPU's dispatches on the simulator
-linked into the firmware: on 20 random inputs, outputs identical to the same
+linked into the firmware (static by default, the NPU's streams and weights
+read from flash in place; embedded on request): on 20 random inputs, outputs identical to the same
 compile on the host and to TFLite's reference kernels; the NPU cycles and
 MACs the firmware counts equal to the compiler's report, and the CPU's
 instructions kept apart from those the simulation takes."""
@@ -23,7 +24,9 @@ from support.oracles import TFLiteReference
 def test_int8_model_on_board_with_mynpu(model, shared_models):
     result = deploy(shared_models / f"{model}.onnx", "mps2-an386", npu="mynpu", seed=3, samples=20)
     context = f"{model} with mynpu on mps2-an386; console:\n{result.console}"
-    assert result.artifact.mode == "embedded" and len(result.samples) == 20, context
+    # Static by default: the mynpu executable's CPU code is the static library.
+    assert result.artifact.mode == "static" and len(result.samples) == 20, context
+    assert [e["cpu_code"] for e in result.artifact.manifest["mynpu"]["executables"]] == ["static"]
     # The NPU and the CPU's requantizations are integer arithmetic: the board
     # computes what the host does and what TFLite's reference kernels do.
     tflite = TFLiteReference(shared_models / f"{model}.tflite", kernels="reference")
@@ -61,6 +64,22 @@ def test_output_pixels_parallelism_on_board(shared_models):
     assert result.npu.cycles == summary["total_cycles"]
     assert summary["npu_mac_share"] >= 0.98
     assert summary["npu_macs"] / (summary["total_cycles"] * 128) >= 0.45
+
+
+def test_embedded_mode_loads_what_static_mode_reads_in_place(shared_models):
+    """--mode embedded stays available: the same outputs, with the CPU code's
+    ELF loaded into the arena, which the static build leaves in flash."""
+    static = deploy(shared_models / "kws_int8.onnx", "mps2-an386", npu="mynpu", seed=7, samples=2)
+    embedded = deploy(shared_models / "kws_int8.onnx", "mps2-an386", npu="mynpu", mode="embedded", seed=7, samples=2)
+    assert (static.artifact.mode, embedded.artifact.mode) == ("static", "embedded")
+    for a, b in zip(static.samples, embedded.samples):
+        assert a.identical_to_host and b.identical_to_host
+        np.testing.assert_array_equal(a.outputs[0], b.outputs[0])
+    elfs = [f["elf"]["sizes"] for role, f in embedded.artifact.manifest["files"].items()
+            if role.startswith("embedded_executable") and "elf" in f]
+    loaded = sum(sizes["text"] + sizes["rodata"] for sizes in elfs)
+    assert loaded > 0 and static.ram.runtime_arena + loaded <= embedded.ram.runtime_arena
+    assert static.npu.cycles == embedded.npu.cycles
 
 
 def test_cli_reports_npu_cycles_beside_cpu_instructions(shared_models, capsys, tmp_path):

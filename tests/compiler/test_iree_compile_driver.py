@@ -219,3 +219,22 @@ compile({{p: [noop] for p in PHASES[:-1]}}, {str(tmp_path / 'split.vmfb')!r})
     proc = _run([sys.executable, "-c", script])
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "whole.vmfb").read_bytes() == (tmp_path / "split.vmfb").read_bytes()
+
+
+def test_mynpu_static_library_from_iree_compile(tmp_path, kws_mlir):
+    """--iree-hal-target-backends=mynpu with --iree-llvmcpu-link-static: with
+    inline-dynamic the vm-c module loads a mynpu-v1 executable whose CPU code
+    is the static library; with the async model it is refused by name, not
+    silently built for the CPU alone."""
+    static = ["--iree-hal-target-backends=mynpu", "--iree-llvmcpu-link-embedded=false", "--iree-llvmcpu-link-static",
+              f"--iree-llvmcpu-static-library-output-path={tmp_path}/lib.o", "--output-format=vm-c"]
+    inline = ["--iree-execution-model=inline-dynamic", "--iree-torch-emit-async-entry-points=false"]
+    proc = _run([IREE_COMPILE, *static, *inline, kws_mlir, "-o", tmp_path / "module.c"])
+    assert proc.returncode == 0, proc.stderr
+    module = (tmp_path / "module.c").read_text()
+    # vm-c writes strings and buffers as byte arrays: the mynpu-v1 executable ("MNPU") is there, and no
+    # load or query asks for format "static" (the library is reached through the executable).
+    assert "{77, 78, 80, 85, " in module and "{115, 116, 97, 116, 105, 99}" not in module
+    assert "_library_query" in (tmp_path / "lib.h").read_text() and (tmp_path / "lib.o").stat().st_size > 0
+    refused = _run([IREE_COMPILE, *static, kws_mlir, "-o", tmp_path / "async.c"])
+    assert refused.returncode != 0 and "needs --iree-execution-model=inline-dynamic" in refused.stderr

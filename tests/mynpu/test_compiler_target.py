@@ -232,10 +232,40 @@ def test_depthwise_without_its_instruction(kws, shared_models, tmp_path_factory)
         np.testing.assert_array_equal(a, b)
 
 
-def test_static_libraries_are_refused_not_silently_cpu(shared_models, tmp_path):
-    from npukit.errors import CompileError
+def test_static_library_runs_the_npu_from_flash(kws, shared_models, tmp_path):
+    """-m static: the mynpu executable is constant data in the vm-c module
+    whose CPU code is the static library (by name), nothing to load into RAM;
+    npukit's runtime gives the embedded build's outputs and runs the same NPU
+    work (the device's cycle count)."""
+    static = npukit.compile(shared_models / "kws_int8.onnx", "mynpu", "static", tmp_path / "out")
+    assert static.manifest["execution_model"] == "inline-dynamic"
+    assert {"static_library", "static_library_h", "vm_module_c"} <= set(static.files)
+    placed = static.manifest["mynpu"]["executables"]
+    assert [(e["cpu_code"], e["cpu_code_bytes"]) for e in placed] == [("static", 0)]
+    assert placed[0]["static_library"] in static.files["static_library_h"].read_text()
+    # One copy of the weights: the NPU's layers have no CPU code (nor tuned kernels' widened weights) in the
+    # library, which keeps only the CPU dispatches (data movement, softmax) and IREE's tables. The NPU's
+    # constants are the int8 weights (86% of them) and the integer parameters: half of them cannot hold a copy.
+    assert placed[0]["cpu_code_for"] == "cpu dispatches"
+    library = static.manifest["files"]["static_library"]["elf"]["sizes"]
+    assert library["rodata"] + library["data"] < placed[0]["npu_constants_bytes"] / 2
+    embedded = kws.manifest["mynpu"]["executables"]
+    assert embedded[0]["cpu_code"].startswith("embedded-elf") and embedded[0]["cpu_code_bytes"] > 0
+    assert static.manifest["mynpu"]["summary"] == kws.manifest["mynpu"]["summary"]
+    inputs = _inputs("kws_int8", 3)
+    expected, _ = _run(kws, inputs)
+    got, total = _run(static, inputs)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
+    assert total.cycles == 3 * static.manifest["mynpu"]["summary"]["total_cycles"] > 0
 
-    with pytest.raises(CompileError, match="static libraries .* are not supported with the mynpu target"):
-        npukit.compile(shared_models / "kws_int8.onnx", "mynpu", "static", tmp_path / "out",
-                       execution_model="inline-dynamic")
+
+def test_static_library_needs_the_inline_model(shared_models, tmp_path):
+    """With the async model the device keeps a CPU variant beside the mynpu
+    one and both would be one static library: refused before anything is
+    written, not silently run on the CPU."""
+    from npukit.errors import TargetError
+
+    with pytest.raises(TargetError, match="needs the inline-dynamic execution model"):
+        npukit.compile(shared_models / "kws_int8.onnx", "mynpu", "static", tmp_path / "out", execution_model="async")
     assert not (tmp_path / "out").exists()

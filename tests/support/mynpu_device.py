@@ -97,7 +97,7 @@ def build_npu_program(mlir: str, executable: bytes | Callable[[bytes], bytes], e
     session.set_flags(*flags)
     hooks = passes_for(flags, "vm-c")
     make = executable if callable(executable) else (lambda _code: executable)
-    replace = ReplaceMynpuBinaries(lambda _name, code: make(code))
+    replace = ReplaceMynpuBinaries(lambda _name, _format, code: make(code), lambda: "embedded-elf-x86_64")
     hooks.setdefault("hal", []).append(replace)
     inv = PhasedPipeline(session, hooks=hooks).run(Source.wrap_buffer(session, mlir.encode()))
     raw = work / "raw.c"

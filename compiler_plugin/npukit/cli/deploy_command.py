@@ -38,8 +38,8 @@ def add_parser(sub) -> None:
     p.add_argument("--list-boards", action="store_true", help="list the boards with their memory and exit")
     p.add_argument(
         "-m", "--mode", choices=["static", "embedded"],
-        help="static: executables linked into the firmware (default without --npu); embedded: ELF executables "
-        "the runtime loads into RAM (the default, and the only mode, with --npu)",
+        help="static: executables linked into the firmware, constants and the NPU's streams in flash (the "
+        "default); embedded: ELF executables the runtime loads into RAM",
     )
     p.add_argument(
         "--npu", choices=["mynpu"],

@@ -292,13 +292,10 @@ def _npu_options(npu: str | None, mynpu: "MynpuOptions | None", mode: str | None
         return mode or "static", None
     if npu not in NPUS:
         raise TargetError(f"unknown NPU '{npu}'; npukit knows: {', '.join(NPUS)}")
-    if mode == "static":
-        raise TargetError(
-            "--npu mynpu needs --mode embedded: the NPU's executables carry the CPU code of the other dispatches "
-            "as an embedded ELF, which a static library cannot hold")
     from npukit.mynpu.options import MynpuOptions
 
-    return "embedded", mynpu if mynpu is not None else MynpuOptions()
+    # Static by default: the NPU's streams and weights stay in flash, its CPU code is the static library.
+    return mode or "static", mynpu if mynpu is not None else MynpuOptions()
 
 
 def _npu_use(run: qemu_runner.FirmwareRun, artifact: CompileResult) -> NpuUse:
@@ -354,7 +351,9 @@ def deploy(
     """Compiles |model| for |board|, builds the firmware, runs it under QEMU and measures it.
 
     ``mode`` is static (the default) or embedded. ``npu="mynpu"`` compiles
-    for ``mynpu+<the board's CPU>`` (embedded; ``mynpu`` holds the hardware
+    for ``mynpu+<the board's CPU>`` (static by default: the NPU's streams and
+    weights stay in flash and its CPU code is the static library; embedded
+    loads the CPU code's ELF into RAM; ``mynpu`` holds the hardware
     configuration): the NPU's dispatches run on the mynpu simulator linked
     into the firmware, whose counted cycles are reported beside the CPU's
     instructions, and the expected outputs come from the same NPU compile run

@@ -139,8 +139,10 @@ def run_hosted(cl: CommandLine) -> int:
     compile_to = cl.tool.get("compile-to", "end")
     try:
         inv = pipeline.run(source, compile_from=cl.tool.get("compile-from", "start"), compile_to=compile_to)
-    except NpukitError:
-        return 1  # the diagnostics are already on the console
+    except NpukitError as e:
+        if not getattr(e, "on_console", False):  # an npukit pass refused the module: say why
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1  # otherwise IREE's diagnostics are already on the console
 
     output = Output.open_file(cl.tool.get("o", "-"))
     bytecode = cl.tool.get("emit-mlir-bytecode", "false") not in ("false", "0")

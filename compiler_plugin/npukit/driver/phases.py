@@ -62,7 +62,9 @@ class PhasedPipeline:
     def _fail(self, what: str) -> CompileError:
         if self.collector is not None:
             return CompileError(self.collector.summary(), self.collector.texts())
-        return CompileError(what)
+        error = CompileError(what)
+        error.on_console = True  # IREE printed the diagnostics (an npukit pass's error was not printed)
+        return error
 
     def run(self, source: Source, compile_from: str = "start", compile_to: str = "end") -> Invocation:
         start, stop = phase_index(compile_from), phase_index(compile_to)

@@ -31,8 +31,9 @@ class Export:
 @dataclass
 class Executable:
     """NPU exports, their constants, and optionally the CPU code of the
-    executable's other dispatches (``host_code`` in ``host_format``, an
-    embedded ELF: npukit's runtime runs those exports from it)."""
+    executable's other dispatches (``host_code`` in ``host_format``: an
+    embedded ELF, or the name of a static library in format ``static``;
+    npukit's runtime runs those exports from it)."""
 
     config: HardwareConfig
     exports: list[Export] = field(default_factory=list)

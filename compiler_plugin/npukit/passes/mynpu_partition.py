@@ -11,13 +11,16 @@
   (npukit.mynpu.supported_operators); those that match are lowered
   to command streams, which the device's validator checks and costs now. The
   others stay on the CPU with the reason.
+- 'stream' too (``empty_npu_dispatches``, inline-dynamic only): the NPU's
+  dispatches get no CPU code (npukit.passes.npu_only_dispatches).
 - 'stream' too (``requantize_cpu_code``): every dispatch's CPU code gets
   TFLite's integer requantization (npukit.passes.integer_requantization), so
   the CPU computes what the NPU and TFLite's integer kernels compute; the
   report says which CPU dispatches that covers.
 - 'hal' (``binaries``): the placeholder of each ``mynpu-v1`` binary is
   replaced by the real executable: the streams, their constants and the CPU
-  code IREE compiled as host code for the dispatches the NPU does not run.
+  code IREE compiled as host code for the dispatches the NPU does not run
+  (an embedded ELF, or with a static library the library's name).
 """
 
 from __future__ import annotations
@@ -40,7 +43,13 @@ from npukit.mynpu.stream_generator import Constants, StreamPlan
 from npukit.passes.device_targets import CPU_TARGET_PREFIX, device_globals
 from npukit.passes.dispatch_inventory import DispatchInventory, dispatch_calls
 from npukit.passes.integer_requantization import IntegerRequantization
-from npukit.passes.mynpu_binaries import ReplaceMynpuBinaries
+from npukit.passes.mynpu_binaries import STATIC_FORMAT, ReplaceMynpuBinaries
+from npukit.passes.npu_only_dispatches import EmptyNpuDispatches
+
+
+_STATIC_NEEDS_INLINE = ("a static library (--iree-llvmcpu-link-static, npukit's 'static' mode) with the mynpu "
+                        "target needs --iree-execution-model=inline-dynamic (the mynpu variant as the only "
+                        "target); otherwise use embedded ELFs ('embedded') or a .vmfb")
 
 
 class MynpuTarget:
@@ -55,8 +64,10 @@ class MynpuTarget:
         # Every dispatch as recognised, before the NPU's predicates: what
         # ``npukit explore`` costs on other hardware configurations.
         self.recognised: list[RecognisedDispatch] = []
-        self._replace = ReplaceMynpuBinaries(self._executable_for)
+        self._replace = ReplaceMynpuBinaries(self._executable_for, lambda: self.host_format or "")
         self._integer = IntegerRequantization()
+        self._placed: list[dict] = []
+        self._empty = EmptyNpuDispatches(lambda: self.exports)
 
     # 'preprocessing' ----------------------------------------------------------
 
@@ -72,6 +83,9 @@ class MynpuTarget:
         self.host_format = text[start + len(CPU_TARGET_PREFIX):].split('"', 1)[0]
         end = text.rindex("]>")
         cpu_target = text[start:end]
+        if not self.inline and "link_static = true" in cpu_target:
+            # Both variants would be one static library of the same name (IREE fails generating it).
+            raise CompileError(_STATIC_NEEDS_INLINE)
         npu_target = cpu_target.replace(f'"{self.host_format}"', f'"{FORMAT}"', 1)
         targets = npu_target if self.inline else f"{npu_target}, {cpu_target}"
         with module.context:
@@ -129,6 +143,11 @@ class MynpuTarget:
         self.exports[name] = (spec, plan)
         return DispatchRow(name, spec.operation, "mynpu", "", spec.macs, count, plan=plan)
 
+    def empty_npu_dispatches(self, module: ir.Operation) -> None:
+        """With inline-dynamic, no CPU code for what the NPU runs (npukit.passes.npu_only_dispatches)."""
+        if self.inline:
+            self._empty(module)
+
     def requantize_cpu_code(self, module: ir.Operation) -> None:
         self._integer(module)
         for row in self.report["dispatches"] if self.report else ():
@@ -140,18 +159,26 @@ class MynpuTarget:
 
     def binaries(self, module: ir.Operation) -> None:
         self._replace(module)
+        if self.report is not None:
+            # Where the executables' CPU code lives: a static library (by name) or inside them.
+            self.report["executables"] = self._placed
         if not self._replace.replaced:
-            raise CompileError("the module has no mynpu-v1 executable to put the NPU's streams in: static "
-                               "libraries (--iree-llvmcpu-link-static, npukit's 'static' mode) are not supported "
-                               "with the mynpu target; use embedded ELFs ('embedded') or a .vmfb")
+            raise CompileError(f"the module has no mynpu-v1 executable to put the NPU's streams in: "
+                               f"{_STATIC_NEEDS_INLINE}")
 
-    def _executable_for(self, _name: str, cpu_code: bytes) -> bytes:
+    def _executable_for(self, name: str, host_format: str, host_code: bytes) -> bytes:
         from npukit.mynpu.simulator import StreamError, validate_executable
 
         exports = [Export(name, plan.stream, plan.binding_sizes) for name, (_, plan) in self.exports.items()]
         executable = Executable(self.options.config(self.parallelism), exports, bytes(self.constants.data),
-                                self.host_format or "", cpu_code)
+                                host_format, host_code)
         data = executable.to_bytes()
+        static = host_format == STATIC_FORMAT
+        self._placed.append({"name": name, "bytes": len(data), "npu_constants_bytes": len(self.constants.data),
+                             "cpu_code": host_format or None,
+                             "cpu_code_bytes": 0 if static else len(host_code),
+                             "cpu_code_for": "cpu dispatches" if self.inline else "every dispatch",
+                             "static_library": host_code.rstrip(b"\0").decode() if static else None})
         try:
             validate_executable(data)
         except StreamError as e:

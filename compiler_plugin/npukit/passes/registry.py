@@ -45,7 +45,7 @@ def passes_for(flags: list[str], output_format: str = "vm-bytecode",
         if kernels is not None:
             kernels.float_output = False  # the CPU computes the NPU's (TFLite's) integer arithmetic
         hooks["preprocessing"] = [mynpu.retarget]
-        hooks["stream"] = [mynpu.partition, *tuned, mynpu.requantize_cpu_code]
+        hooks["stream"] = [mynpu.partition, mynpu.empty_npu_dispatches, *tuned, mynpu.requantize_cpu_code]
         hooks["hal"] = [mynpu.binaries]
     elif kernels is not None:
         # The CPU alone: every dispatch computes the model's own arithmetic
