@@ -59,12 +59,12 @@ def _npu_coverage(npu_layers: int, reference: dict, refusals: list[str]) -> list
 
 
 def _cpu_time_note(configurations: list[dict]) -> str:
-    on_cpu = [c for c in configurations if c["depthwise"] == "cpu"]
-    elsewhere = [c for c in configurations if c["depthwise"] != "cpu"]
-    return (f"with the depthwise layers on the CPU an inference takes {min(c['total_us'] for c in on_cpu) / 1000:,.0f}"
-            f" to {max(c['total_us'] for c in on_cpu) / 1000:,.0f} ms, nearly all of it on the CPU; with them on the NPU (native or emulated) "
-            f"{min(c['total_us'] for c in elsewhere) / 1000:,.1f} to {max(c['total_us'] for c in elsewhere) / 1000:,.1f}"
-            " ms.")
+    def span(depthwise_on_cpu: bool, digits: int) -> str:
+        times = [c["total_us"] / 1000 for c in configurations if (c["depthwise"] == "cpu") == depthwise_on_cpu]
+        return f"{min(times):,.{digits}f} to {max(times):,.{digits}f} ms"
+
+    return (f"with the depthwise layers on the CPU an inference takes {span(True, 0)}, nearly all of it on the CPU; "
+            f"with them on the NPU (native or emulated) {span(False, 1)}.")
 
 
 def _placement(recognised, reference: dict) -> list[str]:

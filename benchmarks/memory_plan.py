@@ -5,8 +5,8 @@
                                      [--out benchmarks/reports/boards] [--plots DIR]
 
 Each model is deployed with ``npukit deploy`` (defaults: static on the CPU;
-``--npu mynpu``, embedded, for the NPU build; seeded random input) and the
-report lists:
+``--npu mynpu``, its default static library, for the NPU build; seeded
+random input) and the report lists:
 
 - static data (.data + .bss of the firmware, from the link map);
 - the arena's high-water mark (without the simulated NPU's SRAM, which a
@@ -100,9 +100,10 @@ def markdown(rows: list[dict]) -> str:
     lines = [
         "# RAM against the live-activation lower bound",
         "",
-        f"`npukit deploy --board {BOARD}` (CPU: static library; NPU: `--npu mynpu`, embedded), seeded random "
-        "input. RAM without the stack = static data + the arena's high-water mark (the compile-time plan's "
-        "block counted once, the simulated NPU's SRAM not counted). The arena holds the planned buffers "
+        f"`npukit deploy --board {BOARD}` (CPU: static library; NPU: `--npu mynpu`, a static library as by "
+        "default), seeded random input. RAM without the stack = static data + the arena's high-water mark (the "
+        "compile-time plan's block counted once, the simulated NPU's SRAM not counted). The arena holds the "
+        "planned buffers "
         "(`<NAME>_ARENA_SIZE`) and the runtime's own objects (module state, buffer records, and in embedded "
         "builds the executables loaded into RAM). Bound: the largest sum of the model's simultaneously live "
         f"activations. Passes: RAM without the stack <= {SLACK_FACTOR} x bound + {SLACK_BYTES // 1024} KiB.",

@@ -30,23 +30,6 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 
-def _output_steps(path: Path) -> list[float | None]:
-    """Per output: the scale of the DequantizeLinear that produces it (one
-    step of a dequantized float output), else None (an int8 output)."""
-    import numpy as np
-    import onnx
-    from onnx import numpy_helper
-
-    model = onnx.load(str(path), load_external_data=False)
-    constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    producers = {out: node for node in model.graph.node for out in node.output}
-    steps = []
-    for output in model.graph.output:
-        node = producers.get(output.name)
-        scale = constants.get(node.input[1]) if node is not None and node.op_type == "DequantizeLinear" else None
-        steps.append(float(np.max(scale)) if scale is not None else None)
-    return steps
-
 
 def _max_lsb(loaded, run, steps: list[float | None]) -> int:
     """The largest difference in steps of the output's quantization: int8
@@ -85,10 +68,10 @@ PATHS = ("host", "npukit_runtime", "stock", "mynpu")
 
 def measure(name: str, record, seeds: int, work: Path, wanted: tuple[str, ...] = PATHS) -> dict:
     import npukit
-    from support.zoo_oracles import reference_run
+    from support.zoo_oracles import dequantized_steps, reference_run
 
     run = reference_run(record.path, record.input_range, seed=5, count=seeds)
-    steps = _output_steps(record.path)
+    steps = dequantized_steps(record.path)
     out: dict = {"name": name, "macs": record.macs}
     paths = {
         "host": lambda: npukit.load(npukit.compile(record.path, out_dir=work / "host")),

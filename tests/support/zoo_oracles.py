@@ -153,3 +153,21 @@ def reference_run(path: Path, float_range: tuple[float, float] | None, seed: int
             np.savez(stream, **arrays)
         os.replace(temporary, cached)
     return ReferenceRun(inputs, outputs)
+
+
+def dequantized_steps(path: Path) -> list[float | None]:
+    """Per output of an ONNX model: the scale of the DequantizeLinear that
+    produces it (one quantization step of a dequantized float output), else
+    None (an int8 output)."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path), load_external_data=False)
+    initializers = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    producers = {out: node for node in model.graph.node for out in node.output}
+    steps = []
+    for output in model.graph.output:
+        node = producers.get(output.name)
+        scale = initializers.get(node.input[1]) if node is not None and node.op_type == "DequantizeLinear" else None
+        steps.append(float(np.max(scale)) if scale is not None else None)
+    return steps

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import npukit
-from support.zoo_oracles import reference_run
+from support.zoo_oracles import dequantized_steps, reference_run
 
 from . import cache
 from .catalogue import catalogue, entries
@@ -45,23 +45,6 @@ def records():
 
 def _reference(record):
     return reference_run(record.path, record.input_range, seed=5, count=SEEDS, cache_dir=cache.zoo_dir() / "references")
-
-
-def _dequantized_steps(path) -> list[float | None]:
-    """Per output of an ONNX model: the scale of the DequantizeLinear that
-    produces it (one quantization step of a dequantized output), else None."""
-    import onnx
-    from onnx import numpy_helper
-
-    model = onnx.load(str(path), load_external_data=False)
-    initializers = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    producers = {out: node for node in model.graph.node for out in node.output}
-    steps = []
-    for output in model.graph.output:
-        node = producers.get(output.name)
-        scale = initializers.get(node.input[1]) if node is not None and node.op_type == "DequantizeLinear" else None
-        steps.append(float(np.max(scale)) if scale is not None else None)
-    return steps
 
 
 def _compare(got_outputs, want_outputs, context: str, lsb: int, steps=None) -> None:
@@ -97,7 +80,7 @@ def test_host(records, name, tmp_path):
     run = _reference(record)
     loaded = npukit.load(npukit.compile(record.path, out_dir=tmp_path / "host"))
     lsb = 1 if record.format == "onnx" else 0
-    steps = _dequantized_steps(record.path) if record.format == "onnx" else None
+    steps = dequantized_steps(record.path) if record.format == "onnx" else None
     for s, (x, want) in enumerate(zip(run.inputs, run.outputs)):
         _compare(loaded(*x), want, f"{name} on the host, sample {s}", lsb, steps)
 

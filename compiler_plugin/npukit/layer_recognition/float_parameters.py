@@ -25,8 +25,9 @@ import numpy as np
 
 from npukit.layer_recognition import float_epilogue as ep
 from npukit.layer_recognition.epilogue_parameters import EpilogueInputs
+from npukit.layer_recognition.integer_parameters import check
 from npukit.layer_recognition.layer_spec import FloatAdd, FloatQuantize, FloatStage, NotSupported
-from npukit.layer_recognition.scalar_expression import Node, NotEvaluable, evaluate
+from npukit.layer_recognition.scalar_expression import Node
 
 PROBES = 192
 _F32 = np.float32
@@ -139,15 +140,6 @@ def _args(inputs: EpilogueInputs, channels: int) -> dict[int, np.ndarray]:
             for i, v in inputs.per_channel.items()}
 
 
-def _check(expression: Node, args: dict[int, np.ndarray], want: np.ndarray, what: str) -> None:
-    try:
-        got = evaluate(expression, args)
-    except NotEvaluable as e:
-        raise NotSupported(f"a float {what} with an operation the recogniser cannot check ({e})") from None
-    if not np.array_equal(np.broadcast_to(got, want.shape), want):
-        raise NotSupported(f"a float {what} whose arithmetic differs from the parameters read from it")
-
-
 def checked_float_stage(expression: Node, match: ep.RequantizedContraction, inputs: EpilogueInputs,
                         channels: int) -> FloatStage:
     """The float output stage of ``match``, verified on the whole epilogue."""
@@ -156,7 +148,7 @@ def checked_float_stage(expression: Node, match: ep.RequantizedContraction, inpu
     acc = _probes(stage, correction, np.random.default_rng(0))
     args = _args(inputs, channels)
     args[inputs.contraction_arg] = acc
-    _check(expression, args, float_output(stage, acc - correction[:, None]), "requantization")
+    check(expression, args, float_output(stage, acc - correction[:, None]), "a float requantization")
     return stage
 
 
@@ -180,5 +172,5 @@ def checked_float_add(expression: Node, match: ep.ResidualAdd, inputs: EpilogueI
     args[inputs.contraction_arg] = acc
     args[match.residual.source.value] = residual
     conv = float_output(stage, acc - correction[:, None])
-    _check(expression, args, float_add_output(add, conv, residual), "addition")
+    check(expression, args, float_add_output(add, conv, residual), "a float addition")
     return stage, add

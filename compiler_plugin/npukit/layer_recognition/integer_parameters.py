@@ -101,13 +101,14 @@ def probe_accumulators(stage: OutputStage, channels: int, rng: np.random.Generat
 
 
 def check(expression: Node, args: dict[int, np.ndarray], want: np.ndarray, what: str) -> None:
-    """NotSupported unless the expression gives ``want`` on ``args``."""
+    """NotSupported unless the expression gives ``want`` on ``args``; ``what``
+    names the checked part with its article ("an addition")."""
     try:
         got = evaluate(expression, args)
     except NotEvaluable as e:
-        raise NotSupported(f"an {what} with an operation the recogniser cannot check ({e})") from None
+        raise NotSupported(f"{what} with an operation the recogniser cannot check ({e})") from None
     if not np.array_equal(np.broadcast_to(got, want.shape), want):
-        raise NotSupported(f"an {what} whose arithmetic differs from the parameters read from it")
+        raise NotSupported(f"{what} whose arithmetic differs from the parameters read from it")
 
 
 def checked_output_stage(expression: Node, match: ie.Requantization, inputs: EpilogueInputs,
@@ -119,7 +120,7 @@ def checked_output_stage(expression: Node, match: ie.Requantization, inputs: Epi
     args = {i: np.asarray(v).reshape(-1)[:, None] if np.asarray(v).size == channels else np.asarray(v)
             for i, v in inputs.per_channel.items()}
     args[match.accumulator.value] = acc
-    check(expression, args, reference_output(stage, acc), "output stage")
+    check(expression, args, reference_output(stage, acc), "an output stage")
     return stage
 
 
@@ -184,7 +185,7 @@ def _check_addition(expression: Node, inputs: EpilogueInputs, contraction_arg: i
             for i, v in inputs.per_channel.items()}
     args[contraction_arg] = acc
     args[residual_arg] = residual
-    check(expression, args, want, "addition")
+    check(expression, args, want, "an addition")
 
 
 def _tflite_add(a: np.ndarray, b: np.ndarray, add: ElementwiseAdd) -> np.ndarray:
