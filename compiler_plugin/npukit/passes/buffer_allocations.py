@@ -9,7 +9,8 @@ size, in the same order, when the exported function runs. What the plan cannot
 fix in advance is refused with the reason (the compile then has no plan and
 the runtime places buffers in its arena as they come): several exported
 functions, allocations under control flow or in called functions, sizes known
-only at run time.
+only at run time, and staging buffers for host-side reads and writes (IREE
+drops and resizes allocations around those after 'stream').
 """
 
 from __future__ import annotations
@@ -112,5 +113,9 @@ class BufferAllocations:
             size = _constant_index(op.operands[0])
             if size is None:
                 return ProgramAllocations(name, refused="a buffer whose size is known only at run time")
+            if _lifetime(op) == "staging":
+                # Host reads and writes of device buffers: IREE drops and resizes allocations around them
+                # after 'stream', so the list here is not the one the module makes.
+                return ProgramAllocations(name, refused="a staging buffer for host-side reads or writes")
             allocations.append(BufferAllocation(size, _lifetime(op)))
         return ProgramAllocations(name, allocations)
