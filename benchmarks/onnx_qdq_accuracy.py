@@ -51,16 +51,9 @@ def _max_lsb(loaded, run, steps: list[float | None]) -> int:
 
 
 def _onnx_qdq_models(selected: set[str] | None) -> list:
-    from zoo.catalogue import entries, read_record
+    from zoo_selection import zoo_models
 
-    found = []
-    for entry in entries():
-        if entry.format != "onnx" or (selected and not {entry.name, Path(entry.name).stem} & selected):
-            continue
-        record = read_record(entry)
-        if record.arithmetic == "int8" and not record.oracle_limitations:
-            found.append((entry.name, record))
-    return found
+    return zoo_models("onnx", lambda record: record.arithmetic == "int8" and not record.oracle_limitations, selected)
 
 
 PATHS = ("host", "npukit_runtime", "stock", "mynpu")

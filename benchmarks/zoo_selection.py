@@ -1,5 +1,6 @@
-"""The zoo's int8 .tflite models the NPU and kernel benchmarks measure
-(recurrent models excluded), optionally narrowed to named ones."""
+"""The zoo's models the benchmarks measure (for the NPU and kernel ones: the
+int8 .tflite models, recurrent ones excluded), optionally narrowed to named
+ones."""
 
 from __future__ import annotations
 
@@ -11,16 +12,22 @@ if str(REPO / "tests") not in sys.path:
     sys.path.insert(0, str(REPO / "tests"))
 
 
-def int8_tflite_models(selected: set[str] | None = None) -> list:
-    """(name, record) of every int8, non-recurrent .tflite zoo model, or of
-    those whose name or stem is in ``selected``."""
+def zoo_models(model_format: str, keep, selected: set[str] | None = None) -> list:
+    """(name, record) of every zoo model of ``model_format`` whose record
+    ``keep`` accepts, or of those whose name or stem is in ``selected``."""
     from zoo.catalogue import entries, read_record
 
     found = []
     for entry in entries():
-        if entry.format != "tflite" or (selected and not {entry.name, Path(entry.name).stem} & selected):
+        if entry.format != model_format or (selected and not {entry.name, Path(entry.name).stem} & selected):
             continue
         record = read_record(entry)
-        if record.arithmetic == "int8" and not record.recurrent:
+        if keep(record):
             found.append((entry.name, record))
     return found
+
+
+def int8_tflite_models(selected: set[str] | None = None) -> list:
+    """(name, record) of every int8, non-recurrent .tflite zoo model, or of
+    those whose name or stem is in ``selected``."""
+    return zoo_models("tflite", lambda record: record.arithmetic == "int8" and not record.recurrent, selected)
