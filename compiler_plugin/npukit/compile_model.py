@@ -119,10 +119,11 @@ class _Request:
     seconds: float
     deadline: float
     started: float
+    flash_budget: int | None = None
 
     @classmethod
     def check(cls, model, target, output, out_dir, name, execution_model, iree_flags, mynpu, cpu_pipeline,
-              time_limit) -> "_Request":
+              time_limit, flash_budget=None) -> "_Request":
         from npukit.frontends.limits import limits
         from npukit.frontends.model_format import detect_format
         from npukit.passes.module_naming import c_identifier
@@ -148,12 +149,19 @@ class _Request:
         seconds = float(time_limit) if time_limit is not None else limits().seconds
         if not seconds > 0:
             raise TargetError(f"the time limit must be a positive number of seconds, got {time_limit!r}")
+        pipeline = CpuPipeline.parse(cpu_pipeline)
+        if flash_budget is not None:
+            if isinstance(flash_budget, bool) or not isinstance(flash_budget, int) or flash_budget < 0:
+                raise TargetError(f"the flash budget must be a number of bytes, got {flash_budget!r}")
+            if pipeline is not CpuPipeline.TUNED:
+                raise TargetError("a flash budget sets the tuned CPU pipeline's weight forms; the stock pipeline "
+                                  "has none (leave --flash-budget unset or use --cpu-pipeline tuned)")
         model_path = Path(model)
         detect_format(model_path)  # a missing or unrecognised file is refused before anything is written
         module_name = c_identifier(name or model_path.stem)
         out = Path(out_dir) if out_dir is not None else Path(f"{module_name}-{tgt.name}-{mode.value}")
-        return cls(model_path, tgt, mode, em, CpuPipeline.parse(cpu_pipeline), mynpu, module_name, out,
-                   tuple(iree_flags), seconds, started + seconds, started)
+        return cls(model_path, tgt, mode, em, pipeline, mynpu, module_name, out, tuple(iree_flags), seconds,
+                   started + seconds, started, flash_budget)
 
 
 def compile(
@@ -172,6 +180,7 @@ def compile(
     kernel_choices: "dict[str, KernelChoice] | None" = None,
     time_limit: float | None = None,
     log: "LogSink | None" = None,
+    flash_budget: int | None = None,
 ) -> CompileResult:
     """Compiles ``model`` (.onnx, .tflite, .mlir, .mlirbc) for ``target``.
 
@@ -192,7 +201,11 @@ def compile(
     from the tuning database (``tuning_db``, default
     npukit.cpu.tuning_database.default_path(); written by ``npukit tune``),
     then ``kernel_choices`` (layer key -> npukit.cpu.kernel_choice.KernelChoice),
-    then the preset's default.
+    then the preset's default (int8 weights: one copy of each). ``flash_budget``
+    (bytes for the layer kernels' constants) lets DSP cores widen the weights
+    of the layers that gain most to int16 while the total fits
+    (npukit.cpu.flash_budget); the manifest's ``kernel_constants`` shows the
+    outcome, ``constant_pools`` what is left of IREE's constant pool.
 
     The import and IREE's compile run in child processes: a crash in either
     is an error here, and ``time_limit`` seconds (default: the limit in
@@ -206,7 +219,7 @@ def compile(
 
     say = progress or (lambda _msg: None)
     request = _Request.check(model, target, output, out_dir, name, execution_model, iree_flags, mynpu,
-                             cpu_pipeline, time_limit)
+                             cpu_pipeline, time_limit, flash_budget)
     with StagedOutput(request.out) as staged:
         work = staged.directory / ".work"
         work.mkdir()
@@ -287,7 +300,7 @@ def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: 
                 chosen = TuningDatabase(tuning_db).choices(request.target.cpu)
                 chosen.update(kernel_choices or {})
                 objects = [] if request.mode is OutputMode.STATIC else list(kernels.link_objects)
-                job.tuned_cpu = tuned_cpu_job(request.target.cpu, objects, chosen)
+                job.tuned_cpu = tuned_cpu_job(request.target.cpu, objects, chosen, request.flash_budget)
                 return _Compiled(_run_worker(job, work, say, request.deadline, request.seconds, log),
                                  CpuPipeline.TUNED, kernels)
             except NpukitError as e:
@@ -439,6 +452,10 @@ def _manifest(request: _Request, imported: ImportedModel, plan, compiled: _Compi
         "mynpu": result.mynpu_report,
         "cpu_pipeline": compiled.pipeline.value,
         "cpu_kernels": result.cpu_kernels,
+        # IREE's constant pools once the replaced dispatches' constants are dropped (passes.unread_constants).
+        "constant_pools": result.constant_pools,
+        # The layer kernels' blocks: bytes, the budget, how many layers have int16 weights (cpu.flash_budget).
+        "kernel_constants": result.kernel_constants,
         "compile_seconds": round(time.monotonic() - request.started, 3),
         "warnings": [w.splitlines()[0] for w in result.warnings] + notes,
     }

@@ -88,7 +88,7 @@ def test_tune_command_refuses_an_unknown_target(shared_models, tmp_path, capsys)
 
 @pytest.mark.slow
 def test_board_tune_measures_both_weight_forms(shared_models, tmp_path):
-    """On the Cortex-M4 every convolution is built with int16 and with int8
+    """On the Cortex-M4 every convolution is built with int8 and with int16
     weights; each build's outputs equal the host's (tune checks), and the
     winners, built once more, take no more instructions than the defaults."""
     path = tmp_path / "tuning.json"
@@ -97,7 +97,7 @@ def test_board_tune_measures_both_weight_forms(shared_models, tmp_path):
     convolutions = [r for r in result.layers if _is_convolution(r.key)]
     assert convolutions
     for layer in convolutions:
-        assert [c.weights for c in layer.candidates] == ["int16", "int8"]
+        assert [c.weights for c in layer.candidates] == ["int8", "int16"]
         assert all(m is not None and m > 0 for m in layer.measured), layer
         assert layer.measured[layer.best] == min(layer.measured)
     assert 0 < result.tuned_total <= result.default_total

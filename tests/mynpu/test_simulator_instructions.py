@@ -322,3 +322,15 @@ def test_missing_instruction_is_rejected():
     stream.op(Op.DEPTH_CONV).end()
     with pytest.raises(StreamError, match="not in this hardware configuration"):
         run_stream(CONFIG.without(Op.DEPTH_CONV), stream.encode(), execute=False)
+
+
+def test_a_set_to_the_value_a_register_holds_is_left_out():
+    """Registers start at 0 in a stream and keep their values: a SET that
+    changes nothing is not written, in set() and in dma() alike."""
+    s = CommandStream().set(IFM_H=0, IFM_W=3).set(IFM_W=3, IFM_H=2)
+    s.dma(False, 0, 16, 0, 4, 1, 0, 0).dma(False, 0, 32, 0, 4, 1, 0, 0)
+    register = {name: i for i, name in enumerate(REGISTERS)}
+    assert s.commands == [
+        (Op.SET, register["IFM_W"], 3), (Op.SET, register["IFM_H"], 2),
+        (Op.SET, register["DMA_OFFSET"], 16), (Op.SET, register["DMA_LENGTH"], 4), (Op.SET, register["DMA_ROWS"], 1),
+        (Op.DMA_READ, 0, 0), (Op.SET, register["DMA_OFFSET"], 32), (Op.DMA_READ, 0, 0)]

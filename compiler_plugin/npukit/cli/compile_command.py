@@ -82,6 +82,13 @@ def add_cpu_pipeline_argument(p: argparse.ArgumentParser) -> None:
         "TFLite's integer arithmetic; stock: IREE's own CPU code, to compare against "
         f"(default: {DEFAULT_CPU_PIPELINE.value})",
     )
+    p.add_argument(
+        "--flash-budget", type=int, metavar="BYTES",
+        help="flash the tuned kernels' constants (weights in the kernels' layout, biases, requantization tables) "
+        "may take: on DSP cores the layers that save the most instructions per byte get int16-widened weights "
+        "while the total fits; an error if the layers need more with int8 weights (default: no budget, int8 "
+        "weights, one copy of each, except where `npukit tune` chose int16)",
+    )
 
 
 def add_mynpu_arguments(p: argparse.ArgumentParser) -> None:
@@ -129,6 +136,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         progress=console.progress,
         mynpu=mynpu,
         cpu_pipeline=args.cpu_pipeline,
+        flash_budget=args.flash_budget,
         time_limit=args.time_limit,
         log=console.log,
     )

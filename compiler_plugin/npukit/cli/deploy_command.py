@@ -107,7 +107,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         args.model, args.board, mode=args.mode, npu=args.npu, mynpu=mynpu_options(args), inputs=args.input,
         seed=args.seed, samples=args.samples, keep=args.keep, execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
         arena_limit=args.arena_limit, status_messages=args.status_messages, progress=console.progress,
-        cpu_pipeline=args.cpu_pipeline,
+        cpu_pipeline=args.cpu_pipeline, flash_budget=args.flash_budget,
     )
     console.clear_status()
     if not args.quiet:

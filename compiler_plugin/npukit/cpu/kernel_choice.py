@@ -2,9 +2,11 @@
 carries, which of them a CPU preset offers, and the default when no tuning
 result says otherwise.
 
-- ``weights``: "int8" as the model has them, or "int16", widened at compile
-  time so the Cortex-M DSP dot product needs no sign extension (fewer
-  instructions per MAC for twice the weight bytes). DSP cores only. For a
+- ``weights``: "int8" as the model has them (the default: one copy of each
+  weight), or "int16", widened at compile time so the Cortex-M DSP dot
+  product needs no sign extension (fewer instructions per MAC for twice the
+  weight bytes): DSP cores only, where a tuning result chose it or within a
+  flash budget (npukit.cpu.flash_budget). For a
   depthwise layer, "taps" orders the int8 weights tap by tap with the
   channels side by side, for the DSP kernel that runs channel-last layers
   four channels at a time (not with a channel multiplier: output channel
@@ -88,10 +90,10 @@ def _lanes_fit(spec: LayerSpec) -> bool:
 
 
 def default_choice(spec: LayerSpec, preset: CpuPreset) -> KernelChoice:
-    """Without a tuning result: int16 weights on DSP cores (the measured
-    faster form), tap-ordered depthwise weights for channel-last layers
-    there; on the host lane-ordered weights for channel-last layers, the x86
-    kernel's own rule for the others."""
+    """Without a tuning result: int8 weights (int16 ones only within a flash
+    budget, npukit.cpu.flash_budget), tap-ordered depthwise weights for
+    channel-last layers on DSP cores; on the host lane-ordered weights for
+    channel-last layers, the x86 kernel's own rule for the others."""
     return candidates(spec, preset)[0]
 
 
@@ -110,7 +112,7 @@ def _weight_order_candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelC
     if not _is_convolution(spec):
         return [KernelChoice()]
     if has_dsp(preset):
-        return [KernelChoice(weights="int16"), KernelChoice(weights="int8")]
+        return [KernelChoice(weights="int8"), KernelChoice(weights="int16")]
     if _is_x86_host(preset):
         return [KernelChoice(), KernelChoice(conv_form="packed"), KernelChoice(conv_form="direct")]
     return [KernelChoice()]
@@ -149,10 +151,11 @@ class LayerChoices:
         return default_choice(spec, self.preset), False
 
 
-def tuned_cpu_job(preset: CpuPreset, objects: list, chosen: dict[str, KernelChoice]) -> dict:
+def tuned_cpu_job(preset: CpuPreset, objects: list, chosen: dict[str, KernelChoice],
+                  flash_budget: int | None = None) -> dict:
     """The compile job's ``tuned_cpu`` entry (npukit.driver.compile_job)."""
     return {"objects": [str(o) for o in objects], "preset": preset.name,
-            "choices": {key: c.to_json() for key, c in chosen.items()}}
+            "choices": {key: c.to_json() for key, c in chosen.items()}, "flash_budget": flash_budget}
 
 
 def layer_choices(tuned_cpu: dict) -> LayerChoices:

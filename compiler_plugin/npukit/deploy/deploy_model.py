@@ -187,6 +187,8 @@ class DeployResult:
                 "other": self.flash.other,
                 "npu_simulator": self.flash.npu_simulator,
             },
+            "kernel_constants": self.artifact.manifest.get("kernel_constants"),
+            "constant_pools": self.artifact.manifest.get("constant_pools"),
             "ram_bytes": self.ram.total,
             "ram_without_stack": self.ram.without_stack,
             "arena_planned": self.arena_planned,
@@ -347,6 +349,7 @@ def deploy(
     profile_dispatches: bool = False,
     tuning_db: str | Path | None = None,
     kernel_choices: "dict[str, KernelChoice] | None" = None,
+    flash_budget: int | None = None,
 ) -> DeployResult:
     """Compiles |model| for |board|, builds the firmware, runs it under QEMU and measures it.
 
@@ -376,8 +379,8 @@ def deploy(
     default a board's errors carry only their codes, which saves flash).
     ``cpu_pipeline`` (tuned or stock)
     applies to the board's compile and to the host's that gives the expected
-    outputs; ``tuning_db`` and ``kernel_choices`` to the board's tuned
-    compile (see npukit.compile). ``profile_dispatches`` has the firmware
+    outputs; ``tuning_db``, ``kernel_choices`` and ``flash_budget`` to the
+    board's tuned compile (see npukit.compile). ``profile_dispatches`` has the firmware
     count each dispatch's instructions (``dispatch_instructions``; the
     counting adds a few dozen instructions per dispatch to the total).
     """
@@ -406,7 +409,7 @@ def deploy(
         artifact = npukit.compile(
             model, target=target, output=mode, out_dir=work / "model",
             execution_model=execution_model, iree_flags=iree_flags, mynpu=mynpu, cpu_pipeline=cpu_pipeline,
-            tuning_db=tuning_db, kernel_choices=kernel_choices,
+            tuning_db=tuning_db, kernel_choices=kernel_choices, flash_budget=flash_budget,
         )
         sample_inputs = [load_inputs(inputs, artifact, seed + k) for k in range(samples)]
         if npu:

@@ -89,6 +89,24 @@ def _memory_plan_rows(result: DeployResult) -> list[str]:
     return rows
 
 
+def _constant_rows(manifest: dict) -> list[str]:
+    """What the model's constants hold: the layer kernels' blocks (with the
+    weight forms and any flash budget) and what is left of IREE's pool."""
+    rows = []
+    k = manifest.get("kernel_constants")
+    if k:
+        budget = f", budget {k['budget']:,} B" if k.get("budget") is not None else ""
+        rows.append(_row("    layer kernels' blocks", f"{k['kernel_constants']:,} B",
+                         f"int16 weights in {k['int16_layers']} of {k['layers']} layers{budget}"))
+    pools = manifest.get("constant_pools") or []
+    if pools:
+        before, kept = sum(p["bytes"] for p in pools), sum(p["kept"] for p in pools)
+        whole = [p["reason"] for p in pools if p.get("reason")]
+        note = f"{before - kept:,} B read by no dispatch dropped" + (f"; kept whole: {whole[0]}" if whole else "")
+        rows.append(_row("    IREE's constant pool", f"{kept:,} B", note))
+    return rows
+
+
 def format_table(result: DeployResult) -> str:
     a, f, r = result.artifact, result.flash, result.ram
     lines = [
@@ -97,6 +115,7 @@ def format_table(result: DeployResult) -> str:
         _row("flash (text + rodata)", f"{f.total:,} B", _kib(f.total)),
         _bytes_row("  model code", f.model_code, f.total),
         _bytes_row("  model constants", f.constants, f.total),
+        *_constant_rows(a.manifest),
         _bytes_row("  npukit runtime", f.runtime, f.total),
     ]
     if result.npu:

@@ -68,6 +68,11 @@ class JobResult:
     vm_return_copies: dict[str, list[dict[str, int]]] = field(default_factory=dict)
     # The exported function's buffer allocations (passes.buffer_allocations).
     buffer_allocations: dict | None = None
+    # The constant pools after the dispatches npukit replaced: bytes before,
+    # kept, or why a pool stayed whole (passes.unread_constants).
+    constant_pools: list[dict] = field(default_factory=list)
+    # Tuned CPU pipeline: the layer blocks' bytes and weight forms (cpu.flash_budget.BudgetOutcome).
+    kernel_constants: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -96,6 +101,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     from npukit.passes.dispatch_inventory import DispatchInventory
     from npukit.passes.module_naming import NameModule
     from npukit.passes.registry import passes_for
+    from npukit.passes.unread_constants import DropUnreadConstants
 
     os.environ.update(job.environment)
     iree_capi.ensure_global_command_line()
@@ -120,8 +126,10 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         from npukit.cpu.kernel_choice import layer_choices
         from npukit.passes.layer_kernel_calls import LayerKernelCalls
 
-        kernels = LayerKernelCalls([Path(p) for p in job.tuned_cpu["objects"]], layer_choices(job.tuned_cpu))
-    hooks = passes_for(job.flags, job.output_format, mynpu, kernels)
+        kernels = LayerKernelCalls([Path(p) for p in job.tuned_cpu["objects"]], layer_choices(job.tuned_cpu),
+                                   flash_budget=job.tuned_cpu.get("flash_budget"))
+    unread_constants = DropUnreadConstants()
+    hooks = passes_for(job.flags, job.output_format, mynpu, kernels, unread_constants)
     hooks["start"].append(NameModule(job.module_name))
     recognising = job.recognised_layers is not None
     if recognising:
@@ -176,8 +184,10 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         dispatches=[d.to_json() for d in inventory.dispatches],
         mynpu_report=mynpu.report if mynpu is not None else None,
         cpu_kernels=kernels.summary() if kernels is not None else None,
+        kernel_constants=kernels.budget.to_json() if kernels is not None and kernels.budget else None,
         vm_return_copies=return_copies,
         buffer_allocations=allocations.program.to_json(),
+        constant_pools=unread_constants.summary(),
     )
 
 

@@ -30,27 +30,44 @@ class BindingSite:
     data: bytes | None
 
 
-def composite_bytes(attr: ir.Attribute) -> bytes:
-    """The bytes of a ``#util.composite`` (its elements in order, densely)."""
+@dataclass
+class ConstantPool:
+    """A global an initializer fills from one ``#util.composite`` constant:
+    the global's name, the initializer, the ``util.buffer.constant`` op and
+    the composite's elements (their text, in order, laid out densely)."""
+
+    global_name: str
+    initializer: ir.Operation
+    constant_op: ir.Operation
+    size: int
+    elements: list[str]
+
+    def element_sizes(self) -> list[int]:
+        return [len(b) for b in self._element_bytes()]
+
+    def data(self) -> bytes:
+        return b"".join(self._element_bytes())
+
+    def _element_bytes(self) -> list[bytes]:
+        context = self.constant_op.context
+        return [dense_array(ir.Attribute.parse(e, context)).tobytes() for e in self.elements]
+
+
+def composite_elements(attr: ir.Attribute) -> tuple[int, list[str]]:
+    """A ``#util.composite``'s size in bytes and its elements' text."""
     text = str(attr)
     if not text.startswith("#util.composite<"):
         raise ValueError("not a composite")
     total = int(text[len("#util.composite<"):].split("x", 1)[0])
-    inner = text[text.index("[") + 1:text.rindex("]")]
-    out = bytearray()
-    for element in split_top_level(inner):
-        out += dense_array(ir.Attribute.parse(element, attr.context)).tobytes()
-    if len(out) != total:
-        raise ValueError(f"composite of {total} bytes laid out as {len(out)}")
-    return bytes(out)
+    return total, split_top_level(text[text.index("[") + 1:text.rindex("]")])
 
 
-def _stored_constants(module: ir.Operation) -> dict[str, bytes]:
-    """Global name -> bytes, for globals an initializer fills from a composite
-    constant. The same initializer may also set up other globals (a model's
-    variable tensors: their resources, offsets and timepoints); the pool's
-    global is the one that receives a constant resource."""
-    found: dict[str, bytes] = {}
+def constant_pools(module: ir.Operation) -> list[ConstantPool]:
+    """The globals initializers fill from one composite constant. The same
+    initializer may also set up other globals (a model's variable tensors:
+    their resources, offsets and timepoints); the pool's global is the one
+    that receives a constant resource."""
+    found: list[ConstantPool] = []
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
         if op.name != "util.initializer":
@@ -67,9 +84,23 @@ def _stored_constants(module: ir.Operation) -> dict[str, bytes]:
         op.walk(visit)
         if len(constants) == 1 and len(stores) == 1:
             try:
-                found[stores[0]] = composite_bytes(constants[0].attributes["value"])
-            except (ValueError, UnreadableDispatch):
-                continue  # a pool npukit cannot lay out: its dispatches' constants stay unknown
+                size, elements = composite_elements(constants[0].attributes["value"])
+            except ValueError:
+                continue
+            found.append(ConstantPool(stores[0], op, constants[0], size, elements))
+    return found
+
+
+def _stored_constants(module: ir.Operation) -> dict[str, bytes]:
+    """Global name -> bytes, for the constant pools (``constant_pools``)."""
+    found: dict[str, bytes] = {}
+    for pool in constant_pools(module):
+        try:
+            data = pool.data()
+        except (ValueError, UnreadableDispatch):
+            continue  # a pool npukit cannot lay out: its dispatches' constants stay unknown
+        if len(data) == pool.size:
+            found[pool.global_name] = data
     return found
 
 

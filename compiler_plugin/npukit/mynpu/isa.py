@@ -73,22 +73,32 @@ class HardwareConfig:
 _COMMAND = struct.Struct("<BBHI")
 _DMA_REGISTERS = tuple(REGISTER[name] for name in ("DMA_BINDING", "DMA_OFFSET", "DMA_SRAM_ADDR", "DMA_LENGTH",
                                                     "DMA_ROWS", "DMA_SYS_STRIDE", "DMA_SRAM_STRIDE"))
-_DMA_COMMANDS = struct.Struct("<" + "BBHI" * (len(_DMA_REGISTERS) + 1))
 
 
 class CommandStream:
     """Builds a stream: ``s.set(IFM_H=8, ...)``, ``s.op(Op.CONV)``, ``s.end()``;
-    ``commands``: (opcode, arg, value) to start with, as they are."""
+    ``commands``: (opcode, arg, value) to start with, as they are. A SET of
+    a register to the value it already holds is left out (registers start at
+    0 in every stream and keep their values): the stream is smaller and
+    computes the same."""
 
     def __init__(self, commands: Iterable[tuple[int, int, int]] = ()) -> None:
         self.data = bytearray()
+        self._registers: dict[int, int] = {}
         for opcode, arg, value in commands:
             self.data += _COMMAND.pack(opcode, arg, 0, value & 0xFFFFFFFF)
+            if opcode == Op.SET:
+                self._registers[arg] = value & 0xFFFFFFFF
+
+    def _set(self, register: int, value: int) -> None:
+        value &= 0xFFFFFFFF
+        if self._registers.get(register, 0) != value:
+            self.data += _COMMAND.pack(Op.SET, register, 0, value)
+            self._registers[register] = value
 
     def set(self, **registers: int) -> "CommandStream":
-        pack, data = _COMMAND.pack, self.data
         for name, value in registers.items():
-            data += pack(Op.SET, REGISTER[name], 0, int(value) & 0xFFFFFFFF)
+            self._set(REGISTER[name], int(value))
         return self
 
     def op(self, opcode: Op, arg: int = 0) -> "CommandStream":
@@ -99,9 +109,9 @@ class CommandStream:
             sys_stride: int, sram_stride: int) -> "CommandStream":
         """The seven DMA registers and OP_DMA_WRITE (``write``) or OP_DMA_READ."""
         values = (binding, sys_offset, sram_address, length, rows, sys_stride, sram_stride)
-        fields = [x for r, v in zip(_DMA_REGISTERS, values) for x in (Op.SET, r, 0, v & 0xFFFFFFFF)]
-        self.data += _DMA_COMMANDS.pack(*fields, Op.DMA_WRITE if write else Op.DMA_READ, 0, 0, 0)
-        return self
+        for register, value in zip(_DMA_REGISTERS, values):
+            self._set(register, value)
+        return self.op(Op.DMA_WRITE if write else Op.DMA_READ)
 
     def layer(self, double_buffered: bool = False) -> "CommandStream":
         return self.op(Op.LAYER, 1 if double_buffered else 0)

@@ -23,12 +23,13 @@ Dispatches that do not match keep IREE's code, with the reason recorded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from iree.compiler import ir
 
 from npukit.layer_recognition.accumulator_average import match_accumulator_average
+from npukit.cpu.flash_budget import BudgetOutcome, LayerForms, fit_budget
 from npukit.cpu.kernel_choice import KernelChoice, LayerChoices, candidates, layer_key
 from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, layer_block
 from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
@@ -72,6 +73,9 @@ class LayerKernelCalls:
     choices: LayerChoices
     dispatches: dict[str, KernelDispatch] = field(default_factory=dict)
     float_output: bool = True
+    # Bytes the replaced layers' parameter blocks may take (npukit.cpu.flash_budget); None: no budget.
+    flash_budget: int | None = None
+    budget: BudgetOutcome | None = None
 
     def __call__(self, module: ir.Operation) -> None:
         sites = binding_sites(module)
@@ -81,39 +85,61 @@ class LayerKernelCalls:
             linked = ", ".join(f'#hal.executable.object<{{path = "{p}"}}>' for p in self.objects)
             entries = ", ".join(f"{t} = [{linked}]" for t in targets)
             objects = f"attributes {{hal.executable.objects = #hal.executable.objects<{{{entries}}}>}} "
+        layers = []
         for op in list(module.regions[0].blocks[0].operations):
             op = op.operation
             if op.name == "stream.executable":
-                self._one(op, sites, objects)
+                layer = self._layer(op, sites)
+                if layer is not None:
+                    layers.append(layer)
+        self.budget = fit_budget([layer[3] for layer in layers], self.flash_budget)
+        for executable, body, spec, forms, blocks in layers:
+            block = blocks[forms.choice]
+            text = _executable_text(executable, body.name, body.binding_count, spec, block, objects)
+            parsed = ir.Module.parse(text, executable.context)
+            replacement = parsed.body.operations[0].operation
+            replacement.move_before(executable)
+            executable.erase()
+            self.dispatches[body.name] = KernelDispatch(
+                operation=spec.operation, layer=layer_key(spec), choice=forms.choice, tuned=forms.tuned,
+                candidates=candidates(spec, self.choices.preset))
 
     def summary(self) -> dict[str, dict]:
         """Export name -> {"operation": the layer the kernel runs, "layer":
         its key, "choice", "tuned", "candidates"} or {"reason": why IREE's code stays}."""
         return {name: d.to_json() for name, d in self.dispatches.items()}
 
-    def _one(self, executable: ir.Operation, sites, objects: str) -> None:
+    def _layer(self, executable: ir.Operation, sites) -> tuple | None:
+        """(executable, its body, the layer, its weight forms) for a dispatch
+        the kernels run, else None with the reason recorded."""
         try:
             body = read_dispatch(executable)
         except UnreadableDispatch as e:
             self.dispatches[ir.StringAttr(executable.attributes["sym_name"]).value] = KernelDispatch(reason=str(e))
-            return
+            return None
         site = sites.get(body.name)
         try:
             if _workload_count(executable):
                 raise NotSupported("a workload known only at run time")
             spec = _match(body, site)
             choice, tuned = self.choices.for_layer(spec)
-            block = layer_block(spec, choice, self.float_output)
+            blocks = self._blocks(spec, choice)
         except (NotSupported, KernelUnsupported) as e:
             self.dispatches[body.name] = KernelDispatch(reason=str(e))
-            return
-        text = _executable_text(executable, body.name, body.binding_count, spec, block, objects)
-        parsed = ir.Module.parse(text, executable.context)
-        replacement = parsed.body.operations[0].operation
-        replacement.move_before(executable)
-        executable.erase()
-        self.dispatches[body.name] = KernelDispatch(operation=spec.operation, layer=layer_key(spec), choice=choice,
-                                                    tuned=tuned, candidates=candidates(spec, self.choices.preset))
+            return None
+        narrow, *wide = blocks.values()
+        forms = LayerForms(body.name, choice, tuned, spec.macs, len(narrow), len(wide[0]) if wide else None)
+        return executable, body, spec, forms, blocks
+
+    def _blocks(self, spec: LayerSpec, choice: KernelChoice) -> dict[KernelChoice, bytes]:
+        """The layer's parameter block with the choice's weights in int8 and,
+        where the preset offers it, in int16 (in that order)."""
+        narrow = replace(choice, weights="int8") if choice.weights == "int16" else choice
+        blocks = {narrow: layer_block(spec, narrow, self.float_output)}
+        wide = replace(choice, weights="int16")
+        if wide in candidates(spec, self.choices.preset):
+            blocks[wide] = layer_block(spec, wide, self.float_output)
+        return blocks
 
 
 def _match(body, site) -> LayerSpec:

@@ -14,6 +14,7 @@ from npukit.passes.unyield_internal_calls import UnyieldInternalCalls
 if TYPE_CHECKING:
     from npukit.passes.layer_kernel_calls import LayerKernelCalls
     from npukit.passes.mynpu_partition import MynpuTarget
+    from npukit.passes.unread_constants import DropUnreadConstants
 
 
 def _flag_value(flags: list[str], name: str) -> str | None:
@@ -31,11 +32,14 @@ def is_inline_execution(flags: list[str]) -> bool:
 
 def passes_for(flags: list[str], output_format: str = "vm-bytecode",
                mynpu: "MynpuTarget | None" = None,
-               kernels: "LayerKernelCalls | None" = None) -> dict[str, list[ModuleHook]]:
+               kernels: "LayerKernelCalls | None" = None,
+               unread_constants: "DropUnreadConstants | None" = None) -> dict[str, list[ModuleHook]]:
     """npukit's passes for a compile with these IREE flags to this output
     format, with the mynpu target's hooks when ``mynpu`` is given and the
     tuned CPU pipeline's when ``kernels`` is (layer kernel calls; with the NPU,
-    then TFLite's integer requantization for the CPU code)."""
+    then TFLite's integer requantization for the CPU code). With either,
+    ``unread_constants`` then drops the constants those dispatches no longer
+    read from IREE's constant pool (one copy of each weight)."""
     hooks: dict[str, list[ModuleHook]] = {"start": [RejectUnknownOperations()], "flow": [RemoveLayerBoundaries()]}
     tuned = [kernels] if kernels is not None else []
     if mynpu is not None or kernels is not None:
@@ -52,6 +56,8 @@ def passes_for(flags: list[str], output_format: str = "vm-bytecode",
         # (an ONNX graph's float requantization stays float, a .tflite
         # model's integer arithmetic is the frontend's).
         hooks["stream"] = [*tuned]
+    if unread_constants is not None and (mynpu is not None or kernels is not None):
+        hooks["stream"].append(unread_constants)
     if is_inline_execution(flags):
         hooks.setdefault("stream", []).append(KeepConstantGlobals())
     if output_format == "vm-c":

@@ -1,0 +1,301 @@
+"""Drops the constants no dispatch reads any more from the model's constant pool.
+
+IREE packs a model's constants into one pool (a ``#util.composite`` that an
+initializer stores into a global) before npukit's passes see the dispatches.
+Once the tuned CPU pipeline has given a layer's dispatch a call to the layer
+kernels (its weights in the layer's parameter block, in the layout the
+kernel reads) or the mynpu lowering has put the layer in an NPU command
+stream (its weights packed there), the dispatch no longer reads its
+constants from the pool; left there, they would be a second copy of every
+weight in flash.
+
+This pass runs at 'stream' after those passes. For each pool it finds the
+bytes some dispatch still reads: every binding of the pool in a
+``stream.cmd.dispatch``, followed into the executable to its
+``stream.binding.subspan`` ops at compile-time offsets. It keeps the
+composite's elements that hold those bytes (a run of adjacent kept elements
+moves as a whole, by a multiple of 64 bytes, so every alignment the code
+relies on still holds) and rewrites the composite, the pool's size where
+the initializer and the dispatches name it, and the moved subspans' offsets.
+A pool used in any way it does not follow (bound at an offset, copied, a
+subspan at a run-time offset, a dynamic shape) stays whole, with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from iree.compiler import ir
+
+from npukit.layer_recognition.constant_pool import ConstantPool, constant_pools
+from npukit.layer_recognition.dispatch_ir import DTYPES, UnreadableDispatch, constant_int
+
+_ALIGNMENT = 64  # a moved run keeps its offset modulo this
+_TENSOR = re.compile(r"tensor<((?:\d+x)*)(\w+)>")
+_CONSTANT_TYPES = ("!stream.resource<constant>", "!util.buffer", "!stream.file")
+# What an initializer does with the pool's buffer on its way into the global (IREE 3.13):
+# map it, or allocate and read it from a file, await, and store it.
+_INITIALIZER_OPS = {"util.buffer.constant", "stream.resource.try_map", "stream.resource.alloc", "stream.file.constant",
+                    "stream.file.read", "stream.timepoint.await", "util.optimization_barrier", "util.global.store",
+                    "cf.br", "cf.cond_br"}
+
+
+class _Unfollowed(Exception):
+    """The pool is used in a way this pass does not follow (the message says how)."""
+
+
+@dataclass
+class PoolReport:
+    """One pool: its size before and after, or why it stayed whole."""
+
+    name: str
+    bytes_before: int
+    bytes_after: int
+    reason: str = ""
+
+    def to_json(self) -> dict:
+        out = {"global": self.name, "bytes": self.bytes_before, "kept": self.bytes_after}
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass
+class _Binding:
+    """A dispatch's binding of the pool: the dispatch, the positions of the
+    binding's resource size and length among its operands, and the
+    function's subspans of it."""
+
+    dispatch: ir.Operation
+    size_operands: tuple[int, int]
+    subspans: list[ir.Operation] = field(default_factory=list)
+
+
+@dataclass
+class _Uses:
+    """Where a pool is read: the execution regions it enters (each with the
+    position of the pool's size among its operands) and the dispatch bindings."""
+
+    executes: list[tuple[ir.Operation, int]] = field(default_factory=list)
+    bindings: list[_Binding] = field(default_factory=list)
+
+
+class DropUnreadConstants:
+    """The 'stream' hook; ``pools`` reports what it did to each pool."""
+
+    def __init__(self) -> None:
+        self.pools: list[PoolReport] = []
+
+    def __call__(self, module: ir.Operation) -> None:
+        functions = _dispatch_functions(module)
+        for pool in constant_pools(module):
+            size = pool.size
+            try:
+                kept = _compact(module, pool, functions)
+            except _Unfollowed as e:
+                self.pools.append(PoolReport(pool.global_name, size, size, str(e)))
+                continue
+            self.pools.append(PoolReport(pool.global_name, size, kept))
+
+    def summary(self) -> list[dict]:
+        return [p.to_json() for p in self.pools]
+
+
+def _dispatch_functions(module: ir.Operation) -> dict[str, ir.Operation]:
+    """'executable::export' -> the export's function in its stream.executable."""
+    found: dict[str, ir.Operation] = {}
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name != "stream.executable":
+            continue
+        executable = ir.StringAttr(op.attributes["sym_name"]).value
+        for inner in op.regions[0].blocks[0].operations:
+            if inner.operation.name != "builtin.module":
+                continue
+            for fn in inner.operation.regions[0].blocks[0].operations:
+                if fn.operation.name == "func.func":
+                    found[f"{executable}::{ir.StringAttr(fn.operation.attributes['sym_name']).value}"] = fn.operation
+    return found
+
+
+def _segment_of(op: ir.Operation, position: int) -> tuple[list[range], int, int]:
+    """(the operand segments, the segment holding operand ``position``, the index in it)."""
+    counts = [int(v) for v in ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])]
+    starts = np.cumsum([0, *counts])
+    segments = [range(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])]
+    for s, segment in enumerate(segments):
+        if position in segment:
+            return segments, s, position - segment.start
+    raise _Unfollowed(f"{op.name} operand {position} outside its segments")
+
+
+def _pool_uses(module: ir.Operation, pool: ConstantPool, functions: dict[str, ir.Operation]) -> _Uses:
+    """Every execution region and dispatch binding of the pool."""
+    loads: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "util.global.load" and ir.FlatSymbolRefAttr(op.attributes["global"]).value == pool.global_name:
+            loads.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    uses = _Uses()
+    for load in loads:
+        for use in load.result.uses:
+            execute = use.owner
+            if execute.name != "stream.cmd.execute":
+                raise _Unfollowed(f"the pool is used by {execute.name}")
+            segments, s, j = _segment_of(execute, use.operand_number)
+            if s != 0 or constant_int(execute.operands[segments[1][j]]) != pool.size:
+                raise _Unfollowed("the pool enters an execution region at an unknown size")
+            uses.executes.append((execute, segments[1][j]))
+            for inner in execute.regions[0].blocks[0].arguments[j].uses:
+                uses.bindings.append(_dispatch_binding(inner.owner, inner.operand_number, pool.size, functions))
+    return uses
+
+
+def _dispatch_binding(dispatch: ir.Operation, position: int, size: int,
+                      functions: dict[str, ir.Operation]) -> _Binding:
+    if dispatch.name != "stream.cmd.dispatch":
+        raise _Unfollowed(f"the pool is used by {dispatch.name}")
+    segments, s, j = _segment_of(dispatch, position)
+    if len(segments) < s + 4:
+        raise _Unfollowed("a dispatch with operands in an unknown order")
+    sizes, offsets, lengths = (segments[s + 1][j], segments[s + 2][j], segments[s + 3][j])
+    if constant_int(dispatch.operands[offsets]) != 0 or constant_int(dispatch.operands[lengths]) != size \
+            or constant_int(dispatch.operands[sizes]) != size:
+        raise _Unfollowed("a dispatch binds part of the pool")
+    binding = _Binding(dispatch, (sizes, lengths))
+    for ref in ir.ArrayAttr(dispatch.attributes["entry_points"]):
+        symbol = str(ref).lstrip("@").replace("::@", "::")
+        fn = functions.get(symbol)
+        if fn is None:
+            raise _Unfollowed(f"no function for {symbol}")
+        arguments = [a for a in fn.regions[0].blocks[0].arguments if str(a.type) == "!stream.binding"]
+        for use in arguments[j].uses:
+            if use.owner.name != "stream.binding.subspan":
+                raise _Unfollowed(f"{symbol} uses its binding of the pool in {use.owner.name}")
+            binding.subspans.append(use.owner)
+    return binding
+
+
+def _subspan_range(subspan: ir.Operation) -> tuple[int, int]:
+    """The bytes of the pool a subspan reads."""
+    start = constant_int(subspan.operands[1]) if len(subspan.operands) == 2 else None
+    found = _TENSOR.search(str(subspan.result.type))
+    if start is None or found is None or found[2] not in DTYPES:
+        raise _Unfollowed(f"a subspan of the pool at a run-time offset or of a dynamic type ({subspan.result.type})")
+    dims = [int(d) for d in found[1].split("x") if d]
+    return start, start + int(np.prod(dims, dtype=np.int64)) * np.dtype(DTYPES[found[2]]).itemsize
+
+
+def _kept_layout(pool: ConstantPool, ranges: list[tuple[int, int]]) -> tuple[list[str], list[tuple[int, int, int]]]:
+    """The new composite's elements and the moves (old start, old end, new
+    start) of the runs of adjacent elements that hold read bytes."""
+    try:
+        sizes = pool.element_sizes()
+    except (ValueError, UnreadableDispatch) as e:
+        raise _Unfollowed(f"an element of the pool npukit cannot lay out ({e})") from None
+    if sum(sizes) != pool.size:
+        raise _Unfollowed(f"a pool of {pool.size} bytes whose elements hold {sum(sizes)}")
+    starts = [0, *np.cumsum(sizes).tolist()]
+    read = [any(a < starts[i + 1] and b > starts[i] for a, b in ranges) for i in range(len(sizes))]
+    texts: list[str] = []
+    moves: list[tuple[int, int, int]] = []
+    at = i = 0
+    while i < len(sizes):
+        if not read[i]:
+            i += 1
+            continue
+        first = i
+        while i < len(sizes) and read[i]:
+            i += 1
+        old, end = starts[first], starts[i]
+        new = at + (old - at) % _ALIGNMENT
+        if new > at:
+            texts.append(f"dense<0> : vector<{new - at}xi8>")
+        texts += pool.elements[first:i]
+        moves.append((old, end, new))
+        at = new + end - old
+    return texts, moves
+
+
+def _compact(module: ir.Operation, pool: ConstantPool, functions: dict[str, ir.Operation]) -> int:
+    """Rewrites the pool to the elements still read; returns its new size."""
+    _check_initializer(pool)
+    uses = _pool_uses(module, pool, functions)
+    reads = [(sub, _subspan_range(sub)) for b in uses.bindings for sub in b.subspans]
+    texts, moves = _kept_layout(pool, [r for _, r in reads])
+    if moves == [(0, pool.size, 0)]:
+        return pool.size
+    new_size = moves[-1][2] + moves[-1][1] - moves[-1][0] if moves else 0
+    if new_size == 0:  # nothing read: one byte keeps the resource a valid one
+        texts, new_size = ["dense<0> : vector<1xi8>"], 1
+    for sub, (a, b) in reads:
+        old, _, new = next(m for m in moves if m[0] <= a and b <= m[1])
+        if new != old:
+            sub.operands[1] = _index_constant(sub, a - old + new)
+    for execute, position in uses.executes:
+        size_value = _index_constant(execute, new_size)
+        execute.operands[position] = size_value
+        for binding in uses.bindings:
+            if _inside(binding.dispatch, execute):
+                for p in binding.size_operands:
+                    binding.dispatch.operands[p] = size_value
+    _resize_initializer(pool, new_size)
+    pool.constant_op.attributes["value"] = ir.Attribute.parse(
+        f"#util.composite<{new_size}xi8, [{', '.join(texts)}]>", module.context)
+    return new_size
+
+
+def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent == ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _index_constant(before: ir.Operation, value: int) -> ir.Value:
+    """A new ``arith.constant value : index`` just before ``before``."""
+    with before.location, ir.InsertionPoint(before):
+        index = ir.IndexType.get()
+        return ir.Operation.create("arith.constant", results=[index],
+                                   attributes={"value": ir.IntegerAttr.get(index, value)}).result
+
+
+def _check_initializer(pool: ConstantPool) -> None:
+    """_Unfollowed if the initializer uses a constant resource, buffer or
+    file in any other way than moving the pool into its global (a copy into
+    a variable's initial value would read bytes no dispatch binding shows)."""
+    others: list[str] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name not in _INITIALIZER_OPS and any(str(v.type) in _CONSTANT_TYPES for v in op.operands):
+            others.append(op.name)
+        return ir.WalkResult.ADVANCE
+
+    pool.initializer.walk(visit)  # (an exception cannot leave a walk's callback)
+    if others:
+        raise _Unfollowed(f"the initializer uses the pool in {others[0]}")
+
+
+def _resize_initializer(pool: ConstantPool, new_size: int) -> None:
+    """The pool's size where its initializer names it: every operand equal
+    to the old size of an op that handles the pool's buffer, file or resource."""
+    size_value = _index_constant(pool.constant_op, new_size)
+    # The constant goes after the buffer constant (some initializers define their sizes after it).
+    size_value.owner.move_after(pool.constant_op)
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        types = [str(v.type) for v in (*op.operands, *op.results)]
+        if op != size_value.owner and any(t in _CONSTANT_TYPES for t in types):
+            for i, operand in enumerate(op.operands):
+                if str(operand.type) == "index" and constant_int(operand) == pool.size:
+                    op.operands[i] = size_value
+        return ir.WalkResult.ADVANCE
+
+    pool.initializer.walk(visit)
