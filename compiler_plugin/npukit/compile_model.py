@@ -454,6 +454,8 @@ def _manifest(request: _Request, imported: ImportedModel, plan, compiled: _Compi
         "cpu_kernels": result.cpu_kernels,
         # IREE's constant pools once the replaced dispatches' constants are dropped (passes.unread_constants).
         "constant_pools": result.constant_pools,
+        # Inline execution: IREE's transient slabs packed in program order (passes.transient_packing).
+        "transient_slabs": result.transient_slabs,
         # The layer kernels' blocks: bytes, the budget, how many layers have int16 weights (cpu.flash_budget).
         "kernel_constants": result.kernel_constants,
         "compile_seconds": round(time.monotonic() - request.started, 3),

@@ -31,3 +31,26 @@ def test_tuned_int8_model_on_board(model, board, mode, shared_models):
         outputs.append(sample.outputs[0].tobytes())
     assert len(set(outputs)) > 1, context  # the inputs reach different outputs
     assert result.instructions > 0
+
+
+@pytest.mark.slow
+def test_flash_budget_widens_the_weights_on_the_board(shared_models):
+    """By default every weight is stored once, as int8; a flash budget lets
+    the Cortex-M4 build widen the convolutions' weights to int16: more
+    constants, fewer instructions, the same outputs as the host. The deploy
+    table and JSON show the layer kernels' blocks and what is left of IREE's
+    constant pool."""
+    from npukit.deploy.deploy_report import format_table
+
+    model = shared_models / "kws_int8.tflite"
+    default = deploy(model, "mps2-an386", seed=3, samples=2)
+    wide = deploy(model, "mps2-an386", seed=3, samples=2, flash_budget=1 << 30)
+    for result in (default, wide):
+        assert all(s.identical_to_host for s in result.samples), result.console
+    assert default.to_json()["kernel_constants"]["int16_layers"] == 0
+    assert wide.to_json()["kernel_constants"]["int16_layers"] == 6
+    assert wide.flash.constants > default.flash.constants and wide.instructions < default.instructions
+    (pool,) = default.to_json()["constant_pools"]
+    assert pool["kept"] < pool["bytes"]
+    table = format_table(wide)
+    assert "layer kernels' blocks" in table and "budget 1,073,741,824 B" in table and "IREE's constant pool" in table

@@ -9,8 +9,10 @@
   of a half step may round the other way: docs/cpu-pipelines.md, "ONNX QDQ
   models"; a dequantized float output is held to one step of its
   DequantizeLinear's scale), float outputs within 1e-4 of the largest output;
-- the host on npukit's runtime (a static vm-c artifact), every .tflite
-  model with integer layers: 0 LSB;
+- the host on npukit's runtime (a static vm-c artifact with the boards'
+  inline execution model, its transient slabs packed in program order:
+  npukit/passes/transient_packing.py), every .tflite model with integer
+  layers: 0 LSB;
 - `mynpu` on npukit's runtime, every int8 .tflite model: 0 LSB;
 - Cortex-M4 and RV32 boards under QEMU (slow), one model of each family that
   fits the boards, or every such model with NPUKIT_ZOO_ALL_BOARDS=1: every
@@ -91,7 +93,8 @@ def test_host_npukit_runtime(records, name, tmp_path):
     if record.arithmetic not in ("int8", "int16x8"):
         pytest.skip(f"{record.arithmetic} layers: the IREE-runtime test covers them")
     run = _reference(record)
-    loaded = npukit.load(npukit.compile(record.path, output="static", out_dir=tmp_path / "static"), runtime="npukit")
+    result = npukit.compile(record.path, output="static", out_dir=tmp_path / "static", execution_model="inline-dynamic")
+    loaded = npukit.load(result, runtime="npukit")
     for s, (x, want) in enumerate(zip(run.inputs, run.outputs)):
         _compare(loaded(*x), want, f"{name} on npukit's runtime, sample {s}", 0)
 

@@ -71,6 +71,9 @@ class JobResult:
     # The constant pools after the dispatches npukit replaced: bytes before,
     # kept, or why a pool stayed whole (passes.unread_constants).
     constant_pools: list[dict] = field(default_factory=list)
+    # With the inline execution model: each transient slab's bytes before and
+    # after packing it in program order, or why not (passes.transient_packing).
+    transient_slabs: list[dict] = field(default_factory=list)
     # Tuned CPU pipeline: the layer blocks' bytes and weight forms (cpu.flash_budget.BudgetOutcome).
     kernel_constants: dict | None = None
 
@@ -101,6 +104,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     from npukit.passes.dispatch_inventory import DispatchInventory
     from npukit.passes.module_naming import NameModule
     from npukit.passes.registry import passes_for
+    from npukit.passes.transient_packing import PackTransients
     from npukit.passes.unread_constants import DropUnreadConstants
 
     os.environ.update(job.environment)
@@ -128,16 +132,18 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
 
         kernels = LayerKernelCalls([Path(p) for p in job.tuned_cpu["objects"]], layer_choices(job.tuned_cpu),
                                    flash_budget=job.tuned_cpu.get("flash_budget"))
-    unread_constants = DropUnreadConstants()
-    hooks = passes_for(job.flags, job.output_format, mynpu, kernels, unread_constants)
+    unread_constants, transients = DropUnreadConstants(), PackTransients()
+    hooks = passes_for(job.flags, job.output_format, mynpu, kernels, unread_constants, transients)
     hooks["start"].append(NameModule(job.module_name))
     recognising = job.recognised_layers is not None
     if recognising:
         if mynpu is None:
             raise TargetError("recognising the NPU's layers needs a mynpu target")
         hooks["stream"] = [mynpu.partition]  # the CPU code is never generated
-    hooks.setdefault("stream", []).insert(0, inventory)
-    hooks["stream"].insert(1, allocations)
+    stream = hooks.setdefault("stream", [])
+    first = 1 if stream and stream[0] is transients else 0  # the allocations are listed once the slabs are packed
+    stream.insert(first, inventory)
+    stream.insert(first + 1, allocations)
     # Reaching 'stream' is reported before its passes run: a failure from here on may be a tuned pass's.
     hooks["stream"].insert(0, lambda _m: progress("", "stream"))
     if job.read_signatures:
@@ -188,6 +194,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         vm_return_copies=return_copies,
         buffer_allocations=allocations.program.to_json(),
         constant_pools=unread_constants.summary(),
+        transient_slabs=transients.summary(),
     )
 
 

@@ -14,6 +14,7 @@ from npukit.passes.unyield_internal_calls import UnyieldInternalCalls
 if TYPE_CHECKING:
     from npukit.passes.layer_kernel_calls import LayerKernelCalls
     from npukit.passes.mynpu_partition import MynpuTarget
+    from npukit.passes.transient_packing import PackTransients
     from npukit.passes.unread_constants import DropUnreadConstants
 
 
@@ -33,13 +34,16 @@ def is_inline_execution(flags: list[str]) -> bool:
 def passes_for(flags: list[str], output_format: str = "vm-bytecode",
                mynpu: "MynpuTarget | None" = None,
                kernels: "LayerKernelCalls | None" = None,
-               unread_constants: "DropUnreadConstants | None" = None) -> dict[str, list[ModuleHook]]:
+               unread_constants: "DropUnreadConstants | None" = None,
+               transients: "PackTransients | None" = None) -> dict[str, list[ModuleHook]]:
     """npukit's passes for a compile with these IREE flags to this output
     format, with the mynpu target's hooks when ``mynpu`` is given and the
     tuned CPU pipeline's when ``kernels`` is (layer kernel calls; with the NPU,
     then TFLite's integer requantization for the CPU code). With either,
     ``unread_constants`` then drops the constants those dispatches no longer
-    read from IREE's constant pool (one copy of each weight)."""
+    read from IREE's constant pool (one copy of each weight), and with the
+    inline execution model ``transients`` first packs each execution's
+    transient slab by the order its commands run in."""
     hooks: dict[str, list[ModuleHook]] = {"start": [RejectUnknownOperations()], "flow": [RemoveLayerBoundaries()]}
     tuned = [kernels] if kernels is not None else []
     if mynpu is not None or kernels is not None:
@@ -58,6 +62,8 @@ def passes_for(flags: list[str], output_format: str = "vm-bytecode",
         hooks["stream"] = [*tuned]
     if unread_constants is not None and (mynpu is not None or kernels is not None):
         hooks["stream"].append(unread_constants)
+    if transients is not None and (mynpu is not None or kernels is not None) and is_inline_execution(flags):
+        hooks["stream"].insert(0, transients)
     if is_inline_execution(flags):
         hooks.setdefault("stream", []).append(KeepConstantGlobals())
     if output_format == "vm-c":

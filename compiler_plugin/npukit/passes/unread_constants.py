@@ -23,27 +23,23 @@ subspan at a run-time offset, a dynamic shape) stays whole, with the reason.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 from iree.compiler import ir
 
 from npukit.layer_recognition.constant_pool import ConstantPool, constant_pools
-from npukit.layer_recognition.dispatch_ir import DTYPES, UnreadableDispatch, constant_int
+from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, constant_int
+from npukit.passes.resource_bindings import DispatchBinding, Unfollowed, dispatch_binding, dispatch_functions, \
+    index_constant, move_subspan, segment_of
 
 _ALIGNMENT = 64  # a moved run keeps its offset modulo this
-_TENSOR = re.compile(r"tensor<((?:\d+x)*)(\w+)>")
 _CONSTANT_TYPES = ("!stream.resource<constant>", "!util.buffer", "!stream.file")
 # What an initializer does with the pool's buffer on its way into the global (IREE 3.13):
 # map it, or allocate and read it from a file, await, and store it.
 _INITIALIZER_OPS = {"util.buffer.constant", "stream.resource.try_map", "stream.resource.alloc", "stream.file.constant",
                     "stream.file.read", "stream.timepoint.await", "util.optimization_barrier", "util.global.store",
                     "cf.br", "cf.cond_br"}
-
-
-class _Unfollowed(Exception):
-    """The pool is used in a way this pass does not follow (the message says how)."""
 
 
 @dataclass
@@ -63,23 +59,12 @@ class PoolReport:
 
 
 @dataclass
-class _Binding:
-    """A dispatch's binding of the pool: the dispatch, the positions of the
-    binding's resource size and length among its operands, and the
-    function's subspans of it."""
-
-    dispatch: ir.Operation
-    size_operands: tuple[int, int]
-    subspans: list[ir.Operation] = field(default_factory=list)
-
-
-@dataclass
 class _Uses:
     """Where a pool is read: the execution regions it enters (each with the
     position of the pool's size among its operands) and the dispatch bindings."""
 
     executes: list[tuple[ir.Operation, int]] = field(default_factory=list)
-    bindings: list[_Binding] = field(default_factory=list)
+    bindings: list[DispatchBinding] = field(default_factory=list)
 
 
 class DropUnreadConstants:
@@ -89,46 +74,18 @@ class DropUnreadConstants:
         self.pools: list[PoolReport] = []
 
     def __call__(self, module: ir.Operation) -> None:
-        functions = _dispatch_functions(module)
+        functions = dispatch_functions(module)
         for pool in constant_pools(module):
             size = pool.size
             try:
                 kept = _compact(module, pool, functions)
-            except _Unfollowed as e:
+            except Unfollowed as e:
                 self.pools.append(PoolReport(pool.global_name, size, size, str(e)))
                 continue
             self.pools.append(PoolReport(pool.global_name, size, kept))
 
     def summary(self) -> list[dict]:
         return [p.to_json() for p in self.pools]
-
-
-def _dispatch_functions(module: ir.Operation) -> dict[str, ir.Operation]:
-    """'executable::export' -> the export's function in its stream.executable."""
-    found: dict[str, ir.Operation] = {}
-    for op in module.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name != "stream.executable":
-            continue
-        executable = ir.StringAttr(op.attributes["sym_name"]).value
-        for inner in op.regions[0].blocks[0].operations:
-            if inner.operation.name != "builtin.module":
-                continue
-            for fn in inner.operation.regions[0].blocks[0].operations:
-                if fn.operation.name == "func.func":
-                    found[f"{executable}::{ir.StringAttr(fn.operation.attributes['sym_name']).value}"] = fn.operation
-    return found
-
-
-def _segment_of(op: ir.Operation, position: int) -> tuple[list[range], int, int]:
-    """(the operand segments, the segment holding operand ``position``, the index in it)."""
-    counts = [int(v) for v in ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])]
-    starts = np.cumsum([0, *counts])
-    segments = [range(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])]
-    for s, segment in enumerate(segments):
-        if position in segment:
-            return segments, s, position - segment.start
-    raise _Unfollowed(f"{op.name} operand {position} outside its segments")
 
 
 def _pool_uses(module: ir.Operation, pool: ConstantPool, functions: dict[str, ir.Operation]) -> _Uses:
@@ -146,49 +103,19 @@ def _pool_uses(module: ir.Operation, pool: ConstantPool, functions: dict[str, ir
         for use in load.result.uses:
             execute = use.owner
             if execute.name != "stream.cmd.execute":
-                raise _Unfollowed(f"the pool is used by {execute.name}")
-            segments, s, j = _segment_of(execute, use.operand_number)
+                raise Unfollowed(f"the pool is used by {execute.name}")
+            segments, s, j = segment_of(execute, use.operand_number)
             if s != 0 or constant_int(execute.operands[segments[1][j]]) != pool.size:
-                raise _Unfollowed("the pool enters an execution region at an unknown size")
+                raise Unfollowed("the pool enters an execution region at an unknown size")
             uses.executes.append((execute, segments[1][j]))
             for inner in execute.regions[0].blocks[0].arguments[j].uses:
-                uses.bindings.append(_dispatch_binding(inner.owner, inner.operand_number, pool.size, functions))
+                binding = dispatch_binding(inner.owner, inner.operand_number, functions)
+                operands = binding.dispatch.operands
+                if constant_int(operands[binding.offset_operand]) != 0 or any(
+                        constant_int(operands[p]) != pool.size for p in (binding.size_operand, binding.length_operand)):
+                    raise Unfollowed("a dispatch binds part of the pool")
+                uses.bindings.append(binding)
     return uses
-
-
-def _dispatch_binding(dispatch: ir.Operation, position: int, size: int,
-                      functions: dict[str, ir.Operation]) -> _Binding:
-    if dispatch.name != "stream.cmd.dispatch":
-        raise _Unfollowed(f"the pool is used by {dispatch.name}")
-    segments, s, j = _segment_of(dispatch, position)
-    if len(segments) < s + 4:
-        raise _Unfollowed("a dispatch with operands in an unknown order")
-    sizes, offsets, lengths = (segments[s + 1][j], segments[s + 2][j], segments[s + 3][j])
-    if constant_int(dispatch.operands[offsets]) != 0 or constant_int(dispatch.operands[lengths]) != size \
-            or constant_int(dispatch.operands[sizes]) != size:
-        raise _Unfollowed("a dispatch binds part of the pool")
-    binding = _Binding(dispatch, (sizes, lengths))
-    for ref in ir.ArrayAttr(dispatch.attributes["entry_points"]):
-        symbol = str(ref).lstrip("@").replace("::@", "::")
-        fn = functions.get(symbol)
-        if fn is None:
-            raise _Unfollowed(f"no function for {symbol}")
-        arguments = [a for a in fn.regions[0].blocks[0].arguments if str(a.type) == "!stream.binding"]
-        for use in arguments[j].uses:
-            if use.owner.name != "stream.binding.subspan":
-                raise _Unfollowed(f"{symbol} uses its binding of the pool in {use.owner.name}")
-            binding.subspans.append(use.owner)
-    return binding
-
-
-def _subspan_range(subspan: ir.Operation) -> tuple[int, int]:
-    """The bytes of the pool a subspan reads."""
-    start = constant_int(subspan.operands[1]) if len(subspan.operands) == 2 else None
-    found = _TENSOR.search(str(subspan.result.type))
-    if start is None or found is None or found[2] not in DTYPES:
-        raise _Unfollowed(f"a subspan of the pool at a run-time offset or of a dynamic type ({subspan.result.type})")
-    dims = [int(d) for d in found[1].split("x") if d]
-    return start, start + int(np.prod(dims, dtype=np.int64)) * np.dtype(DTYPES[found[2]]).itemsize
 
 
 def _kept_layout(pool: ConstantPool, ranges: list[tuple[int, int]]) -> tuple[list[str], list[tuple[int, int, int]]]:
@@ -197,9 +124,9 @@ def _kept_layout(pool: ConstantPool, ranges: list[tuple[int, int]]) -> tuple[lis
     try:
         sizes = pool.element_sizes()
     except (ValueError, UnreadableDispatch) as e:
-        raise _Unfollowed(f"an element of the pool npukit cannot lay out ({e})") from None
+        raise Unfollowed(f"an element of the pool npukit cannot lay out ({e})") from None
     if sum(sizes) != pool.size:
-        raise _Unfollowed(f"a pool of {pool.size} bytes whose elements hold {sum(sizes)}")
+        raise Unfollowed(f"a pool of {pool.size} bytes whose elements hold {sum(sizes)}")
     starts = [0, *np.cumsum(sizes).tolist()]
     read = [any(a < starts[i + 1] and b > starts[i] for a, b in ranges) for i in range(len(sizes))]
     texts: list[str] = []
@@ -226,23 +153,22 @@ def _compact(module: ir.Operation, pool: ConstantPool, functions: dict[str, ir.O
     """Rewrites the pool to the elements still read; returns its new size."""
     _check_initializer(pool)
     uses = _pool_uses(module, pool, functions)
-    reads = [(sub, _subspan_range(sub)) for b in uses.bindings for sub in b.subspans]
-    texts, moves = _kept_layout(pool, [r for _, r in reads])
+    reads = [sub for b in uses.bindings for sub in b.subspans]
+    texts, moves = _kept_layout(pool, [(sub.start, sub.end) for sub in reads])
     if moves == [(0, pool.size, 0)]:
         return pool.size
     new_size = moves[-1][2] + moves[-1][1] - moves[-1][0] if moves else 0
     if new_size == 0:  # nothing read: one byte keeps the resource a valid one
         texts, new_size = ["dense<0> : vector<1xi8>"], 1
-    for sub, (a, b) in reads:
-        old, _, new = next(m for m in moves if m[0] <= a and b <= m[1])
-        if new != old:
-            sub.operands[1] = _index_constant(sub, a - old + new)
+    for sub in reads:
+        old, _, new = next(m for m in moves if m[0] <= sub.start and sub.end <= m[1])
+        move_subspan(sub, sub.start - old + new)
     for execute, position in uses.executes:
-        size_value = _index_constant(execute, new_size)
+        size_value = index_constant(execute, new_size)
         execute.operands[position] = size_value
         for binding in uses.bindings:
             if _inside(binding.dispatch, execute):
-                for p in binding.size_operands:
+                for p in (binding.size_operand, binding.length_operand):
                     binding.dispatch.operands[p] = size_value
     _resize_initializer(pool, new_size)
     pool.constant_op.attributes["value"] = ir.Attribute.parse(
@@ -259,16 +185,8 @@ def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
     return False
 
 
-def _index_constant(before: ir.Operation, value: int) -> ir.Value:
-    """A new ``arith.constant value : index`` just before ``before``."""
-    with before.location, ir.InsertionPoint(before):
-        index = ir.IndexType.get()
-        return ir.Operation.create("arith.constant", results=[index],
-                                   attributes={"value": ir.IntegerAttr.get(index, value)}).result
-
-
 def _check_initializer(pool: ConstantPool) -> None:
-    """_Unfollowed if the initializer uses a constant resource, buffer or
+    """Unfollowed if the initializer uses a constant resource, buffer or
     file in any other way than moving the pool into its global (a copy into
     a variable's initial value would read bytes no dispatch binding shows)."""
     others: list[str] = []
@@ -280,13 +198,13 @@ def _check_initializer(pool: ConstantPool) -> None:
 
     pool.initializer.walk(visit)  # (an exception cannot leave a walk's callback)
     if others:
-        raise _Unfollowed(f"the initializer uses the pool in {others[0]}")
+        raise Unfollowed(f"the initializer uses the pool in {others[0]}")
 
 
 def _resize_initializer(pool: ConstantPool, new_size: int) -> None:
     """The pool's size where its initializer names it: every operand equal
     to the old size of an op that handles the pool's buffer, file or resource."""
-    size_value = _index_constant(pool.constant_op, new_size)
+    size_value = index_constant(pool.constant_op, new_size)
     # The constant goes after the buffer constant (some initializers define their sizes after it).
     size_value.owner.move_after(pool.constant_op)
 
