@@ -223,7 +223,6 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
   const int32_t wide = p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT16;
   const int32_t channel_bytes = wide ? 2 * g.k_padded : g.k_padded;
   const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
-  const int32_t* requant = p + p[NPUKIT_S8_W_REQUANT_AT];
   int32_t block[BLOCK + 1][2];
   npukit_s8_add_table_t add_table;
   if (o.add_small) npukit_s8_add_table(&o.add, &add_table);
@@ -263,7 +262,7 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
         dot_pairs(columns, weights + c0 * channel_bytes, g.k_padded, o.bias + c0, (n + 1) / 2, &block[0][0], wide);
       }
       if (o.small) {
-        npukit_s8_requantize_pairs(&block[0][0], n, requant + 3 * c0, o.zp, o.act_min, o.act_max,
+        npukit_s8_requantize_pairs(&block[0][0], n, o.multiplier + c0, o.shift + c0, o.zp, o.act_min, o.act_max,
                                    o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw,
                                    o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw, o.sc);
       } else if (o.mode == NPUKIT_S8_OUT_INT32) {
@@ -272,11 +271,11 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
         for (int32_t c = 0, at = 0; c < n; ++c, at += o.sc) out0[at] = block[c][0], out1[at] = block[c][1];
       } else if (o.add_small) {
         const int32_t* table = add_table.conv + 128;
-        npukit_s8_add_channels(&o, table, &block[0][0], 2, n, requant + 3 * c0,
+        npukit_s8_add_channels(&o, table, &block[0][0], 2, n, o.multiplier + c0, o.shift + c0,
                                o.residual + c0 * o.add.res_sc + y0 * o.add.res_sh + x0 * o.add.res_sw,
                                o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw);
         if (count == 2) {
-          npukit_s8_add_channels(&o, table, &block[0][1], 2, n, requant + 3 * c0,
+          npukit_s8_add_channels(&o, table, &block[0][1], 2, n, o.multiplier + c0, o.shift + c0,
                                  o.residual + c0 * o.add.res_sc + y1 * o.add.res_sh + x1 * o.add.res_sw,
                                  o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw);
         }
