@@ -192,38 +192,53 @@ static void channels_last_plain(const plane_t* g, const npukit_s8_output_t* o, c
     a3 = __smlatt(x13, w13, a3);                                                                   \
   } while (0)
 
-// One 3x3 window of four channels: the tap at row i, column j is the word at
+// One 3x3 window of four channels, doubled, for each of `n` output pixels
+// `step` bytes apart from `at`: the tap at row i, column j is the input word
 // at + i * dy + j * dx (column 2 as a register offset shifted by 1), its
-// weights word wq[3 * i + j].
+// weights wu[2t] = {2 w(c0), 2 w(c2)} and wu[2t + 1] = {2 w(c1), 2 w(c3)}
+// (t = 3i + j, unpacked once per layer call, quad_weights_3x3), so a tap is
+// one word load, one LDRD, two SXTB16 and four 16x16 multiply-accumulates.
+// Each pixel's four sums, from start2 (the doubled bias with the input zero
+// point folded in), are stored at acc2 + 4 * pixel.
 #define NPUKIT_S8_QUAD_3X3_TAP(dx_operand, w_offset)                                                             \
   "ldr %[x], [%[p]" dx_operand "]\n"                                                                            \
-  "ldr %[w], [%[wq], #" w_offset "]\n"                                                                          \
+  "ldrd %[u], %[w], [%[wu], #" w_offset "]\n"                                                                   \
   "sxtb16 %[t], %[x]\n"                                                                                         \
-  "sxtb16 %[u], %[w]\n"                                                                                         \
+  "sxtb16 %[x], %[x], ror #8\n"                                                                                 \
   "smlabb %[a0], %[t], %[u], %[a0]\n"                                                                           \
   "smlatt %[a2], %[t], %[u], %[a2]\n"                                                                           \
-  "sxtb16 %[x], %[x], ror #8\n"                                                                                 \
-  "sxtb16 %[w], %[w], ror #8\n"                                                                                 \
   "smlabb %[a1], %[x], %[w], %[a1]\n"                                                                           \
   "smlatt %[a3], %[x], %[w], %[a3]\n"
 #define NPUKIT_S8_QUAD_3X3_ROW(w0, w1, w2)                                                                       \
   NPUKIT_S8_QUAD_3X3_TAP("", w0) NPUKIT_S8_QUAD_3X3_TAP(", %[dx]", w1) NPUKIT_S8_QUAD_3X3_TAP(", %[dx], lsl #1", w2)
 
-static inline __attribute__((always_inline)) void quad_taps_3x3(const int8_t* at, int32_t dx, int32_t dy,
-                                                                const npukit_s8_word_t* wq, int32_t* acc) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], x, w, t, u;
-  const int8_t* p = at;
-  __asm__(NPUKIT_S8_QUAD_3X3_ROW("0", "4", "8") "add %[p], %[p], %[dy]\n"
-          NPUKIT_S8_QUAD_3X3_ROW("12", "16", "20") "add %[p], %[p], %[dy]\n"
-          NPUKIT_S8_QUAD_3X3_ROW("24", "28", "32")
-          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [p] "+r"(p), [x] "=&r"(x), [w] "=&r"(w),
-            [t] "=&r"(t), [u] "=&r"(u)
-          : [dx] "r"(dx), [dy] "r"(dy), [wq] "r"(wq)
-          : "memory");
-  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+static __attribute__((noinline)) void quad_run_3x3(const int8_t* at, int32_t step, int32_t dx, int32_t dy,
+                                                   const int32_t* wu, const int32_t* start2, int32_t* acc2,
+                                                   int32_t n) {
+  for (int32_t* end = acc2 + 4 * n; acc2 != end; acc2 += 4, at += step) {
+    int32_t a0 = start2[0], a1 = start2[1], a2 = start2[2], a3 = start2[3], x, w, t, u;
+    const int8_t* p = at;
+    __asm__(NPUKIT_S8_QUAD_3X3_ROW("0", "8", "16") "add %[p], %[p], %[dy]\n"
+            NPUKIT_S8_QUAD_3X3_ROW("24", "32", "40") "add %[p], %[p], %[dy]\n"
+            NPUKIT_S8_QUAD_3X3_ROW("48", "56", "64")
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [p] "+r"(p), [x] "=&r"(x), [w] "=&r"(w),
+              [t] "=&r"(t), [u] "=&r"(u)
+            : [dx] "r"(dx), [dy] "r"(dy), [wu] "r"(wu)
+            : "memory");
+    acc2[0] = a0, acc2[1] = a1, acc2[2] = a2, acc2[3] = a3;
+  }
 }
 #undef NPUKIT_S8_QUAD_3X3_ROW
 #undef NPUKIT_S8_QUAD_3X3_TAP
+
+// The doubled, unpacked weights quad_run_3x3 reads, from a quad's nine tap
+// words (SADD16 doubles each halfword: |2w| <= 256 fits).
+static void quad_weights_3x3(const npukit_s8_word_t* wq, int32_t* wu) {
+  for (int32_t t = 0; t < 9; ++t) {
+    const int32_t even = (int32_t)__sxtb16(wq[t]), odd = npukit_s8_sxtb16_ror8(wq[t]);
+    wu[2 * t] = (int32_t)__sadd16(even, even), wu[2 * t + 1] = (int32_t)__sadd16(odd, odd);
+  }
+}
 
 // Four channels' accumulators at one output pixel: the window's taps (kh x
 // kw, constants where the caller specializes) from `at`, weights from `wq`
@@ -231,22 +246,16 @@ static inline __attribute__((always_inline)) void quad_taps_3x3(const int8_t* at
 static inline __attribute__((always_inline)) void quad_pixel(const plane_t* g, const int8_t* at,
                                                              const npukit_s8_word_t* wq, const int32_t* start,
                                                              int32_t* acc2, int32_t kh, int32_t kw) {
-  int32_t acc[4] = {start[0], start[1], start[2], start[3]};
-  if (kh == 3 && kw == 3) {
-    quad_taps_3x3(at, g->dx, g->dy, wq, acc);
-  } else {
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-    for (int32_t i = 0; i < kh; ++i, at += g->dy) {
-      const int8_t* row = at;
-      for (int32_t j = 0; j < kw; ++j, row += g->dx) {
-        const int32_t xd = *(const unaligned_word_t*)(const void*)row;
-        const int32_t wd = *wq++;
-        NPUKIT_S8_QUAD_TAP(xd, wd);
-      }
+  int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3];
+  for (int32_t i = 0; i < kh; ++i, at += g->dy) {
+    const int8_t* row = at;
+    for (int32_t j = 0; j < kw; ++j, row += g->dx) {
+      const int32_t xd = *(const unaligned_word_t*)(const void*)row;
+      const int32_t wd = *wq++;
+      NPUKIT_S8_QUAD_TAP(xd, wd);
     }
-    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
   }
-  acc2[0] = 2 * acc[0], acc2[1] = 2 * acc[1], acc2[2] = 2 * acc[2], acc2[3] = 2 * acc[3];
+  acc2[0] = 2 * a0, acc2[1] = 2 * a1, acc2[2] = 2 * a2, acc2[3] = 2 * a3;
 }
 
 // Output pixels per pass of the channel-last path: their four channels'
@@ -254,18 +263,25 @@ static inline __attribute__((always_inline)) void quad_pixel(const plane_t* g, c
 // one run with its constants in registers.
 #define QUAD_PASS 64
 
-// One channel's outputs of a pass: `rows` x `cols` pixels, doubled
-// accumulators every 4 words from `acc2`, stored from `to` on.
-static void requantize_quad_channel(const npukit_s8_output_t* o, const int32_t* acc2, int32_t rows, int32_t cols,
-                                    int32_t m, int32_t s, uint8_t* to) {
+static inline __attribute__((always_inline)) void quad_channel_loop(const npukit_s8_output_t* o,
+                                                                    const int32_t* acc2, int32_t rows,
+                                                                    int32_t cols, int32_t m, int32_t s,
+                                                                    uint8_t* to, int32_t range) {
   const int32_t zp = o->zp, lo = o->act_min, hi = o->act_max;
   const int32_t sh = o->sh, sw = o->sw;
   for (int32_t r = 0; r < rows; ++r, to += sh) {
     uint8_t* at = to;
-    for (int32_t x = 0; x < cols; ++x, acc2 += 4, at += sw) {
-      *at = (uint8_t)npukit_s8_output_small(*acc2, m, s, zp, lo, hi, 0);
+    for (const int32_t* end = acc2 + 4 * cols; acc2 != end; acc2 += 4, at += sw) {
+      *at = (uint8_t)npukit_s8_output_small(*acc2, m, s, zp, lo, hi, range);
     }
   }
+}
+
+// One channel's outputs of a pass: `rows` x `cols` pixels, doubled
+// accumulators every 4 words from `acc2`, stored from `to` on.
+static void requantize_quad_channel(const npukit_s8_output_t* o, const int32_t* acc2, int32_t rows, int32_t cols,
+                                    int32_t m, int32_t s, uint8_t* to) {
+  NPUKIT_S8_BY_RANGE(o->act_min, o->act_max, quad_channel_loop(o, acc2, rows, cols, m, s, to, range))
 }
 
 // Channel-last, small path, int8 out: four channels at a time, each from its
@@ -276,25 +292,30 @@ static void channels_last_dsp(const plane_t* g, const npukit_s8_output_t* o, con
   const int32_t quads = channels / 4, taps = kh * kw;
   const int32_t rows_per_pass = g->ow <= QUAD_PASS ? QUAD_PASS / g->ow : 1;
   const int32_t cols_per_pass = g->ow <= QUAD_PASS ? g->ow : QUAD_PASS;
+  const int32_t three = kh == 3 && kw == 3;
   int32_t acc2[4 * QUAD_PASS];
+  int32_t wu[18];  // a 3x3 quad's unpacked weights
   for (int32_t q = 0; q < quads; ++q) {
     const int32_t c = 4 * q;
-    int32_t start[4];
-    for (int32_t k = 0; k < 4; ++k) start[k] = o->bias[c + k] - g->zp * tap_weight_sum(w, taps, c + k);
+    int32_t start[4], start2[4];
+    for (int32_t k = 0; k < 4; ++k) {
+      start[k] = o->bias[c + k] - g->zp * tap_weight_sum(w, taps, c + k);
+      start2[k] = 2 * start[k];
+    }
     const npukit_s8_word_t* wq = (const npukit_s8_word_t*)(const void*)(w + (size_t)q * taps * 4);
+    if (three) quad_weights_3x3(wq, wu);
     for (int32_t y0 = 0; y0 < g->oh; y0 += rows_per_pass) {
       const int32_t rows = g->oh - y0 < rows_per_pass ? g->oh - y0 : rows_per_pass;
       for (int32_t x0 = 0; x0 < g->ow; x0 += cols_per_pass) {
         const int32_t cols = g->ow - x0 < cols_per_pass ? g->ow - x0 : cols_per_pass;
         int32_t* a = acc2;
-        for (int32_t r = 0; r < rows; ++r) {
+        for (int32_t r = 0; r < rows; ++r, a += 4 * cols) {
           const int8_t* at = in + (y0 + r) * g->step_y + x0 * g->step_x + c;
-          for (int32_t x = 0; x < cols; ++x, at += g->step_x, a += 4) {
-            if (kh == 3 && kw == 3) {
-              quad_pixel(g, at, wq, start, a, 3, 3);
-            } else {
-              quad_pixel(g, at, wq, start, a, kh, kw);
-            }
+          if (three) {
+            quad_run_3x3(at, g->step_x, g->dx, g->dy, wu, start2, a, cols);
+          } else {
+            int32_t* b = a;
+            for (int32_t x = 0; x < cols; ++x, at += g->step_x, b += 4) quad_pixel(g, at, wq, start, b, kh, kw);
           }
         }
         uint8_t* to = o->out + y0 * o->sh + x0 * o->sw + c;
