@@ -3,6 +3,7 @@
 ones (twice the weight bytes), with the parameter blocks they make.
 
     python benchmarks/weight_forms.py [--models NAME,...] [--forms int8,int16] [--out benchmarks/reports/cpu]
+                                      [--baseline OLD.json --baseline-name TEXT]
 
 For each model (kws_int8 and resnet8_int8 from the shared models, and the
 zoo's mobilenet_v1_025_96_gray, ds_cnn_s and mobilenet_v2_035_96_rgb int8
@@ -15,6 +16,10 @@ the model's constants in flash (rodata), the bytes of all layers'
 parameter blocks (words, per-channel tables and packed weights, summed over
 the layers, as the compile makes them) and whether the board's outputs
 equal the host's.
+
+``--baseline`` is an earlier run's weight_forms.json (another commit's
+code, named by ``--baseline-name``): the report then gives its figures
+beside this run's.
 
 Writes ``weight_forms.md`` and ``weight_forms.json``. A report, not a test.
 """
@@ -97,7 +102,23 @@ def measure(name: str, form: str) -> dict:
             "identical": result.outputs_match_host}
 
 
-def report(rows: list[dict], seconds: float) -> str:
+def _comparison(rows: list[dict], baseline: list[dict], name: str) -> list[str]:
+    old = {(r["model"], r["form"]): r for r in baseline if "error" not in r}
+    lines = ["", f"## Against {name}", "",
+             "| model | weights | instructions before | after | change | instr/MAC before | after | "
+             "block bytes before | after | change |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        b = old.get((r["model"], r["form"]))
+        if b is None or "error" in r:
+            continue
+        lines.append(f"| {r['model']} | {r['form']} | {b['instructions']:,} | {r['instructions']:,} | "
+                     f"{100 * (r['instructions'] / b['instructions'] - 1):+.1f}% | {b['instructions_per_mac']:.3f} | "
+                     f"{r['instructions_per_mac']:.3f} | {b['block_bytes']:,} | {r['block_bytes']:,} | "
+                     f"{r['block_bytes'] - b['block_bytes']:+,} |")
+    return lines
+
+
+def report(rows: list[dict], seconds: float, baseline: list[dict] | None = None, baseline_name: str = "") -> str:
     lines = ["# Convolution weight forms on Cortex-M4", "",
              "Written by `benchmarks/weight_forms.py`: `npukit deploy` on `mps2-an386` (static, tuned pipeline, "
              "no tuning database) with every convolution and fully connected layer that offers both forms forced "
@@ -114,6 +135,8 @@ def report(rows: list[dict], seconds: float) -> str:
         lines.append(f"| {r['model']} | {r['form']} | {r['forced_layers']} | {r['macs']:,} | "
                      f"{r['instructions']:,} | {r['instructions_per_mac']:.3f} | {r['block_bytes']:,} | "
                      f"{r['constants']:,} | {'yes' if r['identical'] else 'NO'} |")
+    if baseline:
+        lines += _comparison(rows, baseline, baseline_name or "the baseline")
     lines += ["", f"{len(rows)} builds in {seconds:.0f} s.", ""]
     return "\n".join(lines)
 
@@ -123,7 +146,10 @@ def main() -> int:
     parser.add_argument("--models", default=",".join(SHARED + ZOO), help="comma-separated model names")
     parser.add_argument("--forms", default=",".join(FORMS), help="comma-separated weight forms")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "reports" / "cpu")
+    parser.add_argument("--baseline", type=Path, help="an earlier run's weight_forms.json to compare with")
+    parser.add_argument("--baseline-name", default="", help="what the baseline measured (a commit)")
     args = parser.parse_args()
+    baseline = json.loads(args.baseline.read_text()) if args.baseline else None
     start = time.time()
     rows = []
     for name in args.models.split(","):
@@ -135,7 +161,7 @@ def main() -> int:
             print(json.dumps(rows[-1]), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "weight_forms.json").write_text(json.dumps(rows, indent=1) + "\n")
-    (args.out / "weight_forms.md").write_text(report(rows, time.time() - start))
+    (args.out / "weight_forms.md").write_text(report(rows, time.time() - start, baseline, args.baseline_name))
     return 0
 
 

@@ -36,14 +36,17 @@ typedef struct {
   int32_t zp_pair;  // zp in both halfwords, for SSUB16
 } gather_t;
 
+// Words read at any byte address (an input tensor's taps).
+typedef int32_t __attribute__((aligned(1), may_alias)) npukit_s8_unaligned_word_t;
+
 // `n` int8 values of one pixel's receptive field (`row`, n a multiple of 4)
 // into its half of `columns`, four at a time with the zero point subtracted.
 static inline __attribute__((always_inline)) void widen(const gather_t* gp, const int8_t* restrict row, int32_t n,
                                                         int16_t* restrict columns, int32_t pixel) {
   const gather_t g = *gp;
   npukit_s8_word_t* out = (npukit_s8_word_t*)columns + pixel * 2;
-  const npukit_s8_word_t* words = (const npukit_s8_word_t*)row;
-  const npukit_s8_word_t* end = words + n / 4;
+  const npukit_s8_unaligned_word_t* words = (const npukit_s8_unaligned_word_t*)row;
+  const npukit_s8_unaligned_word_t* end = words + n / 4;
 #if NPUKIT_S8_PAIRED
   for (; words != end; ++words, out += 4) {
     const int32_t w = *words;
@@ -63,12 +66,29 @@ static inline __attribute__((always_inline)) void widen(const gather_t* gp, cons
 // into `columns`, [K_PADDED / 4][2][4] int16: each group of four K indices of
 // both pixels side by side, so the dot product reads them consecutively. The
 // values are first gathered as int8 into `row` (K_PADDED bytes), then widened
-// four at a time with the zero point subtracted.
+// four at a time with the zero point subtracted. Where a kernel row's taps
+// and channels lie side by side (channel-last input, dilation 1 along x, or
+// one channel with contiguous taps) in a multiple of 4, each kernel row is
+// widened from the input in place; where only each tap's channels do, each
+// tap is.
 static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int16_t* restrict columns,
                    int32_t pixel) {
   const gather_t g = *gp;  // locals: the byte stores below cannot change them
-  int8_t* to = row;
   const int8_t* base = g.in + offset;
+  const int32_t run = g.kw * g.ic;  // a kernel row's values
+  if ((g.sc == 1 || g.ic == 1) && g.dx * g.sw == g.ic && (run & 3) == 0) {
+    for (int32_t i = 0; i < g.kh; ++i, columns += 2 * run) widen(&g, base + i * g.dy * g.sh, run, columns, pixel);
+    return;  // K = K_PADDED
+  }
+  if (g.sc == 1 && (g.ic & 3) == 0) {
+    for (int32_t i = 0; i < g.kh; ++i) {
+      for (int32_t j = 0; j < g.kw; ++j, columns += 2 * g.ic) {
+        widen(&g, base + i * g.dy * g.sh + j * g.dx * g.sw, g.ic, columns, pixel);
+      }
+    }
+    return;  // K = K_PADDED
+  }
+  int8_t* to = row;
   for (int32_t i = 0; i < g.kh; ++i) {
     for (int32_t j = 0; j < g.kw; ++j) {
       const int8_t* at = base + i * g.dy * g.sh + j * g.dx * g.sw;
