@@ -69,16 +69,26 @@ static inline __attribute__((always_inline)) void widen(const gather_t* gp, cons
 // four at a time with the zero point subtracted. Where a kernel row's taps
 // and channels lie side by side (channel-last input, dilation 1 along x, or
 // one channel with contiguous taps) in a multiple of 4, each kernel row is
-// widened from the input in place; where only each tap's channels do, each
-// tap is.
+// widened from the input in place (otherwise copied as one run each); where
+// only each tap's channels do, each tap is.
 static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int16_t* restrict columns,
                    int32_t pixel) {
   const gather_t g = *gp;  // locals: the byte stores below cannot change them
   const int8_t* base = g.in + offset;
   const int32_t run = g.kw * g.ic;  // a kernel row's values
-  if ((g.sc == 1 || g.ic == 1) && g.dx * g.sw == g.ic && (run & 3) == 0) {
+  const int32_t rows_contiguous = (g.sc == 1 || g.ic == 1) && g.dx * g.sw == g.ic;
+  if (rows_contiguous && (run & 3) == 0) {
     for (int32_t i = 0; i < g.kh; ++i, columns += 2 * run) widen(&g, base + i * g.dy * g.sh, run, columns, pixel);
     return;  // K = K_PADDED
+  }
+  if (rows_contiguous) {  // each kernel row one run of bytes
+    int8_t* to = row;
+    for (int32_t i = 0; i < g.kh; ++i) {
+      const int8_t* at = base + i * g.dy * g.sh;
+      for (const int8_t* end = at + run; at != end; ++at) *to++ = *at;
+    }
+    widen(&g, row, g.k_padded, columns, pixel);
+    return;
   }
   if (g.sc == 1 && (g.ic & 3) == 0) {
     for (int32_t i = 0; i < g.kh; ++i) {

@@ -232,12 +232,18 @@ static __attribute__((noinline)) void quad_run_3x3(const int8_t* at, int32_t ste
 #undef NPUKIT_S8_QUAD_3X3_TAP
 
 // The doubled, unpacked weights quad_run_3x3 reads, from a quad's nine tap
-// words (SADD16 doubles each halfword: |2w| <= 256 fits).
-static void quad_weights_3x3(const npukit_s8_word_t* wq, int32_t* wu) {
+// words (SADD16 doubles each halfword: |2w| <= 256 fits), and the four
+// channels' weight sums (halfword sums of the nine: |sum| <= 9 * 256).
+static void quad_weights_3x3(const npukit_s8_word_t* wq, int32_t* wu, int32_t* sums) {
+  int32_t even_sum = 0, odd_sum = 0;
   for (int32_t t = 0; t < 9; ++t) {
     const int32_t even = (int32_t)__sxtb16(wq[t]), odd = npukit_s8_sxtb16_ror8(wq[t]);
     wu[2 * t] = (int32_t)__sadd16(even, even), wu[2 * t + 1] = (int32_t)__sadd16(odd, odd);
+    even_sum = (int32_t)__sadd16(even_sum, wu[2 * t]), odd_sum = (int32_t)__sadd16(odd_sum, wu[2 * t + 1]);
   }
+  // Channels 0, 1, 2, 3: the low and high halves, each twice the sum.
+  sums[0] = (int16_t)even_sum / 2, sums[1] = (int16_t)odd_sum / 2;
+  sums[2] = (even_sum >> 16) / 2, sums[3] = (odd_sum >> 16) / 2;
 }
 
 // Four channels' accumulators at one output pixel: the window's taps (kh x
@@ -297,13 +303,17 @@ static void channels_last_dsp(const plane_t* g, const npukit_s8_output_t* o, con
   int32_t wu[18];  // a 3x3 quad's unpacked weights
   for (int32_t q = 0; q < quads; ++q) {
     const int32_t c = 4 * q;
-    int32_t start[4], start2[4];
+    const npukit_s8_word_t* wq = (const npukit_s8_word_t*)(const void*)(w + (size_t)q * taps * 4);
+    int32_t sums[4], start[4], start2[4];
+    if (three) {
+      quad_weights_3x3(wq, wu, sums);
+    } else {
+      for (int32_t k = 0; k < 4; ++k) sums[k] = tap_weight_sum(w, taps, c + k);
+    }
     for (int32_t k = 0; k < 4; ++k) {
-      start[k] = o->bias[c + k] - g->zp * tap_weight_sum(w, taps, c + k);
+      start[k] = o->bias[c + k] - g->zp * sums[k];
       start2[k] = 2 * start[k];
     }
-    const npukit_s8_word_t* wq = (const npukit_s8_word_t*)(const void*)(w + (size_t)q * taps * 4);
-    if (three) quad_weights_3x3(wq, wu);
     for (int32_t y0 = 0; y0 < g->oh; y0 += rows_per_pass) {
       const int32_t rows = g->oh - y0 < rows_per_pass ? g->oh - y0 : rows_per_pass;
       for (int32_t x0 = 0; x0 < g->ow; x0 += cols_per_pass) {
