@@ -122,7 +122,8 @@ def report(rows: list[dict], seconds: float, baseline: list[dict] | None = None,
     lines = ["# Convolution weight forms on Cortex-M4", "",
              "Written by `benchmarks/weight_forms.py`: `npukit deploy` on `mps2-an386` (static, tuned pipeline, "
              "no tuning database) with every convolution and fully connected layer that offers both forms forced "
-             "to the one measured; depthwise layers keep their default form. Instructions per inference come from QEMU `-icount` "
+             "to the one measured; depthwise layers keep their default form. Instructions per inference come from "
+             "QEMU `-icount` "
              "in the board timer's steps of 40. Block bytes: the parameter blocks of all layers the kernels run "
              "(words, per-channel tables, packed weights), as the compile makes them; constants: the model's "
              "rodata in flash (blocks and IREE's constant pool).", "",
