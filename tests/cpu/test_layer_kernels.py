@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from npukit.cpu.kernel_choice import KernelChoice
-from npukit.cpu.layer_kernels import kernel_library, layer_block
+from npukit.cpu.layer_kernels import WORDS, kernel_library, layer_block
 from npukit.layer_recognition.dispatch_ir import SystemTensor
 from npukit.quantization.requantization import ADD_LEFT_SHIFT
 from npukit.layer_recognition.float_parameters import float_add_output, float_output
@@ -354,6 +354,8 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
         view.transpose(order)[:] = want
 
     block = layer_block(spec, choice, float_output=bool(case.float_stage))
+    if not choice.weight_sums:
+        _check_board_tables(block, case.out_c)
     params = np.zeros(len(block) + 64, np.uint8)
     start = -params.ctypes.data % 64
     params[start: start + len(block)] = np.frombuffer(block, np.uint8)
@@ -499,6 +501,35 @@ def test_conv_forms_equal_tflite_arithmetic(build, name, conv_form, rng):
     (the kernel keeps packed where direct cannot run); input channels that
     are not a multiple of 4 run direct with each tap's channels padded."""
     run_case(build, CASES[name], rng, choice=KernelChoice(conv_form=conv_form))
+
+
+def _check_board_tables(block: bytes, channels: int) -> None:
+    """A block without weight sums holds per channel the bias, multiplier
+    and shift, one table after the other, and then only what the layer
+    has besides (a fused residual's stage, a float stage, FC scales)."""
+    words = np.frombuffer(block[:4 * WORDS["COUNT"]], "<i4")
+    count = WORDS["COUNT"]
+    assert words[WORDS["WEIGHT_SUM_AT"]] == 0
+    assert [words[WORDS[t]] for t in ("BIAS_AT", "MULTIPLIER_AT", "SHIFT_AT")] == \
+        [count, count + channels, count + 2 * channels]
+    following = [int(words[WORDS[t]]) for t in ("RES_BIAS_AT", "FLOAT_AT", "SCALE_AT") if words[WORDS[t]]]
+    following.append(int(words[WORDS["WEIGHTS_AT"]]) // 4)
+    assert min(following) - count in (3 * channels, 3 * channels + 1)  # + 1: an 8-byte boundary
+
+
+# Blocks as the board presets make them (npukit.cpu.kernel_choice.block_weight_sums).
+BOARD_BLOCK = KernelChoice(weight_sums=False)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_blocks_without_weight_sums_equal_tflite_arithmetic(build, name, rng):
+    """A block without the weight sums, as the board presets get it: the
+    x86 kernels leave the layer to the portable ones, which derive what they
+    need per call; the results are TFLite's all the same. (The x86 kernels
+    decline alike on every build: the AVX2 and portable ones suffice.)"""
+    if build[0] not in ("avx2", "portable"):
+        pytest.skip("the x86 kernels decline the block alike on every build")
+    run_case(build, CASES[name], rng, choice=BOARD_BLOCK)
 
 
 # Channel-last layers with lane-ordered weights: output channels are vector lanes.

@@ -14,6 +14,11 @@ result says otherwise.
 - ``conv_form``: the x86 vector convolution's "packed" (im2col panels) or
   "direct" (the input read in place) form, or "auto" for the kernel's own
   rule. Host only; the kernel falls back to packed where direct cannot run.
+- ``weight_sums``: whether the parameter block carries each output
+  channel's weight sum, which only the x86 host kernels read. Not a tuning
+  choice but the preset's (``block_weight_sums``, applied by
+  ``LayerChoices.for_layer``): a board's flash holds per channel only the
+  bias, multiplier and shift; equal choices compare equal either way.
 
 A layer is known by its key (``layer_key``): its shape, strides and
 layouts, not its weights, so a tuning result applies to every layer of the
@@ -22,7 +27,7 @@ same geometry in any model.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 
 from npukit.layer_recognition.layer_spec import LayerSpec
 from npukit.targets.cpu_presets import CpuPreset
@@ -35,6 +40,7 @@ CONV_FORMS = ("auto", "packed", "direct")
 class KernelChoice:
     weights: str = "int8"
     conv_form: str = "auto"
+    weight_sums: bool = field(default=True, compare=False)
 
     def __post_init__(self) -> None:
         if self.weights not in WEIGHT_FORMS:
@@ -43,7 +49,7 @@ class KernelChoice:
             raise ValueError(f"conv_form {self.conv_form!r}: expected one of {', '.join(CONV_FORMS)}")
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {"weights": self.weights, "conv_form": self.conv_form}
 
     @staticmethod
     def from_json(d: dict) -> "KernelChoice":
@@ -61,6 +67,13 @@ def _is_x86_host(preset: CpuPreset) -> bool:
     import platform
 
     return preset.is_host and platform.machine() in ("x86_64", "AMD64")
+
+
+def block_weight_sums(preset: CpuPreset) -> bool:
+    """Whether the preset's kernels read weight sums from the parameter
+    block: the x86 host kernels do (kernels/s8_layer.h); the portable and DSP
+    kernels sum a depthwise layer's weights per call and need none."""
+    return _is_x86_host(preset)
 
 
 def _is_convolution(spec: LayerSpec) -> bool:
@@ -144,11 +157,13 @@ class LayerChoices:
     chosen: dict[str, KernelChoice] = field(default_factory=dict)
 
     def for_layer(self, spec: LayerSpec) -> tuple[KernelChoice, bool]:
-        """(the choice, whether it came from ``chosen``)."""
+        """(the choice, whether it came from ``chosen``), with the preset's
+        parameter-block tables (``block_weight_sums``)."""
+        sums = block_weight_sums(self.preset)
         choice = self.chosen.get(layer_key(spec))
         if choice is not None and choice in candidates(spec, self.preset):
-            return choice, True
-        return default_choice(spec, self.preset), False
+            return replace(choice, weight_sums=sums), True
+        return replace(default_choice(spec, self.preset), weight_sums=sums), False
 
 
 def tuned_cpu_job(preset: CpuPreset, objects: list, chosen: dict[str, KernelChoice],

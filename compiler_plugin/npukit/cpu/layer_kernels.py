@@ -163,6 +163,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
         raise KernelUnsupported("tap-ordered weights for a layer that is not depthwise")
     if choice.weights in ("lanes", "taps") and spec.kind == "depthwise" and spec.multiplier != 1:
         raise KernelUnsupported(f"{choice.weights}-ordered weights for a depthwise layer with a channel multiplier")
+    if choice.weights == "lanes" and not choice.weight_sums:
+        raise KernelUnsupported("lane-ordered weights (x86 host kernels) without the weight sums they read")
     channels = spec.ofm_chw[0]
     words = np.zeros(WORDS["COUNT"], np.int64)
 
@@ -199,13 +201,14 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
             ADD_OUT_MULT=a.output_multiplier[0], ADD_OUT_SHIFT=a.output_multiplier[1],
             ADD_OUT_ZP=a.output_zp, ADD_ACT_MIN=a.act_min, ADD_ACT_MAX=a.act_max)
     multipliers = spec.multipliers or [(0, 0)] * channels
-    requant = [(m, -s, 1 << (-s - 1)) if -31 <= s <= -1 else (0, 0, 0) for m, s in multipliers]
     # The float stage adds its own float bias after scaling: the accumulators start at 0.
     bias = np.zeros(channels, np.int64) if floating else np.asarray(spec.bias, np.int64)
+    # Per channel the bias, multiplier and shift; the x86 host kernels' weight sums where the preset has them
+    # (s8_layer.h; the portable and DSP kernels derive what else they need per call).
     tables = {"BIAS_AT": bias, "MULTIPLIER_AT": [m for m, _ in multipliers],
               "SHIFT_AT": [s for _, s in multipliers]}
-    if spec.kind != "average":  # the convolution kernels' tables (the average derives its own per channel)
-        tables.update(REQUANT_AT=np.asarray(requant, np.int64).reshape(-1), WEIGHT_SUM_AT=_weight_sums(spec))
+    if spec.kind != "average" and choice.weight_sums:
+        tables["WEIGHT_SUM_AT"] = _weight_sums(spec)
     fused = spec.add.accumulators if spec.add is not None else None
     if fused is not None:  # the residual layer's output stage
         put(RES_ACT_MIN=fused.act_min, RES_ACT_MAX=fused.act_max)

@@ -36,14 +36,17 @@ typedef struct {
   int32_t zp_pair;  // zp in both halfwords, for SSUB16
 } gather_t;
 
+// Words read at any byte address (an input tensor's taps).
+typedef int32_t __attribute__((aligned(1), may_alias)) npukit_s8_unaligned_word_t;
+
 // `n` int8 values of one pixel's receptive field (`row`, n a multiple of 4)
 // into its half of `columns`, four at a time with the zero point subtracted.
 static inline __attribute__((always_inline)) void widen(const gather_t* gp, const int8_t* restrict row, int32_t n,
                                                         int16_t* restrict columns, int32_t pixel) {
   const gather_t g = *gp;
   npukit_s8_word_t* out = (npukit_s8_word_t*)columns + pixel * 2;
-  const npukit_s8_word_t* words = (const npukit_s8_word_t*)row;
-  const npukit_s8_word_t* end = words + n / 4;
+  const npukit_s8_unaligned_word_t* words = (const npukit_s8_unaligned_word_t*)row;
+  const npukit_s8_unaligned_word_t* end = words + n / 4;
 #if NPUKIT_S8_PAIRED
   for (; words != end; ++words, out += 4) {
     const int32_t w = *words;
@@ -63,12 +66,39 @@ static inline __attribute__((always_inline)) void widen(const gather_t* gp, cons
 // into `columns`, [K_PADDED / 4][2][4] int16: each group of four K indices of
 // both pixels side by side, so the dot product reads them consecutively. The
 // values are first gathered as int8 into `row` (K_PADDED bytes), then widened
-// four at a time with the zero point subtracted.
+// four at a time with the zero point subtracted. Where a kernel row's taps
+// and channels lie side by side (channel-last input, dilation 1 along x, or
+// one channel with contiguous taps) in a multiple of 4, each kernel row is
+// widened from the input in place (otherwise copied as one run each); where
+// only each tap's channels do, each tap is.
 static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int16_t* restrict columns,
                    int32_t pixel) {
   const gather_t g = *gp;  // locals: the byte stores below cannot change them
-  int8_t* to = row;
   const int8_t* base = g.in + offset;
+  const int32_t run = g.kw * g.ic;  // a kernel row's values
+  const int32_t rows_contiguous = (g.sc == 1 || g.ic == 1) && g.dx * g.sw == g.ic;
+  if (rows_contiguous && (run & 3) == 0) {
+    for (int32_t i = 0; i < g.kh; ++i, columns += 2 * run) widen(&g, base + i * g.dy * g.sh, run, columns, pixel);
+    return;  // K = K_PADDED
+  }
+  if (rows_contiguous) {  // each kernel row one run of bytes
+    int8_t* to = row;
+    for (int32_t i = 0; i < g.kh; ++i) {
+      const int8_t* at = base + i * g.dy * g.sh;
+      for (const int8_t* end = at + run; at != end; ++at) *to++ = *at;
+    }
+    widen(&g, row, g.k_padded, columns, pixel);
+    return;
+  }
+  if (g.sc == 1 && (g.ic & 3) == 0) {
+    for (int32_t i = 0; i < g.kh; ++i) {
+      for (int32_t j = 0; j < g.kw; ++j, columns += 2 * g.ic) {
+        widen(&g, base + i * g.dy * g.sh + j * g.dx * g.sw, g.ic, columns, pixel);
+      }
+    }
+    return;  // K = K_PADDED
+  }
+  int8_t* to = row;
   for (int32_t i = 0; i < g.kh; ++i) {
     for (int32_t j = 0; j < g.kw; ++j) {
       const int8_t* at = base + i * g.dy * g.sh + j * g.dx * g.sw;
@@ -223,7 +253,6 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
   const int32_t wide = p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT16;
   const int32_t channel_bytes = wide ? 2 * g.k_padded : g.k_padded;
   const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
-  const int32_t* requant = p + p[NPUKIT_S8_W_REQUANT_AT];
   int32_t block[BLOCK + 1][2];
   npukit_s8_add_table_t add_table;
   if (o.add_small) npukit_s8_add_table(&o.add, &add_table);
@@ -263,7 +292,7 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
         dot_pairs(columns, weights + c0 * channel_bytes, g.k_padded, o.bias + c0, (n + 1) / 2, &block[0][0], wide);
       }
       if (o.small) {
-        npukit_s8_requantize_pairs(&block[0][0], n, requant + 3 * c0, o.zp, o.act_min, o.act_max,
+        npukit_s8_requantize_pairs(&block[0][0], n, o.multiplier + c0, o.shift + c0, o.zp, o.act_min, o.act_max,
                                    o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw,
                                    o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw, o.sc);
       } else if (o.mode == NPUKIT_S8_OUT_INT32) {
@@ -272,11 +301,11 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
         for (int32_t c = 0, at = 0; c < n; ++c, at += o.sc) out0[at] = block[c][0], out1[at] = block[c][1];
       } else if (o.add_small) {
         const int32_t* table = add_table.conv + 128;
-        npukit_s8_add_channels(&o, table, &block[0][0], 2, n, requant + 3 * c0,
+        npukit_s8_add_channels(&o, table, &block[0][0], 2, n, o.multiplier + c0, o.shift + c0,
                                o.residual + c0 * o.add.res_sc + y0 * o.add.res_sh + x0 * o.add.res_sw,
                                o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw);
         if (count == 2) {
-          npukit_s8_add_channels(&o, table, &block[0][1], 2, n, requant + 3 * c0,
+          npukit_s8_add_channels(&o, table, &block[0][1], 2, n, o.multiplier + c0, o.shift + c0,
                                  o.residual + c0 * o.add.res_sc + y1 * o.add.res_sh + x1 * o.add.res_sw,
                                  o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw);
         }

@@ -1,8 +1,9 @@
 // Depthwise convolution: one filter of KERNEL_H x KERNEL_W taps per channel.
 // With a channel multiplier M (NPUKIT_S8_W_MULTIPLIER), output channel c
 // reads the plane of input channel c / M (weight form NPUKIT_S8_WEIGHTS_INT8).
-// The input zero point is taken out once per channel (zp * sum of its
-// weights), so the inner loop multiplies the int8 values as they are.
+// The input zero point is taken out once per channel (zp * the sum of its
+// weights, summed here from the weights: kh * kw additions per channel and
+// layer call), so the inner loop multiplies the int8 values as they are.
 //
 // On cores with the DSP extension, 3x3 filters with stride 1 over rows of
 // contiguous values compute two neighbouring outputs from one word of each
@@ -20,12 +21,20 @@ typedef struct {
   int32_t oh, ow, sh, sw, step_y, step_x, dy, dx, zp;
 } plane_t;
 
+// The sum of `n` weights, `step` bytes apart.
+static inline int32_t weight_sum(const int8_t* w, int32_t n, int32_t step) {
+  int32_t sum = 0;
+  for (int32_t t = 0; t < n; ++t, w += step) sum += *w;
+  return sum;
+}
+
 // Output channel `c` at (y, x) from its accumulator, through the
-// small-accumulator path (REQUANT table entry `rq`) when it applies.
-static inline void store(const npukit_s8_output_t* o, int32_t acc, int32_t c, int32_t y, int32_t x,
-                         const int32_t* rq) {
+// small-accumulator path (the channel's multiplier `m` and shift `s`) when
+// it applies.
+static inline void store(const npukit_s8_output_t* o, int32_t acc, int32_t c, int32_t y, int32_t x, int32_t m,
+                         int32_t s) {
   if (o->small) {
-    const int32_t v = npukit_s8_narrow(npukit_s8_scale(acc * 2, rq[0], rq[1], rq[2], o->zp));
+    const int32_t v = npukit_s8_narrow(npukit_s8_scale(acc * 2, m, s, o->zp));
     o->out[c * o->sc + y * o->sh + x * o->sw] = (uint8_t)npukit_s8_clamp(v, o->act_min, o->act_max);
   } else {
     npukit_s8_store(o, acc, c, y, x);
@@ -36,8 +45,9 @@ static inline void store(const npukit_s8_output_t* o, int32_t acc, int32_t c, in
 // constants where the caller specializes it, so the compiler unrolls the
 // window.
 static inline __attribute__((always_inline)) void channel(const plane_t* g, const npukit_s8_output_t* o,
-                                                          const int8_t* plane, const int8_t* w, const int32_t* rq,
-                                                          int32_t base, int32_t c, int32_t kh, int32_t kw) {
+                                                          const int8_t* plane, const int8_t* w, int32_t m,
+                                                          int32_t s, int32_t base, int32_t c, int32_t kh,
+                                                          int32_t kw) {
   for (int32_t y = 0; y < g->oh; ++y) {
     const int8_t* at = plane + y * g->step_y;
     for (int32_t x = 0; x < g->ow; ++x, at += g->step_x) {
@@ -45,7 +55,7 @@ static inline __attribute__((always_inline)) void channel(const plane_t* g, cons
       for (int32_t i = 0; i < kh; ++i) {
         for (int32_t j = 0; j < kw; ++j) acc += at[i * g->dy + j * g->dx] * w[i * kw + j];
       }
-      store(o, acc, c, y, x, rq);
+      store(o, acc, c, y, x, m, s);
     }
   }
 }
@@ -105,7 +115,7 @@ static __attribute__((noinline)) npukit_s8_word_t* row_pairs_3x3(const int8_t* a
 // run of pairs. Weights are doubled (int16 pairs hold them exactly), so the
 // accumulators come out as 2 * acc, the operand SMMULR needs.
 static void channel_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* plane, const int8_t* w,
-                            const int32_t* requant, int32_t base, int32_t c) {
+                            int32_t m, int32_t s, int32_t base, int32_t c) {
   // Row i's outer taps as an int16 pair (w0, w2); the middle taps of rows 0
   // and 1 as one pair, row 2's alone.
 #define PAIR(a, b) ((int32_t)((uint32_t)(uint16_t)(2 * (a)) | (uint32_t)(uint16_t)(2 * (b)) << 16))
@@ -130,7 +140,7 @@ static void channel_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const
            (int16_t)(__sxtb16(r2) >> 16) * (int16_t)taps[4];
       *to = a;
     }
-    npukit_s8_requantize_rows(acc, rows, g->ow, sh, 2 * base, requant, o->zp, o->act_min, o->act_max,
+    npukit_s8_requantize_rows(acc, rows, g->ow, sh, 2 * base, m, s, o->zp, o->act_min, o->act_max,
                               o->out + c * o->sc + y0 * o->sh, o->sh, o->sw);
   }
 }
@@ -144,19 +154,28 @@ static inline int32_t tap_weight(const int8_t* w, int32_t taps, int32_t c, int32
   return w[((c / 4) * taps + t) * 4 + c % 4];
 }
 
-// Output pixels (y, x) for x in [x0, x1) of channels [c0, c1), one at a time,
-// through the general store.
+// The sum of channel `c`'s weights.
+static inline int32_t tap_weight_sum(const int8_t* w, int32_t taps, int32_t c) {
+  return weight_sum(w + (c / 4) * taps * 4 + c % 4, taps, 4);
+}
+
+// All output pixels of channels [c0, c1), one at a time, through the
+// general store.
 static void channels_last_plain(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
-                                const int32_t* weight_sum, int32_t kh, int32_t kw, int32_t y, int32_t x0, int32_t x1,
-                                int32_t c0, int32_t c1) {
-  for (int32_t x = x0; x < x1; ++x) {
-    const int8_t* at = in + y * g->step_y + x * g->step_x;
-    for (int32_t c = c0; c < c1; ++c) {
-      int32_t acc = o->bias[c] - g->zp * weight_sum[c];
-      for (int32_t i = 0; i < kh; ++i) {
-        for (int32_t j = 0; j < kw; ++j) acc += at[i * g->dy + j * g->dx + c] * tap_weight(w, kh * kw, c, i * kw + j);
+                                int32_t kh, int32_t kw, int32_t c0, int32_t c1) {
+  for (int32_t c = c0; c < c1; ++c) {
+    const int32_t base = o->bias[c] - g->zp * tap_weight_sum(w, kh * kw, c);
+    for (int32_t y = 0; y < g->oh; ++y) {
+      for (int32_t x = 0; x < g->ow; ++x) {
+        const int8_t* at = in + y * g->step_y + x * g->step_x;
+        int32_t acc = base;
+        for (int32_t i = 0; i < kh; ++i) {
+          for (int32_t j = 0; j < kw; ++j) {
+            acc += at[i * g->dy + j * g->dx + c] * tap_weight(w, kh * kw, c, i * kw + j);
+          }
+        }
+        npukit_s8_store(o, acc, c, y, x);
       }
-      npukit_s8_store(o, acc, c, y, x);
     }
   }
 }
@@ -173,38 +192,59 @@ static void channels_last_plain(const plane_t* g, const npukit_s8_output_t* o, c
     a3 = __smlatt(x13, w13, a3);                                                                   \
   } while (0)
 
-// One 3x3 window of four channels: the tap at row i, column j is the word at
+// One 3x3 window of four channels, doubled, for each of `n` output pixels
+// `step` bytes apart from `at`: the tap at row i, column j is the input word
 // at + i * dy + j * dx (column 2 as a register offset shifted by 1), its
-// weights word wq[3 * i + j].
+// weights wu[2t] = {2 w(c0), 2 w(c2)} and wu[2t + 1] = {2 w(c1), 2 w(c3)}
+// (t = 3i + j, unpacked once per layer call, quad_weights_3x3), so a tap is
+// one word load, one LDRD, two SXTB16 and four 16x16 multiply-accumulates.
+// Each pixel's four sums, from start2 (the doubled bias with the input zero
+// point folded in), are stored at acc2 + 4 * pixel.
 #define NPUKIT_S8_QUAD_3X3_TAP(dx_operand, w_offset)                                                             \
   "ldr %[x], [%[p]" dx_operand "]\n"                                                                            \
-  "ldr %[w], [%[wq], #" w_offset "]\n"                                                                          \
+  "ldrd %[u], %[w], [%[wu], #" w_offset "]\n"                                                                   \
   "sxtb16 %[t], %[x]\n"                                                                                         \
-  "sxtb16 %[u], %[w]\n"                                                                                         \
+  "sxtb16 %[x], %[x], ror #8\n"                                                                                 \
   "smlabb %[a0], %[t], %[u], %[a0]\n"                                                                           \
   "smlatt %[a2], %[t], %[u], %[a2]\n"                                                                           \
-  "sxtb16 %[x], %[x], ror #8\n"                                                                                 \
-  "sxtb16 %[w], %[w], ror #8\n"                                                                                 \
   "smlabb %[a1], %[x], %[w], %[a1]\n"                                                                           \
   "smlatt %[a3], %[x], %[w], %[a3]\n"
 #define NPUKIT_S8_QUAD_3X3_ROW(w0, w1, w2)                                                                       \
   NPUKIT_S8_QUAD_3X3_TAP("", w0) NPUKIT_S8_QUAD_3X3_TAP(", %[dx]", w1) NPUKIT_S8_QUAD_3X3_TAP(", %[dx], lsl #1", w2)
 
-static inline __attribute__((always_inline)) void quad_taps_3x3(const int8_t* at, int32_t dx, int32_t dy,
-                                                                const npukit_s8_word_t* wq, int32_t* acc) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], x, w, t, u;
-  const int8_t* p = at;
-  __asm__(NPUKIT_S8_QUAD_3X3_ROW("0", "4", "8") "add %[p], %[p], %[dy]\n"
-          NPUKIT_S8_QUAD_3X3_ROW("12", "16", "20") "add %[p], %[p], %[dy]\n"
-          NPUKIT_S8_QUAD_3X3_ROW("24", "28", "32")
-          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [p] "+r"(p), [x] "=&r"(x), [w] "=&r"(w),
-            [t] "=&r"(t), [u] "=&r"(u)
-          : [dx] "r"(dx), [dy] "r"(dy), [wq] "r"(wq)
-          : "memory");
-  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+static __attribute__((noinline)) void quad_run_3x3(const int8_t* at, int32_t step, int32_t dx, int32_t dy,
+                                                   const int32_t* wu, const int32_t* start2, int32_t* acc2,
+                                                   int32_t n) {
+  for (int32_t* end = acc2 + 4 * n; acc2 != end; acc2 += 4, at += step) {
+    int32_t a0 = start2[0], a1 = start2[1], a2 = start2[2], a3 = start2[3], x, w, t, u;
+    const int8_t* p = at;
+    __asm__(NPUKIT_S8_QUAD_3X3_ROW("0", "8", "16") "add %[p], %[p], %[dy]\n"
+            NPUKIT_S8_QUAD_3X3_ROW("24", "32", "40") "add %[p], %[p], %[dy]\n"
+            NPUKIT_S8_QUAD_3X3_ROW("48", "56", "64")
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [p] "+r"(p), [x] "=&r"(x), [w] "=&r"(w),
+              [t] "=&r"(t), [u] "=&r"(u)
+            : [dx] "r"(dx), [dy] "r"(dy), [wu] "r"(wu)
+            : "memory");
+    acc2[0] = a0, acc2[1] = a1, acc2[2] = a2, acc2[3] = a3;
+  }
 }
 #undef NPUKIT_S8_QUAD_3X3_ROW
 #undef NPUKIT_S8_QUAD_3X3_TAP
+
+// The doubled, unpacked weights quad_run_3x3 reads, from a quad's nine tap
+// words (SADD16 doubles each halfword: |2w| <= 256 fits), and the four
+// channels' weight sums (halfword sums of the nine: |sum| <= 9 * 256).
+static void quad_weights_3x3(const npukit_s8_word_t* wq, int32_t* wu, int32_t* sums) {
+  int32_t even_sum = 0, odd_sum = 0;
+  for (int32_t t = 0; t < 9; ++t) {
+    const int32_t even = (int32_t)__sxtb16(wq[t]), odd = npukit_s8_sxtb16_ror8(wq[t]);
+    wu[2 * t] = (int32_t)__sadd16(even, even), wu[2 * t + 1] = (int32_t)__sadd16(odd, odd);
+    even_sum = (int32_t)__sadd16(even_sum, wu[2 * t]), odd_sum = (int32_t)__sadd16(odd_sum, wu[2 * t + 1]);
+  }
+  // Channels 0, 1, 2, 3: the low and high halves, each twice the sum.
+  sums[0] = (int16_t)even_sum / 2, sums[1] = (int16_t)odd_sum / 2;
+  sums[2] = (even_sum >> 16) / 2, sums[3] = (odd_sum >> 16) / 2;
+}
 
 // Four channels' accumulators at one output pixel: the window's taps (kh x
 // kw, constants where the caller specializes) from `at`, weights from `wq`
@@ -212,22 +252,16 @@ static inline __attribute__((always_inline)) void quad_taps_3x3(const int8_t* at
 static inline __attribute__((always_inline)) void quad_pixel(const plane_t* g, const int8_t* at,
                                                              const npukit_s8_word_t* wq, const int32_t* start,
                                                              int32_t* acc2, int32_t kh, int32_t kw) {
-  int32_t acc[4] = {start[0], start[1], start[2], start[3]};
-  if (kh == 3 && kw == 3) {
-    quad_taps_3x3(at, g->dx, g->dy, wq, acc);
-  } else {
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-    for (int32_t i = 0; i < kh; ++i, at += g->dy) {
-      const int8_t* row = at;
-      for (int32_t j = 0; j < kw; ++j, row += g->dx) {
-        const int32_t xd = *(const unaligned_word_t*)(const void*)row;
-        const int32_t wd = *wq++;
-        NPUKIT_S8_QUAD_TAP(xd, wd);
-      }
+  int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3];
+  for (int32_t i = 0; i < kh; ++i, at += g->dy) {
+    const int8_t* row = at;
+    for (int32_t j = 0; j < kw; ++j, row += g->dx) {
+      const int32_t xd = *(const unaligned_word_t*)(const void*)row;
+      const int32_t wd = *wq++;
+      NPUKIT_S8_QUAD_TAP(xd, wd);
     }
-    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
   }
-  acc2[0] = 2 * acc[0], acc2[1] = 2 * acc[1], acc2[2] = 2 * acc[2], acc2[3] = 2 * acc[3];
+  acc2[0] = 2 * a0, acc2[1] = 2 * a1, acc2[2] = 2 * a2, acc2[3] = 2 * a3;
 }
 
 // Output pixels per pass of the channel-last path: their four channels'
@@ -235,60 +269,73 @@ static inline __attribute__((always_inline)) void quad_pixel(const plane_t* g, c
 // one run with its constants in registers.
 #define QUAD_PASS 64
 
-// One channel's outputs of a pass: `rows` x `cols` pixels, doubled
-// accumulators every 4 words from `acc2`, stored from `to` on.
-static void requantize_quad_channel(const npukit_s8_output_t* o, const int32_t* acc2, int32_t rows, int32_t cols,
-                                    const int32_t* rq, uint8_t* to) {
-  const int32_t m = rq[0], e = rq[1], half = rq[2], zp = o->zp, lo = o->act_min, hi = o->act_max;
+static inline __attribute__((always_inline)) void quad_channel_loop(const npukit_s8_output_t* o,
+                                                                    const int32_t* acc2, int32_t rows,
+                                                                    int32_t cols, int32_t m, int32_t s,
+                                                                    uint8_t* to, int32_t range) {
+  const int32_t zp = o->zp, lo = o->act_min, hi = o->act_max;
   const int32_t sh = o->sh, sw = o->sw;
   for (int32_t r = 0; r < rows; ++r, to += sh) {
     uint8_t* at = to;
-    for (int32_t x = 0; x < cols; ++x, acc2 += 4, at += sw) {
-      *at = (uint8_t)npukit_s8_output_small(*acc2, m, e, half, zp, lo, hi, 0);
+    for (const int32_t* end = acc2 + 4 * cols; acc2 != end; acc2 += 4, at += sw) {
+      *at = (uint8_t)npukit_s8_output_small(*acc2, m, s, zp, lo, hi, range);
     }
   }
+}
+
+// One channel's outputs of a pass: `rows` x `cols` pixels, doubled
+// accumulators every 4 words from `acc2`, stored from `to` on.
+static void requantize_quad_channel(const npukit_s8_output_t* o, const int32_t* acc2, int32_t rows, int32_t cols,
+                                    int32_t m, int32_t s, uint8_t* to) {
+  NPUKIT_S8_BY_RANGE(o->act_min, o->act_max, quad_channel_loop(o, acc2, rows, cols, m, s, to, range))
 }
 
 // Channel-last, small path, int8 out: four channels at a time, each from its
 // bias with the input zero point folded in; channels beyond a multiple of
 // four take the plain loop.
 static void channels_last_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
-                              const int32_t* weight_sum, const int32_t* requant, int32_t channels, int32_t kh,
-                              int32_t kw) {
+                              int32_t channels, int32_t kh, int32_t kw) {
   const int32_t quads = channels / 4, taps = kh * kw;
   const int32_t rows_per_pass = g->ow <= QUAD_PASS ? QUAD_PASS / g->ow : 1;
   const int32_t cols_per_pass = g->ow <= QUAD_PASS ? g->ow : QUAD_PASS;
+  const int32_t three = kh == 3 && kw == 3;
   int32_t acc2[4 * QUAD_PASS];
+  int32_t wu[18];  // a 3x3 quad's unpacked weights
   for (int32_t q = 0; q < quads; ++q) {
     const int32_t c = 4 * q;
-    const int32_t start[4] = {o->bias[c] - g->zp * weight_sum[c], o->bias[c + 1] - g->zp * weight_sum[c + 1],
-                              o->bias[c + 2] - g->zp * weight_sum[c + 2], o->bias[c + 3] - g->zp * weight_sum[c + 3]};
     const npukit_s8_word_t* wq = (const npukit_s8_word_t*)(const void*)(w + (size_t)q * taps * 4);
+    int32_t sums[4], start[4], start2[4];
+    if (three) {
+      quad_weights_3x3(wq, wu, sums);
+    } else {
+      for (int32_t k = 0; k < 4; ++k) sums[k] = tap_weight_sum(w, taps, c + k);
+    }
+    for (int32_t k = 0; k < 4; ++k) {
+      start[k] = o->bias[c + k] - g->zp * sums[k];
+      start2[k] = 2 * start[k];
+    }
     for (int32_t y0 = 0; y0 < g->oh; y0 += rows_per_pass) {
       const int32_t rows = g->oh - y0 < rows_per_pass ? g->oh - y0 : rows_per_pass;
       for (int32_t x0 = 0; x0 < g->ow; x0 += cols_per_pass) {
         const int32_t cols = g->ow - x0 < cols_per_pass ? g->ow - x0 : cols_per_pass;
         int32_t* a = acc2;
-        for (int32_t r = 0; r < rows; ++r) {
+        for (int32_t r = 0; r < rows; ++r, a += 4 * cols) {
           const int8_t* at = in + (y0 + r) * g->step_y + x0 * g->step_x + c;
-          for (int32_t x = 0; x < cols; ++x, at += g->step_x, a += 4) {
-            if (kh == 3 && kw == 3) {
-              quad_pixel(g, at, wq, start, a, 3, 3);
-            } else {
-              quad_pixel(g, at, wq, start, a, kh, kw);
-            }
+          if (three) {
+            quad_run_3x3(at, g->step_x, g->dx, g->dy, wu, start2, a, cols);
+          } else {
+            int32_t* b = a;
+            for (int32_t x = 0; x < cols; ++x, at += g->step_x, b += 4) quad_pixel(g, at, wq, start, b, kh, kw);
           }
         }
         uint8_t* to = o->out + y0 * o->sh + x0 * o->sw + c;
         for (int32_t k = 0; k < 4; ++k) {
-          requantize_quad_channel(o, acc2 + k, rows, cols, requant + 3 * (c + k), to + k);
+          requantize_quad_channel(o, acc2 + k, rows, cols, o->multiplier[c + k], o->shift[c + k], to + k);
         }
       }
     }
   }
-  for (int32_t y = 0; y < g->oh && 4 * quads < channels; ++y) {
-    channels_last_plain(g, o, in, w, weight_sum, kh, kw, y, 0, g->ow, 4 * quads, channels);
-  }
+  channels_last_plain(g, o, in, w, kh, kw, 4 * quads, channels);
 }
 #endif
 
@@ -297,16 +344,13 @@ static void channels_last(const int32_t* p, const plane_t* g, const npukit_s8_ou
                           const int8_t* w) {
   const int32_t channels = p[NPUKIT_S8_W_OUT_C];
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
-  const int32_t* weight_sum = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
 #if defined(__ARM_FEATURE_DSP)
   if (o->small && o->mode == NPUKIT_S8_OUT_INT8 && o->sc == 1 && p[NPUKIT_S8_W_IN_SC] == 1) {
-    channels_last_dsp(g, o, in, w, weight_sum, p + p[NPUKIT_S8_W_REQUANT_AT], channels, kh, kw);
+    channels_last_dsp(g, o, in, w, channels, kh, kw);
     return;
   }
 #endif
-  for (int32_t y = 0; y < g->oh; ++y) {
-    channels_last_plain(g, o, in, w, weight_sum, kh, kw, y, 0, g->ow, 0, channels);
-  }
+  channels_last_plain(g, o, in, w, kh, kw, 0, channels);
 }
 
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual) {
@@ -325,7 +369,6 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
     channels_last(p, &g, &o, in, weights);
     return;
   }
-  const int32_t* weight_sum = p + p[NPUKIT_S8_W_WEIGHT_SUM_AT];
 #if defined(__ARM_FEATURE_DSP)
   const int32_t word_pairs = kh == 3 && kw == 3 && p[NPUKIT_S8_W_STRIDE_H] == 1 && p[NPUKIT_S8_W_STRIDE_W] == 1 &&
                              p[NPUKIT_S8_W_DILATION_H] == 1 && p[NPUKIT_S8_W_DILATION_W] == 1 && g.sw == 1 &&
@@ -335,19 +378,19 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
   for (int32_t c = 0; c < channels; ++c) {
     const int8_t* plane = in + (c / multiplier) * p[NPUKIT_S8_W_IN_SC];
     const int8_t* w = weights + c * kh * kw;
-    const int32_t* rq = p + p[NPUKIT_S8_W_REQUANT_AT] + 3 * c;
+    const int32_t m = o.multiplier[c], s = o.shift[c];
     // The input zero point folded into the bias: bias - zp * sum(w).
-    const int32_t base = o.bias[c] - g.zp * weight_sum[c];
+    const int32_t base = o.bias[c] - g.zp * weight_sum(w, kh * kw, 1);
 #if defined(__ARM_FEATURE_DSP)
     if (word_pairs) {
-      channel_3x3_dsp(&g, &o, plane, w, rq, base, c);
+      channel_3x3_dsp(&g, &o, plane, w, m, s, base, c);
       continue;
     }
 #endif
     if (kh == 3 && kw == 3) {
-      channel(&g, &o, plane, w, rq, base, c, 3, 3);
+      channel(&g, &o, plane, w, m, s, base, c, 3, 3);
     } else {
-      channel(&g, &o, plane, w, rq, base, c, kh, kw);
+      channel(&g, &o, plane, w, m, s, base, c, kh, kw);
     }
   }
 }

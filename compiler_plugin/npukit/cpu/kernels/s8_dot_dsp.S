@@ -9,7 +9,7 @@
 // one pair after the other), out[2c + i][j] = bias[2c + i] + the dot product
 // of channel 2c + i's weights with column j, over k_padded (a multiple of 4).
 // Per group of four K: an LDM of both columns' words, an LDRD of the
-// weights, four SXTB16 and eight SMLAD for sixteen multiply-accumulates; two
+// weights, four SXTB16 and eight SMLAD for sixteen multiply-accumulates; four
 // groups per loop iteration.
 //
 // void npukit_s8_dot_pairs_dsp16(const int16_t* columns, const int16_t* weights,
@@ -91,23 +91,28 @@
     .endm
 
     DOT_ENTRY npukit_s8_dot_pairs_dsp, 24
-    // Frame: [sp, #4] weight bytes per pair.
+    // Frame: [sp, #4] weight bytes per pair (8 per group).
     lsls r2, r2, #1
     str r2, [sp, #4]
 1:  // one channel pair
     PAIR_START
     ldr lr, [sp, #4]
-    add r2, r1, lr
-    tst lr, #8                 // an odd number of groups: one first
-    beq 2f
+    add r2, r1, lr             // the end of the pair's weights
+    lsls lr, lr, #28           // N: an odd group, C: two more (GROUP keeps the flags)
+    bpl 2f
     GROUP
-2:  cmp r1, r2
-    beq 4f
-3:  GROUP
+2:  bcc 3f
+    GROUP
+    GROUP
+3:  cmp r1, r2
+    beq 5f
+4:  GROUP
+    GROUP
+    GROUP
     GROUP
     cmp r1, r2
-    bne 3b
-4:  PAIR_END npukit_s8_dot_pairs_dsp, 24, 1b
+    bne 4b
+5:  PAIR_END npukit_s8_dot_pairs_dsp, 24, 1b
 
     // r0 columns, r1 weights, r3..r6 accumulators a00 a01 a10 a11, r7..r10
     // column words of pixel 0 (r7, r8) and pixel 1 (r9, r10), r2 r11 the

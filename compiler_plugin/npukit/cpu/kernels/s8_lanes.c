@@ -70,12 +70,12 @@ static void depthwise_lanes(const int32_t* p, size_t input, size_t output, size_
 void npukit_s8_lanes(const int32_t* p, size_t input, size_t output, size_t residual) {
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_DEPTHWISE) {
 #if NPUKIT_S8_X86
-    if (npukit_s8_depthwise_lanes_x86(p, input, output, residual)) return;
+    if (npukit_s8_x86_tables(p) && npukit_s8_depthwise_lanes_x86(p, input, output, residual)) return;
 #endif
     depthwise_lanes(p, input, output, residual);
   } else {
 #if NPUKIT_S8_X86
-    if (npukit_s8_conv_lanes_x86(p, input, output, residual)) return;
+    if (npukit_s8_x86_tables(p) && npukit_s8_conv_lanes_x86(p, input, output, residual)) return;
 #endif
     conv_lanes(p, input, output, residual);
   }

@@ -32,14 +32,15 @@ void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_DEPTHWISE) {
 #if NPUKIT_S8_X86
     // The vector kernels read [OUT_C][taps] weights (NPUKIT_S8_WEIGHTS_INT8).
-    if (p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT8 && npukit_s8_depthwise_x86(p, input, output, residual)) {
+    if (p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT8 && npukit_s8_x86_tables(p) &&
+        npukit_s8_depthwise_x86(p, input, output, residual)) {
       return;
     }
 #endif
     npukit_s8_depthwise(p, input, output, residual);
   } else {
 #if NPUKIT_S8_X86
-    if (npukit_s8_conv_x86(p, input, output, residual)) return;
+    if (npukit_s8_x86_tables(p) && npukit_s8_conv_x86(p, input, output, residual)) return;
 #endif
     npukit_s8_conv(p, input, output, residual);
   }

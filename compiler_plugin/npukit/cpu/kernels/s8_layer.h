@@ -97,16 +97,21 @@ enum npukit_s8_word {
   // Where the tables are, in words from the block's start, and the weights in bytes:
   // bias[OUT_C], multiplier[OUT_C], shift[OUT_C]; weights: conv as WEIGHT_FORM says, with K
   // ordered (kernel y, kernel x, input channel); depthwise int8 [OUT_C][KERNEL_H * KERNEL_W].
+  // Every layer's per-channel tables are these three (a board's flash holds
+  // nothing else per channel), plus, where the layer has them, the RES_*
+  // tables of a fused residual layer's output stage, the FLOAT table of a
+  // float output stage and a fully connected layer's SCALE table (below);
+  // the portable and DSP kernels derive anything else per layer call.
   NPUKIT_S8_W_BIAS_AT,
   NPUKIT_S8_W_MULTIPLIER_AT,
   NPUKIT_S8_W_SHIFT_AT,
   NPUKIT_S8_W_WEIGHTS_AT,
-  // The small-accumulator output path's table: per channel {multiplier,
-  // right shift e = -shift, 2^(e - 1)} (zeros where e < 1).
-  NPUKIT_S8_W_REQUANT_AT,
-  // weight_sum[OUT_C]: the sum of each output channel's weights (the x86
-  // kernels fold the input zero point into the bias with it). Neither table
-  // is written for an AVERAGE (both words 0).
+  // weight_sum[OUT_C], the sum of each output channel's weights, for the x86
+  // host kernels only (they fold the input zero point into the bias with
+  // it; s8_conv_x86.c, s8_depthwise_x86.c, s8_depthwise_vbmi.c,
+  // s8_*_lanes_x86.c); 0 in blocks made for other presets
+  // (npukit.cpu.kernel_choice.KernelChoice.weight_sums), which the x86
+  // kernels then leave to the portable ones. Not written for an AVERAGE.
   NPUKIT_S8_W_WEIGHT_SUM_AT,
   // An ADD whose residual is another layer's int32 accumulators (RES_* then
   // address them), given that layer's output stage: its tables bias[OUT_C]

@@ -285,10 +285,15 @@ static inline int32_t npukit_s8_requantize_clamped(int32_t acc, int32_t bias, in
 }
 
 // The small path's arithmetic on a doubled accumulator, for a channel's
-// REQUANT table entry {multiplier, e, 2^(e - 1)}: requantized plus the zero
-// point, before the activation clamp.
-static inline int32_t npukit_s8_scale(int32_t acc2, int32_t multiplier, int32_t e, int32_t half, int32_t zp) {
-  return npukit_s8_rdbpot_half(npukit_s8_rdhm_doubled(acc2, multiplier), e, half) + zp;
+// multiplier and shift (-31..-1, a right shift e = -shift): requantized plus
+// the zero point, before the activation clamp. RoundingDivideByPOT(h, e),
+// (h + 2^(e-1) - [h < 0]) >> e, is ((h - [h < 0]) >> (e - 1) + 1) >> 1
+// (floor((floor(y) + 1) / 2) = floor((y + 1) / 2)), and the zero point joins
+// its last step as (q + 2 zp + 1) >> 1: as many instructions as with a
+// precomputed 2^(e-1), from the shift alone (e - 1 = ~shift).
+static inline int32_t npukit_s8_scale(int32_t acc2, int32_t multiplier, int32_t shift, int32_t zp) {
+  const int32_t h = npukit_s8_rdhm_doubled(acc2, multiplier);
+  return (((h + (h >> 31)) >> ~shift) + (2 * zp + 1)) >> 1;
 }
 
 // v clamped to int8 (SSAT on DSP cores).
@@ -302,75 +307,106 @@ static inline int32_t npukit_s8_narrow(int32_t v) {
 
 static inline int32_t npukit_s8_clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-// The small path's int8 output of a doubled accumulator: requantized,
-// narrowed to int8, and clamped to [act_min, act_max] unless `full` says
-// that range is all of int8 (a constant where the callers specialise on it).
-static inline __attribute__((always_inline)) int32_t npukit_s8_output_small(int32_t acc2, int32_t multiplier,
-                                                                            int32_t e, int32_t half, int32_t zp,
-                                                                            int32_t act_min, int32_t act_max,
-                                                                            int32_t full) {
-  const int32_t v = npukit_s8_scale(acc2, multiplier, e, half, zp);
-  return full ? npukit_s8_narrow(v) : npukit_s8_clamp(v, act_min, act_max);
-}
-
 static inline int32_t npukit_s8_full_range(int32_t act_min, int32_t act_max) {
   return act_min <= -128 && act_max >= 127;
 }
 
+// How the small path clamps to the activation range [act_min, act_max]:
+// all of int8 (NPUKIT_S8_RANGE_FULL: one SSAT), int8 above a lower bound
+// (NPUKIT_S8_RANGE_LOW, a ReLU's: SSAT, then a maximum) or any range.
+#define NPUKIT_S8_RANGE_ANY 0
+#define NPUKIT_S8_RANGE_LOW 1
+#define NPUKIT_S8_RANGE_FULL 2
+static inline int32_t npukit_s8_range(int32_t act_min, int32_t act_max) {
+  return npukit_s8_full_range(act_min, act_max) ? NPUKIT_S8_RANGE_FULL
+         : act_max >= 127                       ? NPUKIT_S8_RANGE_LOW
+                                                : NPUKIT_S8_RANGE_ANY;
+}
+
+// The small path's int8 output of a doubled accumulator: requantized,
+// narrowed to int8, and clamped to [act_min, act_max] as `range`
+// (npukit_s8_range, a constant where the callers specialise on it) allows.
+static inline __attribute__((always_inline)) int32_t npukit_s8_output_small(int32_t acc2, int32_t multiplier,
+                                                                            int32_t shift, int32_t zp,
+                                                                            int32_t act_min, int32_t act_max,
+                                                                            int32_t range) {
+  const int32_t v = npukit_s8_scale(acc2, multiplier, shift, zp);
+  if (range == NPUKIT_S8_RANGE_FULL) return npukit_s8_narrow(v);
+  if (range == NPUKIT_S8_RANGE_LOW) {
+    const int32_t n = npukit_s8_narrow(v);
+    return n < act_min ? act_min : n;
+  }
+  return npukit_s8_clamp(v, act_min, act_max);
+}
+
+// `body` with the constant `range` of npukit_s8_range(act_min, act_max).
+#define NPUKIT_S8_BY_RANGE(act_min, act_max, body)      \
+  switch (npukit_s8_range(act_min, act_max)) {          \
+    case NPUKIT_S8_RANGE_FULL: {                        \
+      const int32_t range = NPUKIT_S8_RANGE_FULL;       \
+      body;                                             \
+      break;                                            \
+    }                                                   \
+    case NPUKIT_S8_RANGE_LOW: {                         \
+      const int32_t range = NPUKIT_S8_RANGE_LOW;        \
+      body;                                             \
+      break;                                            \
+    }                                                   \
+    default: {                                          \
+      const int32_t range = NPUKIT_S8_RANGE_ANY;        \
+      body;                                             \
+    }                                                   \
+  }
+
 static inline __attribute__((always_inline)) void npukit_s8_pairs_loop(const int32_t* acc, int32_t n,
-                                                                       const int32_t* requant, int32_t zp,
+                                                                       const int32_t* multiplier,
+                                                                       const int32_t* shift, int32_t zp,
                                                                        int32_t act_min, int32_t act_max,
                                                                        uint8_t* at0, uint8_t* at1, int32_t sc,
-                                                                       int32_t full) {
+                                                                       int32_t range) {
   const int32_t* end = acc + 2 * n;
-  for (int32_t at = 0; acc != end; acc += 2, requant += 3, at += sc) {
-    const int32_t m = requant[0], e = requant[1], half = requant[2], a0 = acc[0], a1 = acc[1];
-    at0[at] = (uint8_t)npukit_s8_output_small(a0 * 2, m, e, half, zp, act_min, act_max, full);
-    at1[at] = (uint8_t)npukit_s8_output_small(a1 * 2, m, e, half, zp, act_min, act_max, full);
+  for (int32_t at = 0; acc != end; acc += 2, ++multiplier, ++shift, at += sc) {
+    const int32_t m = *multiplier, s = *shift, a0 = acc[0], a1 = acc[1];
+    at0[at] = (uint8_t)npukit_s8_output_small(a0 * 2, m, s, zp, act_min, act_max, range);
+    at1[at] = (uint8_t)npukit_s8_output_small(a1 * 2, m, s, zp, act_min, act_max, range);
   }
 }
 
 // Output pairs of `n` consecutive channels on the small path: accumulators
-// `acc` as [n][2] (pixel 0, pixel 1), the channels' REQUANT table entries,
+// `acc` as [n][2] (pixel 0, pixel 1), the channels' multipliers and shifts,
 // stored at `at0` and `at1` and then every `sc` bytes. A lone pixel is
 // passed as both.
 static __attribute__((noinline, unused)) void npukit_s8_requantize_pairs(const int32_t* acc, int32_t n,
-                                                                        const int32_t* requant, int32_t zp,
+                                                                        const int32_t* multiplier,
+                                                                        const int32_t* shift, int32_t zp,
                                                                         int32_t act_min, int32_t act_max,
                                                                         uint8_t* at0, uint8_t* at1, int32_t sc) {
-  if (npukit_s8_full_range(act_min, act_max)) {
-    npukit_s8_pairs_loop(acc, n, requant, zp, act_min, act_max, at0, at1, sc, 1);
-  } else {
-    npukit_s8_pairs_loop(acc, n, requant, zp, act_min, act_max, at0, at1, sc, 0);
-  }
+  NPUKIT_S8_BY_RANGE(act_min, act_max,
+                     npukit_s8_pairs_loop(acc, n, multiplier, shift, zp, act_min, act_max, at0, at1, sc, range))
 }
 
 static inline __attribute__((always_inline)) void npukit_s8_row_loop(const int32_t* acc, int32_t cols, int32_t add2,
-                                                                     int32_t m, int32_t e, int32_t half, int32_t zp,
+                                                                     int32_t m, int32_t s, int32_t zp,
                                                                      int32_t act_min, int32_t act_max, uint8_t* to,
-                                                                     int32_t out_sw, int32_t full) {
+                                                                     int32_t out_sw, int32_t range) {
   for (const int32_t* end = acc + cols; acc != end; ++acc, to += out_sw) {
-    *to = (uint8_t)npukit_s8_output_small(*acc + add2, m, e, half, zp, act_min, act_max, full);
+    *to = (uint8_t)npukit_s8_output_small(*acc + add2, m, s, zp, act_min, act_max, range);
   }
 }
 
 // Rows of outputs of one channel on the small path: output (y, x) from the
 // doubled accumulator acc[y * pitch + x] plus `add2`, stored at
-// out + y * out_sh + x * out_sw.
+// out + y * out_sh + x * out_sw; `m` and `s` the channel's multiplier and
+// shift.
 static __attribute__((noinline, unused)) void npukit_s8_requantize_rows(const int32_t* acc, int32_t rows,
                                                                        int32_t cols, int32_t pitch, int32_t add2,
-                                                                       const int32_t* requant, int32_t zp,
+                                                                       int32_t m, int32_t s, int32_t zp,
                                                                        int32_t act_min, int32_t act_max,
                                                                        uint8_t* out, int32_t out_sh,
                                                                        int32_t out_sw) {
-  const int32_t m = requant[0], e = requant[1], half = requant[2];
-  const int32_t full = npukit_s8_full_range(act_min, act_max);
   for (int32_t y = 0; y < rows; ++y, acc += pitch, out += out_sh) {
-    if (full) {
-      npukit_s8_row_loop(acc, cols, add2, m, e, half, zp, act_min, act_max, out, out_sw, 1);
-    } else {
-      npukit_s8_row_loop(acc, cols, add2, m, e, half, zp, act_min, act_max, out, out_sw, 0);
-    }
+    NPUKIT_S8_BY_RANGE(act_min, act_max,
+                       npukit_s8_row_loop(acc, cols, add2, m, s, zp, act_min, act_max, out, out_sw, range))
   }
 }
 
@@ -423,23 +459,24 @@ static inline int32_t npukit_s8_add_result(const npukit_s8_add_t* k, int32_t a, 
 static inline __attribute__((always_inline)) void npukit_s8_add_loop(const npukit_s8_output_t* o,
                                                                      const int32_t* table, const int32_t* acc,
                                                                      int32_t stride, int32_t n,
-                                                                     const int32_t* requant, const uint8_t* res,
-                                                                     uint8_t* out, int32_t full) {
+                                                                     const int32_t* multiplier,
+                                                                     const int32_t* shift, const uint8_t* res,
+                                                                     uint8_t* out, int32_t range) {
   const npukit_s8_add_t* k = &o->add;
   const int32_t zp = o->zp, act_min = o->act_min, act_max = o->act_max, res_sc = k->res_sc, out_sc = o->sc;
   const int32_t out_mult = k->out_mult, out_e = -k->out_shift, out_half = out_e ? 1 << (out_e - 1) : 0;
   const int32_t lo = k->act_min, hi = k->act_max, out_zp = k->out_zp;
-  for (const int32_t* end = acc + n * stride; acc != end; acc += stride, requant += 3, res += res_sc,
+  for (const int32_t* end = acc + n * stride; acc != end; acc += stride, ++multiplier, ++shift, res += res_sc,
                      out += out_sc) {
-    const int32_t v = npukit_s8_output_small(*acc * 2, requant[0], requant[1], requant[2], zp, act_min, act_max,
-                                             full);
+    const int32_t v = npukit_s8_output_small(*acc * 2, *multiplier, *shift, zp, act_min, act_max, range);
     *out = (uint8_t)npukit_s8_add_result_small(table[v] + table[256 + (int8_t)*res], out_mult, out_e, out_half,
                                                out_zp, lo, hi);
   }
 }
 
 // One output pixel's `n` consecutive channels on the add_small path:
-// accumulators acc[0], acc[stride], ..., the channels' REQUANT entries, the
+// accumulators acc[0], acc[stride], ..., the channels' multipliers and
+// shifts, the
 // residual from `res` every res_sc bytes, stored at `out` every sc bytes;
 // `table` is npukit_s8_add_table's conv then res, each + 128. The operands'
 // scaled sum is below 2^29 (add_small), so the output's scaling takes the
@@ -447,13 +484,11 @@ static inline __attribute__((always_inline)) void npukit_s8_add_loop(const npuki
 static __attribute__((noinline, unused)) void npukit_s8_add_channels(const npukit_s8_output_t* o,
                                                                     const int32_t* table, const int32_t* acc,
                                                                     int32_t stride, int32_t n,
-                                                                    const int32_t* requant, const uint8_t* res,
+                                                                    const int32_t* multiplier,
+                                                                    const int32_t* shift, const uint8_t* res,
                                                                     uint8_t* out) {
-  if (npukit_s8_full_range(o->act_min, o->act_max)) {
-    npukit_s8_add_loop(o, table, acc, stride, n, requant, res, out, 1);
-  } else {
-    npukit_s8_add_loop(o, table, acc, stride, n, requant, res, out, 0);
-  }
+  NPUKIT_S8_BY_RANGE(o->act_min, o->act_max,
+                     npukit_s8_add_loop(o, table, acc, stride, n, multiplier, shift, res, out, range))
 }
 
 static void npukit_s8_store_general(const npukit_s8_output_t* o, int32_t acc, int32_t c, int32_t at, int32_t y,

@@ -18,6 +18,11 @@
 #define NPUKIT_S8_X86 0
 #endif
 
+// Whether the block carries the weight sums every x86 convolution and
+// depthwise kernel reads (NPUKIT_S8_W_WEIGHT_SUM_AT): without them the
+// portable kernels run the layer.
+static inline int npukit_s8_x86_tables(const int32_t* p) { return p[NPUKIT_S8_W_WEIGHT_SUM_AT] != 0; }
+
 // Both return 0 when they leave the layer to the portable kernel.
 int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t residual);
 int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_t residual);
