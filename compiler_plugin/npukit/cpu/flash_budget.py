@@ -18,7 +18,7 @@ is an error that says how much they need.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from npukit.cpu.kernel_choice import KernelChoice
 from npukit.errors import TargetError
@@ -76,9 +76,9 @@ def fit_budget(layers: list[LayerForms], budget: int | None) -> BudgetOutcome:
         for layer in sorted((x for x in widenable if x.wide), key=lambda x: (x.tuned, x.gain())):
             if sum(x.bytes for x in layers) <= budget:
                 break
-            layer.choice = KernelChoice(weights="int8", conv_form=layer.choice.conv_form)
+            layer.choice = replace(layer.choice, weights="int8")
         for layer in sorted((x for x in widenable if not x.wide), key=lambda x: -x.gain()):
             extra = layer.wide_bytes - layer.narrow_bytes
             if sum(x.bytes for x in layers) + extra <= budget:
-                layer.choice = KernelChoice(weights="int16", conv_form=layer.choice.conv_form)
+                layer.choice = replace(layer.choice, weights="int16")
     return BudgetOutcome(budget, sum(x.bytes for x in layers), narrow_total, sum(x.wide for x in layers), len(layers))
