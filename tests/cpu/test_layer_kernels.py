@@ -598,6 +598,23 @@ LANE_CASES = {
                                                   mode="add_accumulators", **_HWC),
     "depthwise left shifts": Case(kind="depthwise", in_c=6, in_hw=(5, 9), out_c=6, left_shift_channels=True,
                                   shifts=(-31, 3), relu=False, **_HWC),
+    # Channel multipliers 2 and 4: output channel c reads input channel c // M (input bytes widened to M copies).
+    "depthwise multiplier 2, 8 -> 16 channels (pixel blocks)": Case(kind="depthwise", in_c=8, in_hw=(9, 23),
+                                                                   out_c=16, multiplier=2, **_HWC),
+    "depthwise multiplier 2, 16 -> 32, stride 2, padded plane": Case(kind="depthwise", in_c=16, in_hw=(13, 17),
+                                                                    out_c=32, multiplier=2, stride=(2, 2),
+                                                                    in_border=1, out_border=1, **_HWC),
+    "depthwise multiplier 2, 40 -> 80 (two blocks) + add": Case(kind="depthwise", in_c=40, in_hw=(6, 9), out_c=80,
+                                                               multiplier=2, mode="add", relu=False, **_HWC),
+    "depthwise multiplier 4, 3 -> 12, int32": Case(kind="depthwise", in_c=3, in_hw=(7, 30), out_c=12, multiplier=4,
+                                                  mode="int32", **_HWC),
+    "depthwise multiplier 4, 36 -> 144, dilation 2": Case(kind="depthwise", in_c=36, in_hw=(9, 10), out_c=144,
+                                                         multiplier=4, dilation=(2, 2), in_zp=127, **_HWC),
+    "depthwise multiplier 4, one channel, 5x5": Case(kind="depthwise", in_c=1, in_hw=(9, 21), out_c=4, multiplier=4,
+                                                    kernel=(5, 5), **_HWC),
+    "depthwise multiplier 2, 5 -> 10 + add of int32 accumulators": Case(kind="depthwise", in_c=5, in_hw=(7, 19),
+                                                                       out_c=10, multiplier=2,
+                                                                       mode="add_accumulators", **_HWC),
 }
 
 LANES = KernelChoice(weights="lanes")

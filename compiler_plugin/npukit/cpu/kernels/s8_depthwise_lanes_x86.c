@@ -21,6 +21,13 @@
 // row: byte b of a tap's load is pixel b / C's channel b % C, the weights and
 // the output stage's constants are the channels' repeated P times (made on
 // the stack per call), and the stores write P pixels' channels at once.
+//
+// With a channel multiplier M of 2 or 4 (output channel c reads input
+// channel c / M), lane l of a block reads input byte l / M from the block's
+// first (in both forms, as the output's C is M times the input's): a tap's
+// load is 64 / M input bytes (AVX2: 32 / M), each widened to M copies. Other
+// multipliers go to the portable kernel (kernel_choice offers lane weights
+// for these only).
 #include "s8_lanes_x86.h"
 
 #if NPUKIT_S8_X86
@@ -48,23 +55,46 @@ typedef struct {
   const int32_t* toff;  // each tap's first input byte from the pixel's
   int32_t groups;
   int32_t n;  // channels of this block
+  int32_t m;  // the channel multiplier: 1, 2 or 4
 #if NPUKIT_S8_X86 == 512
-  __mmask64 mask;
+  __mmask64 mask;  // the input bytes a tap's load reads (n / m of them)
 #else
   const int8_t* end;  // the end of the layer's reads: whole 32-byte loads below it stay in the input
 #endif
 } taps_t;
 
+// Each input byte as `m` copies (2 or 4), from bytes widened to 16- or
+// 32-bit lanes (zero-extended): one byte shuffle within 128-bit lanes.
+static inline __attribute__((always_inline)) npk_v copies(npk_v wide, int32_t m) {
+  const __m128i pairs = _mm_setr_epi8(0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14);
+  const __m128i quads = _mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+#if NPUKIT_S8_X86 == 512
+  return _mm512_shuffle_epi8(wide, _mm512_broadcast_i32x4(m == 2 ? pairs : quads));
+#else
+  return _mm256_shuffle_epi8(wide, _mm256_broadcastsi128_si256(m == 2 ? pairs : quads));
+#endif
+}
+
 // The unsigned bytes of 64 (AVX2: 32, from half `h`) channels of a tap.
 static inline __attribute__((always_inline)) npk_v load_tap(const taps_t* t, const int8_t* at) {
 #if NPUKIT_S8_X86 == 512
-  return npk_u8(_mm512_maskz_loadu_epi8(t->mask, at));
+  if (t->m == 1) return npk_u8(_mm512_maskz_loadu_epi8(t->mask, at));
+  if (t->m == 2) return npk_u8(copies(_mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8((__mmask32)t->mask, at)), 2));
+  return npk_u8(copies(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8((__mmask16)t->mask, at)), 4));
 #else
-  if (at + 32 <= t->end) return npk_u8(_mm256_loadu_si256((const __m256i*)at));
-  int8_t bytes[32] __attribute__((aligned(32)));
-  const int32_t n = (int32_t)(t->end - at) < 32 ? (int32_t)(t->end - at) : 32;
-  for (int32_t i = 0; i < 32; ++i) bytes[i] = i < n ? at[i] : 0;
-  return npk_u8(_mm256_load_si256((const __m256i*)bytes));
+  const int32_t reads = 32 / t->m;  // input bytes per load
+  __m128i part;
+  if (at + reads <= t->end) {
+    if (t->m == 1) return npk_u8(_mm256_loadu_si256((const __m256i*)at));
+    part = t->m == 2 ? _mm_loadu_si128((const __m128i*)at) : _mm_loadl_epi64((const __m128i*)at);
+  } else {
+    int8_t bytes[32] __attribute__((aligned(32)));
+    const int32_t n = (int32_t)(t->end - at) < reads ? (int32_t)(t->end - at) : reads;
+    for (int32_t i = 0; i < 32; ++i) bytes[i] = i < n ? at[i] : 0;
+    if (t->m == 1) return npk_u8(_mm256_load_si256((const __m256i*)bytes));
+    part = _mm_load_si128((const __m128i*)bytes);
+  }
+  return npk_u8(copies(t->m == 2 ? _mm256_cvtepu8_epi16(part) : _mm256_cvtepu8_epi32(part), t->m));
 #endif
 }
 
@@ -145,12 +175,13 @@ static inline __attribute__((always_inline)) void packed_rows(const taps_t* full
                                                               const npk_v* start, int32_t oh, int32_t ow,
                                                               int32_t step_y, const int32_t stage,
                                                               const int32_t clamp) {
+  const int32_t in_c = channels / full->m;  // a pixel's input bytes
   for (int32_t y = 0; y < oh; ++y) {
     const int8_t* row = in + y * step_y;
     for (int32_t x = 0; x < ow; x += per) {
       const int32_t whole = ow - x >= per, n = (whole ? per : ow - x) * channels;
       npk_v a[4], out[4];
-      pixel(whole ? full : tail, row + x * channels, w, start, a);
+      pixel(whole ? full : tail, row + x * in_c, w, start, a);
       channel_order(a, out);
       npl_store_pixel(s, whole ? ch_full : ch_tail, out, (n + 15) / 16, n, y, x, stage, clamp);
     }
@@ -179,8 +210,9 @@ static int32_t packed_pixels(const int32_t* p, const npukit_s8_output_t* o, cons
                              const int32_t* toff, int32_t groups, const int8_t* in, const int8_t* weights,
                              int32_t step_x, int32_t step_y) {
   const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+  const int32_t m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
   const int32_t per = NPUKIT_S8_DW_BLOCK / channels, used = per * channels;
-  if (per < 2 || ow < 2 || groups > PACKED_GROUPS || step_x != channels || o->sw != channels) return 0;
+  if (per < 2 || ow < 2 || groups > PACKED_GROUPS || step_x != channels / m || o->sw != channels) return 0;
   if (o->mode == NPUKIT_S8_OUT_ADD && o->add.res_sw != channels) return 0;
   // Lane l of the block is channel l % channels (of pixel l / channels): the tables repeated.
   int32_t bias[NPUKIT_S8_DW_BLOCK], multiplier[NPUKIT_S8_DW_BLOCK], shift[NPUKIT_S8_DW_BLOCK];
@@ -215,8 +247,9 @@ static int32_t packed_pixels(const int32_t* p, const npukit_s8_output_t* o, cons
   const int32_t tail_n = ow % per * channels;
   taps_t full, tail;
   full.toff = tail.toff = toff, full.groups = tail.groups = groups;
-  full.n = used, tail.n = tail_n;
-  full.mask = used == 64 ? ~(__mmask64)0 : ((__mmask64)1 << used) - 1, tail.mask = ((__mmask64)1 << tail_n) - 1;
+  full.n = used, tail.n = tail_n, full.m = tail.m = m;
+  full.mask = used / m == 64 ? ~(__mmask64)0 : ((__mmask64)1 << used / m) - 1;
+  tail.mask = ((__mmask64)1 << tail_n / m) - 1;
   npl_channels_t ch_full[4], ch_tail[4];
   for (int32_t v = 0; v < 4; ++v) {
     const int32_t left = used - 16 * v, tail_left = tail_n - 16 * v;
@@ -235,9 +268,9 @@ int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output,
   const int32_t dy = p[NPUKIT_S8_W_DILATION_H] * sh, dx = p[NPUKIT_S8_W_DILATION_W] * sw;
   const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * sh, step_x = p[NPUKIT_S8_W_STRIDE_W] * sw;
   if (channels < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || taps > MAX_TAPS) return 0;
-  if (p[NPUKIT_S8_W_IN_C] != channels || (channels > 1 && sc != 1) || dy < 0 || dx < 0 || step_y < 0 || step_x < 0) {
-    return 0;
-  }
+  const int32_t m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1, in_c = p[NPUKIT_S8_W_IN_C];
+  if ((m != 1 && m != 2 && m != 4) || in_c * m != channels) return 0;
+  if ((in_c > 1 && sc != 1) || dy < 0 || dx < 0 || step_y < 0 || step_x < 0) return 0;
   npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   if (channels > 1 && (o.sc != 1 || (o.mode == NPUKIT_S8_OUT_ADD && o.add.res_sc != 1))) return 0;
 
@@ -251,9 +284,9 @@ int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output,
     if (toff[t] > reach) reach = toff[t];
   }
   taps_t tp;
-  tp.toff = toff, tp.groups = groups;
+  tp.toff = toff, tp.groups = groups, tp.m = m;
 #if NPUKIT_S8_X86 == 256
-  tp.end = in + (oh - 1) * step_y + (ow - 1) * step_x + reach + channels;
+  tp.end = in + (oh - 1) * step_y + (ow - 1) * step_x + reach + in_c;
 #else
   (void)reach;
 #endif
@@ -271,7 +304,7 @@ int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output,
     const int32_t n = channels - c0 < NPUKIT_S8_DW_BLOCK ? channels - c0 : NPUKIT_S8_DW_BLOCK;
     tp.n = n;
 #if NPUKIT_S8_X86 == 512
-    tp.mask = n == 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+    tp.mask = n / m == 64 ? ~(__mmask64)0 : (((__mmask64)1 << n / m) - 1);
 #endif
     // The accumulators' starts in the quarters' lane order (channel 16L + 4k + i at lane 4L + i of k).
     int32_t starts[NPUKIT_S8_DW_BLOCK] __attribute__((aligned(64)));
@@ -294,7 +327,7 @@ int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output,
       for (int32_t k = 0; k < 4; ++k) start[k] = npk_load_vector(starts + 16 * k + 8 * h);
       const int32_t half_live = live - 4 * h < 4 ? live - 4 * h : 4;
       const int32_t half_n = n - 32 * h < 4 * NPK_LANES ? n - 32 * h : 4 * NPK_LANES;
-      block_rows(&tp, &stage, form, &ch[4 * h], half_live, half_n, in + c0 + 32 * h, block_weights + 32 * h, start,
+      block_rows(&tp, &stage, form, &ch[4 * h], half_live, half_n, in + (c0 + 32 * h) / m, block_weights + 32 * h, start,
                  oh, ow, step_y, step_x);
     }
   }
