@@ -135,7 +135,7 @@ __attribute__((noinline)) static void dot_block(const int8_t* const* px, const i
 
 // Pixels y[j], x[j] (j < n) of channel vectors ch[0 .. mr - 1] (`channels` in all) stored.
 static inline __attribute__((always_inline)) void store_pixels(const npl_stage_t* s, const npl_channels_t* ch,
-                                                               const npk_v* acc, int32_t mr, int32_t channels,
+                                                               const npk_v* acc, const int32_t mr, int32_t channels,
                                                                int32_t n, const int32_t* y, const int32_t* x,
                                                                const int32_t stage, const int32_t clamp) {
   for (int32_t j = 0; j < n; ++j) {
@@ -145,10 +145,30 @@ static inline __attribute__((always_inline)) void store_pixels(const npl_stage_t
   }
 }
 
-#define STORE_CASE(STAGE, CLAMP)                                                       \
-  case (STAGE) * 2 + (CLAMP):                                                         \
-    store_pixels(s, ch, acc, mr, channels, n, y, x, STAGE, CLAMP);                    \
+// The channel vectors' count a constant too (1 .. MR_MAX): the pixel's vectors stay in registers.
+#if MR_MAX == 4
+#define STORE_CASE(STAGE, CLAMP)                                                    \
+  case (STAGE) * 2 + (CLAMP):                                                      \
+    if (mr == 1) {                                                                 \
+      store_pixels(s, ch, acc, 1, channels, n, y, x, STAGE, CLAMP);                \
+    } else if (mr == 2) {                                                          \
+      store_pixels(s, ch, acc, 2, channels, n, y, x, STAGE, CLAMP);                \
+    } else if (mr == 3) {                                                          \
+      store_pixels(s, ch, acc, 3, channels, n, y, x, STAGE, CLAMP);                \
+    } else {                                                                       \
+      store_pixels(s, ch, acc, 4, channels, n, y, x, STAGE, CLAMP);                \
+    }                                                                              \
     break;
+#else
+#define STORE_CASE(STAGE, CLAMP)                                                    \
+  case (STAGE) * 2 + (CLAMP):                                                      \
+    if (mr == 1) {                                                                 \
+      store_pixels(s, ch, acc, 1, channels, n, y, x, STAGE, CLAMP);                \
+    } else {                                                                       \
+      store_pixels(s, ch, acc, 2, channels, n, y, x, STAGE, CLAMP);                \
+    }                                                                              \
+    break;
+#endif
 
 __attribute__((noinline)) static void store_block(const npl_stage_t* s, int32_t form, const npl_channels_t* ch,
                                                  const npk_v* acc, int32_t mr, int32_t channels, int32_t n,

@@ -290,6 +290,12 @@ static inline __attribute__((always_inline)) void npl_store_pixel(const npl_stag
   } else {
     for (int32_t i = 0; i < 4; ++i) v[i] = i < nv ? npk_add32(v[i], s->vo->zp_v) : zero;
   }
+#if NPUKIT_S8_X86 == 512
+  if (nv == 1) {  // one vector: one saturating narrowing (VPMOVSDB) instead of the packs and permute
+    _mm_mask_storeu_epi8((int8_t*)o->out + at, (__mmask16)((1u << n) - 1u), _mm512_cvtsepi32_epi8(v[0]));
+    return;
+  }
+#endif
   npl_store_bytes((int8_t*)o->out + at, npl_pack(v[0], v[1], v[2], v[3]), n);
 }
 
