@@ -22,6 +22,10 @@
 // the output stage's constants are the channels' repeated P times (made on
 // the stack per call), and the stores write P pixels' channels at once.
 //
+// With AVX-512 VBMI the pixel blocks take a horizontal stride of 2 too (M =
+// 1): the P pixels' channels lie in (2P - 1) * C < 128 input bytes, two
+// masked loads, from which one VPERMT2B picks every other pixel's.
+//
 // With a channel multiplier M of 2 or 4 (output channel c reads input
 // channel c / M), lane l of a block reads input byte l / M from the block's
 // first (in both forms, as the output's C is M times the input's): a tap's
@@ -58,6 +62,9 @@ typedef struct {
   int32_t m;  // the channel multiplier: 1, 2 or 4
 #if NPUKIT_S8_X86 == 512
   __mmask64 mask;  // the input bytes a tap's load reads (n / m of them)
+  int32_t pick;    // the stride-2 pixel blocks: bytes from two loads (below)
+  __mmask64 mask_hi;
+  __m512i index;   // byte l: pixel l / C's channel l % C in the two loads
 #else
   const int8_t* end;  // the end of the layer's reads: whole 32-byte loads below it stay in the input
 #endif
@@ -78,6 +85,12 @@ static inline __attribute__((always_inline)) npk_v copies(npk_v wide, int32_t m)
 // The unsigned bytes of 64 (AVX2: 32, from half `h`) channels of a tap.
 static inline __attribute__((always_inline)) npk_v load_tap(const taps_t* t, const int8_t* at) {
 #if NPUKIT_S8_X86 == 512
+#if defined(__AVX512VBMI__)
+  if (t->pick) {
+    const __m512i lo = _mm512_maskz_loadu_epi8(t->mask, at), hi = _mm512_maskz_loadu_epi8(t->mask_hi, at + 64);
+    return npk_u8(_mm512_permutex2var_epi8(lo, t->index, hi));
+  }
+#endif
   if (t->m == 1) return npk_u8(_mm512_maskz_loadu_epi8(t->mask, at));
   if (t->m == 2) return npk_u8(copies(_mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8((__mmask32)t->mask, at)), 2));
   return npk_u8(copies(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8((__mmask16)t->mask, at)), 4));
@@ -173,15 +186,14 @@ static inline __attribute__((always_inline)) void packed_rows(const taps_t* full
                                                               const npl_channels_t* ch_tail, int32_t per,
                                                               int32_t channels, const int8_t* in, const int8_t* w,
                                                               const npk_v* start, int32_t oh, int32_t ow,
-                                                              int32_t step_y, const int32_t stage,
+                                                              int32_t step_y, int32_t step_x, const int32_t stage,
                                                               const int32_t clamp) {
-  const int32_t in_c = channels / full->m;  // a pixel's input bytes
   for (int32_t y = 0; y < oh; ++y) {
     const int8_t* row = in + y * step_y;
     for (int32_t x = 0; x < ow; x += per) {
       const int32_t whole = ow - x >= per, n = (whole ? per : ow - x) * channels;
       npk_v a[4], out[4];
-      pixel(whole ? full : tail, row + x * in_c, w, start, a);
+      pixel(whole ? full : tail, row + x * step_x, w, start, a);
       channel_order(a, out);
       npl_store_pixel(s, whole ? ch_full : ch_tail, out, (n + 15) / 16, n, y, x, stage, clamp);
     }
@@ -190,14 +202,15 @@ static inline __attribute__((always_inline)) void packed_rows(const taps_t* full
 
 #define PACKED_CASE(STAGE, CLAMP)                                                                               \
   case (STAGE) * 2 + (CLAMP):                                                                                  \
-    packed_rows(full, tail, s, ch_full, ch_tail, per, channels, in, w, start, oh, ow, step_y, STAGE, CLAMP); \
+    packed_rows(full, tail, s, ch_full, ch_tail, per, channels, in, w, start, oh, ow, step_y, step_x, STAGE, \
+                CLAMP);                                                                                       \
     break;
 
 __attribute__((noinline)) static void packed_block_rows(const taps_t* full, const taps_t* tail, const npl_stage_t* s,
                                                        int32_t form, const npl_channels_t* ch_full,
                                                        const npl_channels_t* ch_tail, int32_t per, int32_t channels,
                                                        const int8_t* in, const int8_t* w, const npk_v* start,
-                                                       int32_t oh, int32_t ow, int32_t step_y) {
+                                                       int32_t oh, int32_t ow, int32_t step_y, int32_t step_x) {
   switch (form) {
     NPL_FORMS(PACKED_CASE)
     default:
@@ -212,7 +225,13 @@ static int32_t packed_pixels(const int32_t* p, const npukit_s8_output_t* o, cons
   const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
   const int32_t m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
   const int32_t per = NPUKIT_S8_DW_BLOCK / channels, used = per * channels;
-  if (per < 2 || ow < 2 || groups > PACKED_GROUPS || step_x != channels / m || o->sw != channels) return 0;
+  // Stride 1 (the pixels' input bytes follow each other), or 2 where VBMI picks every other pixel's.
+#if defined(__AVX512VBMI__)
+  const int32_t pick = m == 1 && step_x == 2 * channels;
+#else
+  const int32_t pick = 0;
+#endif
+  if (per < 2 || ow < 2 || groups > PACKED_GROUPS || (step_x != channels / m && !pick) || o->sw != channels) return 0;
   if (o->mode == NPUKIT_S8_OUT_ADD && o->add.res_sw != channels) return 0;
   // Lane l of the block is channel l % channels (of pixel l / channels): the tables repeated.
   int32_t bias[NPUKIT_S8_DW_BLOCK], multiplier[NPUKIT_S8_DW_BLOCK], shift[NPUKIT_S8_DW_BLOCK];
@@ -250,13 +269,28 @@ static int32_t packed_pixels(const int32_t* p, const npukit_s8_output_t* o, cons
   full.n = used, tail.n = tail_n, full.m = tail.m = m;
   full.mask = used / m == 64 ? ~(__mmask64)0 : ((__mmask64)1 << used / m) - 1;
   tail.mask = ((__mmask64)1 << tail_n / m) - 1;
+  full.pick = tail.pick = pick;
+  full.mask_hi = tail.mask_hi = 0;
+  full.index = tail.index = _mm512_setzero_si512();
+  if (pick) {  // the pixels' bytes span (2P - 1) * C of the two loads (P of a block or of the tail)
+    int8_t index[64];
+    for (int32_t l = 0; l < 64; ++l) index[l] = (int8_t)(l < used ? l / channels * 2 * channels + l % channels : 0);
+    full.index = tail.index = _mm512_loadu_si512(index);
+    const int32_t spans[2] = {used ? 2 * used - channels : 0, tail_n ? 2 * tail_n - channels : 0};
+    taps_t* forms[2] = {&full, &tail};
+    for (int32_t i = 0; i < 2; ++i) {
+      const int32_t low = spans[i] < 64 ? spans[i] : 64, high = spans[i] - low;
+      forms[i]->mask = low == 64 ? ~(__mmask64)0 : ((__mmask64)1 << low) - 1;
+      forms[i]->mask_hi = high == 64 ? ~(__mmask64)0 : ((__mmask64)1 << high) - 1;
+    }
+  }
   npl_channels_t ch_full[4], ch_tail[4];
   for (int32_t v = 0; v < 4; ++v) {
     const int32_t left = used - 16 * v, tail_left = tail_n - 16 * v;
     npl_channels(&stage, 16 * v, left < 0 ? 0 : left < 16 ? left : 16, &ch_full[v]);
     npl_channels(&stage, 16 * v, tail_left < 0 ? 0 : tail_left < 16 ? tail_left : 16, &ch_tail[v]);
   }
-  packed_block_rows(&full, &tail, &stage, form, ch_full, ch_tail, per, channels, in, w, start, oh, ow, step_y);
+  packed_block_rows(&full, &tail, &stage, form, ch_full, ch_tail, per, channels, in, w, start, oh, ow, step_y, step_x);
   return 1;
 }
 #endif
@@ -285,6 +319,9 @@ int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output,
   }
   taps_t tp;
   tp.toff = toff, tp.groups = groups, tp.m = m;
+#if NPUKIT_S8_X86 == 512
+  tp.pick = 0, tp.mask_hi = 0, tp.index = _mm512_setzero_si512();
+#endif
 #if NPUKIT_S8_X86 == 256
   tp.end = in + (oh - 1) * step_y + (ow - 1) * step_x + reach + in_c;
 #else
