@@ -82,9 +82,20 @@ static inline __attribute__((always_inline)) npk_v copies(npk_v wide, int32_t m)
 #endif
 }
 
-// The unsigned bytes of 64 (AVX2: 32, from half `h`) channels of a tap.
-static inline __attribute__((always_inline)) npk_v load_tap(const taps_t* t, const int8_t* at) {
+// Whether a tap's load is one load of the channels' bytes (no multiplier, no picking).
+static inline int32_t plain_taps(const taps_t* t) {
 #if NPUKIT_S8_X86 == 512
+  return t->m == 1 && !t->pick;
+#else
+  return t->m == 1;
+#endif
+}
+
+// The unsigned bytes of 64 (AVX2: 32, from half `h`) channels of a tap;
+// `plain` (a constant where the callers specialize) as plain_taps says.
+static inline __attribute__((always_inline)) npk_v load_tap(const taps_t* t, const int8_t* at, const int32_t plain) {
+#if NPUKIT_S8_X86 == 512
+  if (plain) return npk_u8(_mm512_maskz_loadu_epi8(t->mask, at));
 #if defined(__AVX512VBMI__)
   if (t->pick) {
     const __m512i lo = _mm512_maskz_loadu_epi8(t->mask, at), hi = _mm512_maskz_loadu_epi8(t->mask_hi, at + 64);
@@ -95,16 +106,16 @@ static inline __attribute__((always_inline)) npk_v load_tap(const taps_t* t, con
   if (t->m == 2) return npk_u8(copies(_mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8((__mmask32)t->mask, at)), 2));
   return npk_u8(copies(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8((__mmask16)t->mask, at)), 4));
 #else
-  const int32_t reads = 32 / t->m;  // input bytes per load
+  const int32_t reads = plain ? 32 : 32 / t->m;  // input bytes per load
   __m128i part;
   if (at + reads <= t->end) {
-    if (t->m == 1) return npk_u8(_mm256_loadu_si256((const __m256i*)at));
+    if (plain) return npk_u8(_mm256_loadu_si256((const __m256i*)at));
     part = t->m == 2 ? _mm_loadu_si128((const __m128i*)at) : _mm_loadl_epi64((const __m128i*)at);
   } else {
     int8_t bytes[32] __attribute__((aligned(32)));
     const int32_t n = (int32_t)(t->end - at) < reads ? (int32_t)(t->end - at) : reads;
     for (int32_t i = 0; i < 32; ++i) bytes[i] = i < n ? at[i] : 0;
-    if (t->m == 1) return npk_u8(_mm256_load_si256((const __m256i*)bytes));
+    if (plain) return npk_u8(_mm256_load_si256((const __m256i*)bytes));
     part = _mm_load_si128((const __m128i*)bytes);
   }
   return npk_u8(copies(t->m == 2 ? _mm256_cvtepu8_epi16(part) : _mm256_cvtepu8_epi32(part), t->m));
@@ -114,13 +125,13 @@ static inline __attribute__((always_inline)) npk_v load_tap(const taps_t* t, con
 // One pixel's accumulators of a block (half): a[k] start at start[k], the
 // taps from `at`, the weights of the block (half) from `w`, 256 bytes per group.
 static inline __attribute__((always_inline)) void pixel(const taps_t* t, const int8_t* at, const int8_t* w,
-                                                        const npk_v* start, npk_v* a) {
+                                                        const npk_v* start, npk_v* a, const int32_t plain) {
   npk_v a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3];
   for (int32_t g = 0; g < t->groups; ++g, w += 256) {
     const int32_t* off = t->toff + 4 * g;
     npk_v q[4];
-    interleave_taps(load_tap(t, at + off[0]), load_tap(t, at + off[1]), load_tap(t, at + off[2]),
-                    load_tap(t, at + off[3]), q);
+    interleave_taps(load_tap(t, at + off[0], plain), load_tap(t, at + off[1], plain),
+                    load_tap(t, at + off[2], plain), load_tap(t, at + off[3], plain), q);
     a0 = npk_dot(a0, q[0], npk_load_vector(w));
     a1 = npk_dot(a1, q[1], npk_load_vector(w + 64));
     a2 = npk_dot(a2, q[2], npk_load_vector(w + 128));
@@ -150,11 +161,16 @@ static inline __attribute__((always_inline)) void rows(const taps_t* tp, const n
                                                        const int8_t* in, const int8_t* w, const npk_v* start,
                                                        int32_t oh, int32_t ow, int32_t step_y, int32_t step_x,
                                                        const int32_t stage, const int32_t clamp) {
+  const int32_t plain = plain_taps(tp);
   for (int32_t y = 0; y < oh; ++y) {
     const int8_t* row = in + y * step_y;
     for (int32_t x = 0; x < ow; ++x) {
       npk_v a[4], out[4];
-      pixel(tp, row + x * step_x, w, start, a);
+      if (plain) {
+        pixel(tp, row + x * step_x, w, start, a, 1);
+      } else {
+        pixel(tp, row + x * step_x, w, start, a, 0);
+      }
       channel_order(a, out);
       npl_store_pixel(s, ch, out, live, n, y, x, stage, clamp);
     }
@@ -188,12 +204,17 @@ static inline __attribute__((always_inline)) void packed_rows(const taps_t* full
                                                               const npk_v* start, int32_t oh, int32_t ow,
                                                               int32_t step_y, int32_t step_x, const int32_t stage,
                                                               const int32_t clamp) {
+  const int32_t plain = plain_taps(full);
   for (int32_t y = 0; y < oh; ++y) {
     const int8_t* row = in + y * step_y;
     for (int32_t x = 0; x < ow; x += per) {
       const int32_t whole = ow - x >= per, n = (whole ? per : ow - x) * channels;
       npk_v a[4], out[4];
-      pixel(whole ? full : tail, row + x * step_x, w, start, a);
+      if (plain) {
+        pixel(whole ? full : tail, row + x * step_x, w, start, a, 1);
+      } else {
+        pixel(whole ? full : tail, row + x * step_x, w, start, a, 0);
+      }
       channel_order(a, out);
       npl_store_pixel(s, whole ? ch_full : ch_tail, out, (n + 15) / 16, n, y, x, stage, clamp);
     }
