@@ -27,6 +27,9 @@ the tuned pipeline's .vmfb against the TFLite interpreter, one thread.
   database of its own that the builds read.
 
 Writes ``tflite_host.md`` and ``tflite_host.json`` to the output directory.
+A run of ``--select``ed models replaces their rows (and tuning rows) in the
+report already there and keeps the others, ordered by MACs; each row says
+the load it was measured at.
 A report, not a test.
 """
 
@@ -205,6 +208,22 @@ def markdown(host_cpu: dict, rows: list[dict], tuning: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def merged(previous: Path, host_cpu: dict, rows: list[dict], tuning: list[dict]) -> tuple[list[dict], list[dict]]:
+    """This run's rows in place of the same models' in the report at
+    ``previous`` (from the same host CPU and kernels), the others kept;
+    models by MACs, largest first."""
+    if not previous.exists():
+        return rows, tuning
+    old = json.loads(previous.read_text())
+    if old.get("host_cpu") != host_cpu:
+        sys.exit(f"{previous} was measured on {old.get('host_cpu')}, this run on {host_cpu}: not merged "
+                 "(write it elsewhere with --out, or rerun every model)")
+    names = {r["model"] for r in rows}
+    rows = sorted([r for r in old["models"] if r["model"] not in names] + rows, key=lambda r: -r["macs"])
+    tuning = [t for t in old.get("tuning", []) if t["model"] not in names] + tuning
+    return rows, tuning
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     shared = Path(os.environ.get("NPUKIT_MODELS_DIR", REPO.parent / "shared" / "models"))
@@ -244,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
 
     host_cpu = {"name": host_cpu_name(), "kernels": host_vector_kernels()}
     args.out.mkdir(parents=True, exist_ok=True)
+    if selected:
+        rows, tuning = merged(args.out / "tflite_host.json", host_cpu, rows, tuning)
     (args.out / "tflite_host.json").write_text(json.dumps({"host_cpu": host_cpu, "models": rows,
                                                            "tuning": tuning}, indent=2) + "\n")
     text = markdown(host_cpu, rows, tuning)

@@ -90,8 +90,8 @@ def _channels_last(spec: LayerSpec) -> bool:
 def _lanes_fit(spec: LayerSpec) -> bool:
     """A channel-last layer the lane kernels read and write in place: input,
     output and residual with their channels side by side, and a depthwise
-    layer without a channel multiplier."""
-    from npukit.cpu.lane_weights import channels_last_input
+    layer with a channel multiplier of 1, 2 or 4."""
+    from npukit.cpu.lane_weights import DEPTHWISE_MULTIPLIERS, channels_last_input
 
     if spec.kind not in ("conv", "fully_connected", "depthwise") or not channels_last_input(spec):
         return False
@@ -99,7 +99,7 @@ def _lanes_fit(spec: LayerSpec) -> bool:
         return False
     if spec.add is not None and spec.add.residual.addressing().sc != 1:
         return False
-    return spec.kind != "depthwise" or spec.multiplier == 1
+    return spec.kind != "depthwise" or spec.multiplier in DEPTHWISE_MULTIPLIERS
 
 
 def default_choice(spec: LayerSpec, preset: CpuPreset) -> KernelChoice:

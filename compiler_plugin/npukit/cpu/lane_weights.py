@@ -15,6 +15,9 @@ from npukit.layer_recognition.layer_spec import LayerSpec
 
 CONV_BLOCK = 16  # output channels per weight block (s8_lanes.h's NPUKIT_S8_LANE_BLOCK)
 DEPTHWISE_BLOCK = 64  # NPUKIT_S8_DW_BLOCK
+# The channel multipliers of depthwise layers the lane kernels take (the x86
+# kernel widens each input byte to M copies; s8_depthwise_lanes_x86.c).
+DEPTHWISE_MULTIPLIERS = (1, 2, 4)
 
 
 def channels_last_input(spec: LayerSpec) -> bool:

@@ -18,7 +18,7 @@ import numpy as np
 
 from npukit.cpu.archive_build import c_archive, gcc_for, run_tool
 from npukit.cpu.kernel_choice import KernelChoice
-from npukit.cpu.lane_weights import lane_segment, lane_weights
+from npukit.cpu.lane_weights import DEPTHWISE_MULTIPLIERS, lane_segment, lane_weights
 from npukit.layer_recognition.layer_spec import LayerSpec
 from npukit.quantization.requantization import ADD_LEFT_SHIFT
 from npukit.runtime.sources import runtime_source_root
@@ -161,8 +161,11 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
         raise KernelUnsupported("int16 weights for a depthwise layer")
     if choice.weights == "taps" and spec.kind != "depthwise":
         raise KernelUnsupported("tap-ordered weights for a layer that is not depthwise")
-    if choice.weights in ("lanes", "taps") and spec.kind == "depthwise" and spec.multiplier != 1:
-        raise KernelUnsupported(f"{choice.weights}-ordered weights for a depthwise layer with a channel multiplier")
+    if choice.weights == "taps" and spec.kind == "depthwise" and spec.multiplier != 1:
+        raise KernelUnsupported("tap-ordered weights for a depthwise layer with a channel multiplier")
+    if choice.weights == "lanes" and spec.kind == "depthwise" and spec.multiplier not in DEPTHWISE_MULTIPLIERS:
+        raise KernelUnsupported(f"lane-ordered weights for a depthwise layer with channel multiplier "
+                                f"{spec.multiplier} (the lane kernels take {DEPTHWISE_MULTIPLIERS})")
     if choice.weights == "lanes" and not choice.weight_sums:
         raise KernelUnsupported("lane-ordered weights (x86 host kernels) without the weight sums they read")
     channels = spec.ofm_chw[0]

@@ -2,10 +2,12 @@
 // s8_x86_vector.h): the residual of an ADD (s8_residual.c) and the average
 // pool (s8_average.c). Each accumulator gets its layer's output stage with
 // the general vector arithmetic, 16 (AVX-512) or 8 (AVX2) at a time along a
-// row whose elements are contiguous; other layouts, and the stages the
-// vector arithmetic does not compute exactly (a multiplier of INT32_MIN, an
-// unordered activation range), stay with the portable code.
-#include "s8_x86_vector.h"
+// row whose elements are contiguous, or, for a channel-last residual, along
+// a pixel's channels with each lane's own multiplier and shift
+// (s8_lanes_x86.h); other layouts, and the stages the vector arithmetic does
+// not compute exactly (a multiplier of INT32_MIN, an unordered activation
+// range), stay with the portable code.
+#include "s8_lanes_x86.h"
 
 #if NPUKIT_S8_X86
 
@@ -84,12 +86,33 @@ int npukit_s8_residual_int8_x86(const int32_t* p, size_t residual, size_t output
   const int32_t rc = p[NPUKIT_S8_W_RES_SC], rh = p[NPUKIT_S8_W_RES_SH];
   const int32_t oc = p[NPUKIT_S8_W_OUT_SC], oh = p[NPUKIT_S8_W_OUT_SH];
   const int32_t zp = p[NPUKIT_S8_W_ADD_RES_ZP], lo = p[NPUKIT_S8_W_RES_ACT_MIN], hi = p[NPUKIT_S8_W_RES_ACT_MAX];
-  if (p[NPUKIT_S8_W_RES_SW] != 1 || p[NPUKIT_S8_W_OUT_SW] != 1) return 0;
   for (int32_t c = 0; c < channels; ++c) {
     if (!stage_exact(multiplier[c], lo, hi, zp)) return 0;
   }
   const int32_t* acc = (const int32_t*)(residual + (size_t)p[NPUKIT_S8_W_RES_OFFSET]);
   int8_t* out = (int8_t*)(output + (size_t)p[NPUKIT_S8_W_OUT_OFFSET]);
+  if (channels > 1 && rc == 1 && oc == 1) {  // channel-last: a pixel's channels side by side
+    const int32_t rw = p[NPUKIT_S8_W_RES_SW], ow = p[NPUKIT_S8_W_OUT_SW];
+    const npk_v low = npk_broadcast(lo - zp), high = npk_broadcast(hi - zp), zero_point = npk_broadcast(zp);
+    for (int32_t c0 = 0; c0 < channels; c0 += NPK_LANES) {
+      const int32_t n = channels - c0 < NPK_LANES ? channels - c0 : NPK_LANES;
+      const uint32_t lanes = (uint32_t)((1ull << n) - 1u);
+      npl_channels_t k;
+      npl_general(multiplier + c0, shift + c0, lanes, &k);
+      int32_t left = 0;
+      for (int32_t c = c0; c < c0 + n; ++c) left |= shift[c] > 0;
+      const npk_v b = npk_load_lanes(bias + c0, lanes);
+      for (int32_t y = 0; y < rows; ++y) {
+        for (int32_t x = 0; x < cols; ++x) {
+          const npk_v a = npk_add32(npk_load_lanes(acc + y * rh + x * rw + c0, lanes), b);
+          const npk_v v = npk_add32(npk_clamp(npl_requantize(&k, a, left), low, high), zero_point);
+          store_n(out + y * oh + x * ow + c0, v, n);
+        }
+      }
+    }
+    return 1;
+  }
+  if (p[NPUKIT_S8_W_RES_SW] != 1 || p[NPUKIT_S8_W_OUT_SW] != 1) return 0;
   // Rows that follow each other in both tensors are one row.
   const int32_t dense = rh == cols && oh == cols;
   const int32_t row_count = dense ? 1 : rows, row_length = dense ? rows * cols : cols;

@@ -47,13 +47,14 @@ static void depthwise_lanes(const int32_t* p, size_t input, size_t output, size_
   const int32_t dy = p[NPUKIT_S8_W_DILATION_H] * sh, dx = p[NPUKIT_S8_W_DILATION_W] * sw;
   const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * sh, step_x = p[NPUKIT_S8_W_STRIDE_W] * sw;
   const int32_t zp = p[NPUKIT_S8_W_IN_ZP];
+  const int32_t m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;  // input channel c / m
   const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
   const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   for (int32_t y = 0; y < oh; ++y) {
     for (int32_t x = 0; x < ow; ++x) {
       for (int32_t c = 0; c < channels; ++c) {
-        const int8_t* at = in + y * step_y + x * step_x + c * sc;
+        const int8_t* at = in + y * step_y + x * step_x + c / m * sc;
         int32_t acc = o.bias[c];
         for (int32_t i = 0; i < kh; ++i) {
           for (int32_t j = 0; j < kw; ++j) {

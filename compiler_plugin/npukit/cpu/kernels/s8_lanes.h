@@ -12,7 +12,8 @@
 // Weights [OUT_C / 16 rounded up][groups][16][4]: per block of 16 output
 // channels and group, a channel's four weights are one 32-bit lane.
 //
-// Depthwise layers: taps in kernel order, padded to a multiple of four with
+// Depthwise layers (channel multiplier M of 1, 2 or 4: output channel c
+// reads input channel c / M; the weights are the output channels'): taps in kernel order, padded to a multiple of four with
 // zero weights; per block of 64 channels, group of four taps g and quarter
 // k, [16][4] bytes: lane 4 * L + i holds channel 64 * block + 16 * L + 4 * k
 // + i (the order byte interleaves of four taps' 64 channels leave them in,

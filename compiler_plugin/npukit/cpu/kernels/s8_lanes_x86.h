@@ -70,6 +70,20 @@ static inline npk_v npl_set64(int64_t x) {
 }
 static inline npk_v npl_min(npk_v a, npk_v b) { return NPK_OP(min_epi32)(a, b); }
 
+// The general arithmetic's constants (npl_requantize) of the lanes' multipliers and shifts.
+static inline void npl_general(const int32_t* multiplier, const int32_t* shifts, uint32_t lanes, npl_channels_t* k) {
+  const npk_v one = npk_broadcast(1);
+  const npk_v shift = npl_min(npl_max(npk_load_lanes(shifts, lanes), npk_broadcast(-31)), npk_broadcast(30));
+  k->m = npk_load_lanes(multiplier, lanes);
+  k->m_odd = NPK_OP(srli_epi64)(k->m, 32);
+  k->left = npl_max(shift, npk_broadcast(0));
+  k->right = npl_max(npk_sub32(npk_broadcast(0), shift), npk_broadcast(0));
+  k->mask = npk_sub32(NPK_OP(sllv_epi32)(one, k->right), one);
+  k->half = NPK_OP(srli_epi32)(k->mask, 1);
+  k->over = NPK_OP(srav_epi32)(npk_broadcast(INT32_MAX), k->left);
+  k->under = NPK_OP(srav_epi32)(npk_broadcast(INT32_MIN), k->left);
+}
+
 // Channels c0 .. c0 + n - 1 (n <= NPK_LANES); lanes past n get zeros.
 static inline void npl_channels(const npl_stage_t* s, int32_t c0, int32_t n, npl_channels_t* k) {
   const npukit_s8_output_t* o = s->o;
@@ -78,15 +92,7 @@ static inline void npl_channels(const npl_stage_t* s, int32_t c0, int32_t n, npl
   const npk_v bias = npk_load_lanes(o->bias + c0, lanes), sum = npk_load_lanes(s->weight_sum + c0, lanes);
   k->start = npk_sub32(bias, NPK_OP(mullo_epi32)(sum, npk_broadcast((int32_t)((uint32_t)s->in_zp + 128u))));
   const npk_v one = npk_broadcast(1);
-  const npk_v shift = npl_min(npl_max(npk_load_lanes(o->shift + c0, lanes), npk_broadcast(-31)), npk_broadcast(30));
-  k->m = npk_load_lanes(o->multiplier + c0, lanes);
-  k->m_odd = NPK_OP(srli_epi64)(k->m, 32);
-  k->left = npl_max(shift, npk_broadcast(0));
-  k->right = npl_max(npk_sub32(npk_broadcast(0), shift), npk_broadcast(0));
-  k->mask = npk_sub32(NPK_OP(sllv_epi32)(one, k->right), one);
-  k->half = NPK_OP(srli_epi32)(k->mask, 1);
-  k->over = NPK_OP(srav_epi32)(npk_broadcast(INT32_MAX), k->left);
-  k->under = NPK_OP(srav_epi32)(npk_broadcast(INT32_MIN), k->left);
+  npl_general(o->multiplier + c0, o->shift + c0, lanes, k);
   // The small arithmetic's e = -shift is 1..31 in every lane it is used for.
   k->e = k->right;
   k->e_half = NPK_OP(srli_epi32)(NPK_OP(sllv_epi32)(one, k->e), 1);
@@ -284,6 +290,12 @@ static inline __attribute__((always_inline)) void npl_store_pixel(const npl_stag
   } else {
     for (int32_t i = 0; i < 4; ++i) v[i] = i < nv ? npk_add32(v[i], s->vo->zp_v) : zero;
   }
+#if NPUKIT_S8_X86 == 512
+  if (nv == 1) {  // one vector: one saturating narrowing (VPMOVSDB) instead of the packs and permute
+    _mm_mask_storeu_epi8((int8_t*)o->out + at, (__mmask16)((1u << n) - 1u), _mm512_cvtsepi32_epi8(v[0]));
+    return;
+  }
+#endif
   npl_store_bytes((int8_t*)o->out + at, npl_pack(v[0], v[1], v[2], v[3]), n);
 }
 

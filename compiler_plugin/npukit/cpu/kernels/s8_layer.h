@@ -137,7 +137,7 @@ enum npukit_s8_word {
   NPUKIT_S8_W_LANE_SEGMENT,
   // NPUKIT_S8_DEPTHWISE: the channel multiplier M (TFLite's depth_multiplier;
   // 1 without one): output channel c reads input channel c / M. Weight form
-  // NPUKIT_S8_WEIGHTS_INT8 only when M > 1.
+  // NPUKIT_S8_WEIGHTS_INT8, or NPUKIT_S8_WEIGHTS_LANES with M of 2 or 4, when M > 1.
   NPUKIT_S8_W_MULTIPLIER,
   // The float output stage of an ONNX QDQ layer (s8_output.h), 0 where the
   // layer takes TFLite's fixed-point one: where the table float[OUT_C][3]
