@@ -34,7 +34,8 @@ static inline int32_t weight_sum(const int8_t* w, int32_t n, int32_t step) {
 static inline void store(const npukit_s8_output_t* o, int32_t acc, int32_t c, int32_t y, int32_t x, int32_t m,
                          int32_t s) {
   if (o->small && o->fl.table) {
-    o->out[c * o->sc + y * o->sh + x * o->sw] = (uint8_t)npukit_s8_float_one(&o->fl, o->fl.table + 3 * c, acc);
+    const int32_t v = npukit_s8_float_one(&o->fl.out_clamp, o->fl.table + 3 * c, acc);
+    o->out[c * o->sc + y * o->sh + x * o->sw] = (uint8_t)v;
   } else if (o->small) {
     const int32_t v = npukit_s8_narrow(npukit_s8_scale(acc * 2, m, s, o->zp));
     o->out[c * o->sc + y * o->sh + x * o->sw] = (uint8_t)npukit_s8_clamp(v, o->act_min, o->act_max);

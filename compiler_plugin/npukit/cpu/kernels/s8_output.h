@@ -101,26 +101,25 @@ static inline float npukit_s8_float_bits(int32_t bits) {
   return u.f;
 }
 
-static inline npukit_s8_float_t npukit_s8_float_words(const int32_t* p) {
-  npukit_s8_float_t f;
-  f.table = p[NPUKIT_S8_W_FLOAT_AT] ? (const float*)(const void*)(p + p[NPUKIT_S8_W_FLOAT_AT]) : (const float*)0;
-  f.out.out_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_OUT_SCALE]);
-  f.out.upper = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_UPPER]);
-  f.out.relu = p[NPUKIT_S8_W_FLOAT_RELU];
-  f.out.low = (float)p[NPUKIT_S8_W_FLOAT_LOW], f.out.high = (float)p[NPUKIT_S8_W_FLOAT_HIGH];
-  f.out.zp = (float)p[NPUKIT_S8_W_OUT_ZP];
-  f.add_conv_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_CONV_SCALE]);
-  f.add_res_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_RES_SCALE]);
-  f.add_conv_zp = (float)p[NPUKIT_S8_W_ADD_CONV_ZP], f.add_res_zp = (float)p[NPUKIT_S8_W_ADD_RES_ZP];
-  f.add.out_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_OUT_SCALE]);
-  f.add.upper = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_UPPER]);
-  f.add.relu = p[NPUKIT_S8_W_FLOAT_ADD_RELU];
-  f.add.low = (float)p[NPUKIT_S8_W_FLOAT_ADD_LOW], f.add.high = (float)p[NPUKIT_S8_W_FLOAT_ADD_HIGH];
-  f.add.zp = (float)p[NPUKIT_S8_W_ADD_OUT_ZP];
+// Filled in place (no struct copy: the kernels have no memcpy).
+static inline void npukit_s8_float_words(npukit_s8_float_t* f, const int32_t* p) {
+  f->table = p[NPUKIT_S8_W_FLOAT_AT] ? (const float*)(const void*)(p + p[NPUKIT_S8_W_FLOAT_AT]) : (const float*)0;
+  f->out.out_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_OUT_SCALE]);
+  f->out.upper = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_UPPER]);
+  f->out.relu = p[NPUKIT_S8_W_FLOAT_RELU];
+  f->out.low = (float)p[NPUKIT_S8_W_FLOAT_LOW], f->out.high = (float)p[NPUKIT_S8_W_FLOAT_HIGH];
+  f->out.zp = (float)p[NPUKIT_S8_W_OUT_ZP];
+  f->add_conv_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_CONV_SCALE]);
+  f->add_res_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_RES_SCALE]);
+  f->add_conv_zp = (float)p[NPUKIT_S8_W_ADD_CONV_ZP], f->add_res_zp = (float)p[NPUKIT_S8_W_ADD_RES_ZP];
+  f->add.out_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_OUT_SCALE]);
+  f->add.upper = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_UPPER]);
+  f->add.relu = p[NPUKIT_S8_W_FLOAT_ADD_RELU];
+  f->add.low = (float)p[NPUKIT_S8_W_FLOAT_ADD_LOW], f->add.high = (float)p[NPUKIT_S8_W_FLOAT_ADD_HIGH];
+  f->add.zp = (float)p[NPUKIT_S8_W_ADD_OUT_ZP];
   const npukit_s8_float_clamp_t none = {0.0f, 0, 0, 0};
-  f.clamped = 0;
-  f.out_clamp = f.add_clamp = none;
-  return f;
+  f->clamped = 0;
+  f->out_clamp = f->add_clamp = none;
 }
 
 // x rounded to the nearest integer, ties to even, for |x| <= 2^22: adding
@@ -159,16 +158,19 @@ static inline int32_t npukit_s8_float_output(const npukit_s8_float_t* f, int32_t
   return npukit_s8_float_quantize(&f->out, npukit_s8_float_value(f->table + 3 * c, acc));
 }
 
-// The float ADD's sum of the layer's int8 output `v` and the residual's int8 `r`.
-static inline float npukit_s8_float_add_sum(const npukit_s8_float_t* f, int32_t v, int32_t r) {
-  const float a = ((float)v - f->add_conv_zp) * f->add_conv_scale;
-  const float b = ((float)r - f->add_res_zp) * f->add_res_scale;
+// The float ADD's sum of the layer's int8 output `v` and the residual's int8
+// `r`, given the ADD's zero points and scales.
+static inline float npukit_s8_float_add_sum(float conv_zp, float conv_scale, float res_zp, float res_scale, int32_t v,
+                                            int32_t r) {
+  const float a = ((float)v - conv_zp) * conv_scale;
+  const float b = ((float)r - res_zp) * res_scale;
   return a + b;
 }
 
 // The float ADD of the layer's int8 output `v` and the residual's int8 `r`.
 static inline int32_t npukit_s8_float_add(const npukit_s8_float_t* f, int32_t v, int32_t r) {
-  return npukit_s8_float_quantize(&f->add, npukit_s8_float_add_sum(f, v, r));
+  return npukit_s8_float_quantize(
+      &f->add, npukit_s8_float_add_sum(f->add_conv_zp, f->add_conv_scale, f->add_res_zp, f->add_res_scale, v, r));
 }
 
 // The float stage on the fast paths. For a positive output scale,
@@ -288,7 +290,7 @@ static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t outpu
                                            : (const uint8_t*)residual + p[NPUKIT_S8_W_RES_OFFSET];
   o.sc = p[NPUKIT_S8_W_OUT_SC], o.sh = p[NPUKIT_S8_W_OUT_SH], o.sw = p[NPUKIT_S8_W_OUT_SW];
   o.zp = p[NPUKIT_S8_W_OUT_ZP], o.act_min = p[NPUKIT_S8_W_ACT_MIN], o.act_max = p[NPUKIT_S8_W_ACT_MAX];
-  o.fl = npukit_s8_float_words(p);
+  npukit_s8_float_words(&o.fl, p);
   const int32_t floating = o.fl.table && o.mode != NPUKIT_S8_OUT_INT32;
   if (floating && npukit_s8_float_clamp_applies(&o.fl, p)) {
     o.fl.clamped = 1;
@@ -596,10 +598,11 @@ static __attribute__((noinline, unused)) void npukit_s8_add_channels(const npuki
 }
 
 // The float stage's int8 output of accumulator `acc` (the integer bias left
-// out) for the channel's table entry `k`, on the fast paths (`small`).
-static inline __attribute__((always_inline)) int32_t npukit_s8_float_one(const npukit_s8_float_t* f, const float* k,
-                                                                         int32_t acc) {
-  return npukit_s8_float_clamped(&f->out_clamp, npukit_s8_float_value(k, acc));
+// out) for the channel's table entry `k`, on the fast paths (`small`), with
+// the layer's out_clamp `q`.
+static inline __attribute__((always_inline)) int32_t npukit_s8_float_one(const npukit_s8_float_clamp_t* q,
+                                                                         const float* k, int32_t acc) {
+  return npukit_s8_float_clamped(q, npukit_s8_float_value(k, acc));
 }
 
 // npukit_s8_requantize_pairs on the float stage: accumulators `acc` as [n][2]
@@ -608,11 +611,11 @@ static inline __attribute__((always_inline)) int32_t npukit_s8_float_one(const n
 static __attribute__((noinline, unused)) void npukit_s8_float_pairs(const npukit_s8_float_t* f, const int32_t* acc,
                                                                    int32_t n, const float* table, uint8_t* at0,
                                                                    uint8_t* at1, int32_t sc) {
-  const npukit_s8_float_t g = *f;  // locals: the byte stores below cannot change them
+  const npukit_s8_float_clamp_t q = f->out_clamp;  // a local: the byte stores below cannot change it
   const int32_t* end = acc + 2 * n;
   for (int32_t at = 0; acc != end; acc += 2, table += 3, at += sc) {
     const float k[3] = {table[0], table[1], table[2]};
-    const int32_t v0 = npukit_s8_float_one(&g, k, acc[0]), v1 = npukit_s8_float_one(&g, k, acc[1]);
+    const int32_t v0 = npukit_s8_float_one(&q, k, acc[0]), v1 = npukit_s8_float_one(&q, k, acc[1]);
     at0[at] = (uint8_t)v0;
     at1[at] = (uint8_t)v1;
   }
@@ -627,13 +630,13 @@ static __attribute__((noinline, unused)) void npukit_s8_float_doubled(const npuk
                                                                      int32_t rows, int32_t cols, int32_t pitch,
                                                                      int32_t step, int32_t add2, const float* k,
                                                                      uint8_t* out, int32_t out_sh, int32_t out_sw) {
-  const npukit_s8_float_t g = *f;
+  const npukit_s8_float_clamp_t q = f->out_clamp;
   const float kk[3] = {k[0], k[1], k[2]};
   for (int32_t y = 0; y < rows; ++y, acc += pitch, out += out_sh) {
     const int32_t* a = acc;
     uint8_t* to = out;
     for (int32_t x = 0; x < cols; ++x, a += step, to += out_sw) {
-      *to = (uint8_t)npukit_s8_float_one(&g, kk, (*a + add2) >> 1);
+      *to = (uint8_t)npukit_s8_float_one(&q, kk, (*a + add2) >> 1);
     }
   }
 }
@@ -647,10 +650,13 @@ static __attribute__((noinline, unused)) void npukit_s8_float_add_channels(const
                                                                           int32_t n, const float* table,
                                                                           const uint8_t* res, int32_t res_sc,
                                                                           uint8_t* out, int32_t out_sc) {
-  const npukit_s8_float_t g = *f;
+  const npukit_s8_float_clamp_t q = f->out_clamp, add = f->add_clamp;
+  const float conv_zp = f->add_conv_zp, conv_scale = f->add_conv_scale;
+  const float res_zp = f->add_res_zp, res_scale = f->add_res_scale;
   for (const int32_t* end = acc + n * stride; acc != end; acc += stride, table += 3, res += res_sc, out += out_sc) {
-    const int32_t v = npukit_s8_float_one(&g, table, *acc);
-    *out = (uint8_t)npukit_s8_float_clamped(&g.add_clamp, npukit_s8_float_add_sum(&g, v, (int8_t)*res));
+    const int32_t v = npukit_s8_float_one(&q, table, *acc);
+    *out = (uint8_t)npukit_s8_float_clamped(
+        &add, npukit_s8_float_add_sum(conv_zp, conv_scale, res_zp, res_scale, v, (int8_t)*res));
   }
 }
 
