@@ -1,9 +1,11 @@
 """An ONNX QDQ model whose branches reach each path of the layer kernels'
 float output stage (s8_output.h): convolutions 3x3 and 1x1 (the pairs of
 output pixels), a fully connected MatMul, depthwise 3x3 stride 1 (the DSP
-cores' word pairs), stride 2 and 5x5 (the plain loop), and a convolution
-whose output is added to the input, then ReLU (the float ADD). Every branch reads the same int8 input and ends in a
-QuantizeLinear that is one of the model's outputs.
+cores' word pairs), stride 2 and 5x5 (the plain loop), channel-last
+depthwise 3x3 and 5x5 (the DSP cores' four channels at a time, from a
+second input in NHWC), and a convolution whose output is added to the
+input, then ReLU (the float ADD). Every branch reads one of the two int8
+inputs and ends in a QuantizeLinear that is one of the model's outputs.
 
 Scales are either drawn at random (per output channel for the weights) or
 powers of two ("ties"): the float requantization is then exact and many
@@ -81,18 +83,25 @@ def qdq_layer_sweep_model(path: Path, ties: bool, seed: int = 0) -> Path:
     g = _Graph(rng, 2.0 ** -3 if ties else 0.05, -5)
 
     def conv(name: str, out_c: int, kernel: int, group: int = 1, stride: int = 1, pad: int = 0,
-             activation: str = "none", output: bool = True) -> str:
+             activation: str = "none", output: bool = True, channels_last: bool = False) -> str:
+        """A convolution of the input; ``channels_last``: of the NHWC input,
+        its output transposed back to NHWC (the layer then runs channel-last)."""
         in_c = IN_C // group
         w, w_scale = g.quantized_weights(f"{name}_w", (out_c, in_c, kernel, kernel), ties)
         b = g.bias(f"{name}_b", w_scale, ties)
-        y = g.node("Conv", ["x_f", w, b], f"{name}_conv", kernel_shape=[kernel, kernel], group=group,
+        x = g.node("Transpose", ["x_nhwc_f"], f"{name}_in", perm=[0, 3, 1, 2]) if channels_last else "x_f"
+        y = g.node("Conv", [x, w, b], f"{name}_conv", kernel_shape=[kernel, kernel], group=group,
                    strides=[stride, stride], pads=[pad] * 4)
         scale = g.output_scale(in_c * kernel * kernel, w_scale, ties)
         if activation == "relu":
             y = g.node("Relu", [y], f"{name}_relu")
         size = [(n + 2 * pad - kernel) // stride + 1 for n in (IN_H, IN_W)]
+        shape = [1, out_c, *size]
+        if channels_last:
+            y = g.node("Transpose", [y], f"{name}_out", perm=[0, 2, 3, 1])
+            shape = [1, *size, out_c]
         return g.quantize(name, y, scale, int(rng.integers(-20, 21)) if activation == "none" else -128,
-                          [1, out_c, *size] if output else None)
+                          shape if output else None)
 
     conv("conv3x3_relu", 16, 3, pad=1, activation="relu")
     conv("conv3x3_stride2", 8, 3, stride=2)
@@ -100,6 +109,10 @@ def qdq_layer_sweep_model(path: Path, ties: bool, seed: int = 0) -> Path:
     conv("depthwise3x3_relu", IN_C, 3, group=IN_C, pad=1, activation="relu")
     conv("depthwise3x3_stride2", IN_C, 3, group=IN_C, stride=2, pad=1)
     conv("depthwise5x5", IN_C, 5, group=IN_C, pad=2)
+    # Channel-last depthwise layers (the DSP cores' four channels at a time).
+    g.node("DequantizeLinear", ["x_nhwc", "x_scale", "x_zp"], "x_nhwc_f")
+    conv("depthwise3x3_channel_last", IN_C, 3, group=IN_C, pad=1, activation="relu", channels_last=True)
+    conv("depthwise5x5_channel_last", IN_C, 5, group=IN_C, pad=2, channels_last=True)
     # A residual block's addition: conv(x) + x, quantized.
     y = conv("residual_conv", IN_C, 3, pad=1, output=False)
     y_f = g.node("DequantizeLinear", [y, "residual_conv_scale", "residual_conv_zp"], "residual_conv_f")
@@ -114,7 +127,8 @@ def qdq_layer_sweep_model(path: Path, ties: bool, seed: int = 0) -> Path:
     g.quantize("fc", fc, g.output_scale(IN_C * IN_H * IN_W, w_scale, ties), 7, [1, 10])
 
     graph = helper.make_graph(
-        g.nodes, "qdq_layer_sweep", [helper.make_tensor_value_info("x", TensorProto.INT8, [1, IN_C, IN_H, IN_W])],
+        g.nodes, "qdq_layer_sweep", [helper.make_tensor_value_info("x", TensorProto.INT8, [1, IN_C, IN_H, IN_W]),
+                                     helper.make_tensor_value_info("x_nhwc", TensorProto.INT8, [1, IN_H, IN_W, IN_C])],
         [helper.make_tensor_value_info(name, TensorProto.INT8, shape) for name, shape in g.outputs],
         initializer=[numpy_helper.from_array(v, k) for k, v in g.inits.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

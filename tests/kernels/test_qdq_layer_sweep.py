@@ -16,7 +16,7 @@ import pytest
 import npukit
 from kernels.qdq_layer_sweep import IN_C, IN_H, IN_W, qdq_layer_sweep_model
 
-LAYERS = 8  # the sweep's convolutions, depthwise convolutions, residual block and fully connected layer
+LAYERS = 10  # the sweep's convolutions, depthwise convolutions, residual block and fully connected layer
 
 
 @pytest.fixture(scope="module", params=["random", "ties"])
@@ -43,8 +43,8 @@ def test_host_tuned_kernels(sweep, tmp_path):
     loaded = npukit.load(result)
     rng = np.random.default_rng(3)
     for _ in range(3):
-        x = rng.integers(-128, 128, (1, IN_C, IN_H, IN_W), dtype=np.int8)
-        _check(loaded(x), stock(x), f"{name} sweep on the host")
+        x = [rng.integers(-128, 128, shape, dtype=np.int8) for shape in ((1, IN_C, IN_H, IN_W), (1, IN_H, IN_W, IN_C))]
+        _check(loaded(*x), stock(*x), f"{name} sweep on the host")
 
 
 @pytest.mark.slow
@@ -56,6 +56,8 @@ def test_boards(sweep, board):
     result = deploy(path, board, samples=2, seed=3)
     kernels = result.artifact.manifest["cpu_kernels"]
     assert sum(1 for e in kernels.values() if "operation" in e) == LAYERS, kernels
+    if board == "mps2-an386":  # the channel-last depthwise layers take the four-channel DSP path
+        assert sum(1 for e in kernels.values() if e.get("choice", {}).get("weights") == "taps") == 2, kernels
     for sample in result.samples:
         assert sample.identical_to_host, f"{name} sweep on {board}"
         _check(sample.outputs, stock(*sample.inputs), f"{name} sweep on {board}")
