@@ -137,12 +137,13 @@ def _report(results: list[dict], before: dict[str, dict], seeds: int, seconds: f
              f"see docs/cpu-pipelines.md, \"ONNX QDQ models\"). {len(results)} models in {seconds:.0f} s.", ""]
     head = "| model | MACs | host | npukit runtime | stock | mynpu |"
     rule = "|---|---:|---:|---:|---:|---:|"
-    if before:
+    host_before = any("host" in r for r in before.values())  # a --before run may have measured the board only
+    if host_before:
         head, rule = head + " host before |", rule + "---:|"
     lines += [head, rule]
     for r in sorted(results, key=lambda r: -r.get("macs", 0)):
         row = f"| {r['name']} | {r['macs']:,} | " + " | ".join(str(r.get(k, "")) for k in PATHS) + " |"
-        if before:
+        if host_before:
             row += f" {before.get(r['name'], {}).get('host', '')} |"
         lines.append(row)
     if board:
