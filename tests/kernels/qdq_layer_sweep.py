@@ -50,9 +50,10 @@ class _Graph:
         self.init(f"{name}_q", self.rng.integers(-127, 128, size=shape, dtype=np.int8))
         self.init(f"{name}_scale", scale)
         self.init(f"{name}_zp", np.zeros(channels, np.int8))
-        return self.node("DequantizeLinear", [f"{name}_q", f"{name}_scale", f"{name}_zp"], f"{name}_f", axis=axis), scale
+        weights = self.node("DequantizeLinear", [f"{name}_q", f"{name}_scale", f"{name}_zp"], f"{name}_f", axis=axis)
+        return weights, scale
 
-    def bias(self, name: str, w_scale: np.ndarray, ties: bool) -> str:
+    def bias(self, name: str, w_scale: np.ndarray) -> str:
         scale = (np.float32(self.x_scale) * w_scale).astype(np.float32)
         self.init(f"{name}_q", self.rng.integers(-(1 << 14), 1 << 14, size=len(w_scale), dtype=np.int32))
         self.init(f"{name}_scale", scale)
@@ -88,7 +89,7 @@ def qdq_layer_sweep_model(path: Path, ties: bool, seed: int = 0) -> Path:
         its output transposed back to NHWC (the layer then runs channel-last)."""
         in_c = IN_C // group
         w, w_scale = g.quantized_weights(f"{name}_w", (out_c, in_c, kernel, kernel), ties)
-        b = g.bias(f"{name}_b", w_scale, ties)
+        b = g.bias(f"{name}_b", w_scale)
         x = g.node("Transpose", ["x_nhwc_f"], f"{name}_in", perm=[0, 3, 1, 2]) if channels_last else "x_f"
         y = g.node("Conv", [x, w, b], f"{name}_conv", kernel_shape=[kernel, kernel], group=group,
                    strides=[stride, stride], pads=[pad] * 4)
@@ -123,7 +124,7 @@ def qdq_layer_sweep_model(path: Path, ties: bool, seed: int = 0) -> Path:
     g.init("flat_shape", np.array([1, IN_C * IN_H * IN_W], np.int64))
     flat = g.node("DequantizeLinear", [g.node("Reshape", ["x", "flat_shape"], "x_flat"), "x_scale", "x_zp"], "flat")
     w, w_scale = g.quantized_weights("fc_w", (IN_C * IN_H * IN_W, 10), ties, axis=1)
-    fc = g.node("Add", [g.node("MatMul", [flat, w], "fc_mm"), g.bias("fc_b", w_scale, ties)], "fc_sum")
+    fc = g.node("Add", [g.node("MatMul", [flat, w], "fc_mm"), g.bias("fc_b", w_scale)], "fc_sum")
     g.quantize("fc", fc, g.output_scale(IN_C * IN_H * IN_W, w_scale, ties), 7, [1, 10])
 
     graph = helper.make_graph(
