@@ -28,6 +28,7 @@ import pytest
 
 from npukit.cpu.kernel_choice import KernelChoice
 from npukit.cpu.layer_kernels import WORDS, kernel_library, layer_block
+from npukit.deploy.toolchain_files import cross_presets
 from npukit.layer_recognition.dispatch_ir import SystemTensor
 from npukit.quantization.requantization import ADD_LEFT_SHIFT
 from npukit.layer_recognition.float_parameters import float_add_output, float_output
@@ -770,6 +771,32 @@ def test_archive_calls_nothing_outside_itself(build):
     rows = [line.split() for line in nm.splitlines() if line and not line.endswith(":")]
     undefined = {r[-1] for r in rows if r[0] == "U"}
     defined = {r[-1] for r in rows if len(r) == 3 and r[1] != "U"}
+    assert undefined <= defined, undefined - defined
+
+
+def _nm_symbols(nm: str, archive: Path) -> tuple[set[str], set[str]]:
+    """(undefined, defined) symbols of an archive."""
+    out = subprocess.run([nm, str(archive)], capture_output=True, text=True, check=True).stdout
+    rows = [line.split() for line in out.splitlines() if line and not line.endswith(":")]
+    return {r[-1] for r in rows if r[0] == "U"}, {r[-1] for r in rows if len(r) == 3 and r[1] != "U"}
+
+
+@pytest.mark.parametrize("preset", [p.name for p in cross_presets()])
+def test_board_archive_calls_only_the_compiler_runtime(preset):
+    """The boards' kernel archives, linked into embedded ELFs with npukit's
+    builtins and libgcc only (no C library): every symbol they use is
+    defined by one of the three (a struct copy that became a memcpy call
+    made an embedded link fail)."""
+    from npukit.cpu.archive_build import gcc_for
+    from npukit.cpu.builtins_archive import builtins_archive, libgcc_path
+    from npukit.targets.cpu_presets import get_preset
+
+    target = get_preset(preset)
+    gcc = str(gcc_for(target))
+    nm = gcc[: gcc.rfind("gcc")] + "nm" + gcc[gcc.rfind("gcc") + 3:]  # the same toolchain's nm
+    undefined, defined = _nm_symbols(nm, kernel_library(target))
+    for library in (builtins_archive(target), libgcc_path(target)):
+        defined |= _nm_symbols(nm, library)[1]
     assert undefined <= defined, undefined - defined
 
 

@@ -255,7 +255,7 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
   const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   int32_t block[BLOCK + 1][2];
   npukit_s8_add_table_t add_table;
-  if (o.add_small) npukit_s8_add_table(&o.add, &add_table);
+  if (o.add_small && !o.fl.table) npukit_s8_add_table(&o.add, &add_table);
   const int32_t chunked = g.k_padded > NPUKIT_S8_K_CHUNK, channels_even = (oc + 1) / 2 * 2;
   // The padding of K meets zero weights; it only has to hold numbers.
   if (!chunked) {
@@ -291,7 +291,10 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
       } else {
         dot_pairs(columns, weights + c0 * channel_bytes, g.k_padded, o.bias + c0, (n + 1) / 2, &block[0][0], wide);
       }
-      if (o.small) {
+      if (o.small && o.fl.table) {
+        npukit_s8_float_pairs(&o.fl, &block[0][0], n, o.fl.table + 3 * c0, o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw,
+                              o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw, o.sc);
+      } else if (o.small) {
         npukit_s8_requantize_pairs(&block[0][0], n, o.multiplier + c0, o.shift + c0, o.zp, o.act_min, o.act_max,
                                    o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw,
                                    o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw, o.sc);
@@ -299,6 +302,15 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
         npukit_s8_word_t* out0 = (npukit_s8_word_t*)o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw;
         npukit_s8_word_t* out1 = (npukit_s8_word_t*)o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw;
         for (int32_t c = 0, at = 0; c < n; ++c, at += o.sc) out0[at] = block[c][0], out1[at] = block[c][1];
+      } else if (o.add_small && o.fl.table) {
+        npukit_s8_float_add_channels(&o.fl, &block[0][0], 2, n, o.fl.table + 3 * c0,
+                                     o.residual + c0 * o.add.res_sc + y0 * o.add.res_sh + x0 * o.add.res_sw,
+                                     o.add.res_sc, o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw, o.sc);
+        if (count == 2) {
+          npukit_s8_float_add_channels(&o.fl, &block[0][1], 2, n, o.fl.table + 3 * c0,
+                                       o.residual + c0 * o.add.res_sc + y1 * o.add.res_sh + x1 * o.add.res_sw,
+                                       o.add.res_sc, o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw, o.sc);
+        }
       } else if (o.add_small) {
         const int32_t* table = add_table.conv + 128;
         npukit_s8_add_channels(&o, table, &block[0][0], 2, n, o.multiplier + c0, o.shift + c0,

@@ -29,11 +29,14 @@ static inline int32_t weight_sum(const int8_t* w, int32_t n, int32_t step) {
 }
 
 // Output channel `c` at (y, x) from its accumulator, through the
-// small-accumulator path (the channel's multiplier `m` and shift `s`) when
-// it applies.
+// small-accumulator path (the channel's multiplier `m` and shift `s`, or
+// the float stage's) when it applies.
 static inline void store(const npukit_s8_output_t* o, int32_t acc, int32_t c, int32_t y, int32_t x, int32_t m,
                          int32_t s) {
-  if (o->small) {
+  if (o->small && o->fl.table) {
+    const int32_t v = npukit_s8_float_one(&o->fl.out_clamp, o->fl.table + 3 * c, acc);
+    o->out[c * o->sc + y * o->sh + x * o->sw] = (uint8_t)v;
+  } else if (o->small) {
     const int32_t v = npukit_s8_narrow(npukit_s8_scale(acc * 2, m, s, o->zp));
     o->out[c * o->sc + y * o->sh + x * o->sw] = (uint8_t)npukit_s8_clamp(v, o->act_min, o->act_max);
   } else {
@@ -140,8 +143,13 @@ static void channel_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const
            (int16_t)(__sxtb16(r2) >> 16) * (int16_t)taps[4];
       *to = a;
     }
-    npukit_s8_requantize_rows(acc, rows, g->ow, sh, 2 * base, m, s, o->zp, o->act_min, o->act_max,
+    if (o->fl.table) {
+      npukit_s8_float_doubled(&o->fl, acc, rows, g->ow, sh, 1, 2 * base, o->fl.table + 3 * c,
                               o->out + c * o->sc + y0 * o->sh, o->sh, o->sw);
+    } else {
+      npukit_s8_requantize_rows(acc, rows, g->ow, sh, 2 * base, m, s, o->zp, o->act_min, o->act_max,
+                                o->out + c * o->sc + y0 * o->sh, o->sh, o->sw);
+    }
   }
 }
 #endif
@@ -330,7 +338,12 @@ static void channels_last_dsp(const plane_t* g, const npukit_s8_output_t* o, con
         }
         uint8_t* to = o->out + y0 * o->sh + x0 * o->sw + c;
         for (int32_t k = 0; k < 4; ++k) {
-          requantize_quad_channel(o, acc2 + k, rows, cols, o->multiplier[c + k], o->shift[c + k], to + k);
+          if (o->fl.table) {
+            npukit_s8_float_doubled(&o->fl, acc2 + k, rows, cols, 4 * cols, 4, 0, o->fl.table + 3 * (c + k), to + k,
+                                    o->sh, o->sw);
+          } else {
+            requantize_quad_channel(o, acc2 + k, rows, cols, o->multiplier[c + k], o->shift[c + k], to + k);
+          }
         }
       }
     }

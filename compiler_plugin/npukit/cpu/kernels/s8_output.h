@@ -74,11 +74,22 @@ typedef struct {
   int32_t relu;
 } npukit_s8_float_quantize_t;
 
+// npukit_s8_float_quantize as one integer clamp (npukit_s8_float_clamped):
+// the output scale, the clamp of the rounded quotient and the zero point.
+typedef struct {
+  float scale;
+  int32_t lo, hi, zp;
+} npukit_s8_float_clamp_t;
+
 typedef struct {
   const float* table;  // [OUT_C][3] {scale0, scale1, bias}, or NULL: TFLite's fixed point
   npukit_s8_float_quantize_t out;
   float add_conv_scale, add_res_scale, add_conv_zp, add_res_zp;
   npukit_s8_float_quantize_t add;
+  // Whether the fast paths' form applies (npukit_s8_float_clamp_of), and
+  // its constants for the layer's quantization and the ADD's.
+  int32_t clamped;
+  npukit_s8_float_clamp_t out_clamp, add_clamp;
 } npukit_s8_float_t;
 
 static inline float npukit_s8_float_bits(int32_t bits) {
@@ -90,23 +101,25 @@ static inline float npukit_s8_float_bits(int32_t bits) {
   return u.f;
 }
 
-static inline npukit_s8_float_t npukit_s8_float_words(const int32_t* p) {
-  npukit_s8_float_t f;
-  f.table = p[NPUKIT_S8_W_FLOAT_AT] ? (const float*)(const void*)(p + p[NPUKIT_S8_W_FLOAT_AT]) : (const float*)0;
-  f.out.out_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_OUT_SCALE]);
-  f.out.upper = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_UPPER]);
-  f.out.relu = p[NPUKIT_S8_W_FLOAT_RELU];
-  f.out.low = (float)p[NPUKIT_S8_W_FLOAT_LOW], f.out.high = (float)p[NPUKIT_S8_W_FLOAT_HIGH];
-  f.out.zp = (float)p[NPUKIT_S8_W_OUT_ZP];
-  f.add_conv_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_CONV_SCALE]);
-  f.add_res_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_RES_SCALE]);
-  f.add_conv_zp = (float)p[NPUKIT_S8_W_ADD_CONV_ZP], f.add_res_zp = (float)p[NPUKIT_S8_W_ADD_RES_ZP];
-  f.add.out_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_OUT_SCALE]);
-  f.add.upper = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_UPPER]);
-  f.add.relu = p[NPUKIT_S8_W_FLOAT_ADD_RELU];
-  f.add.low = (float)p[NPUKIT_S8_W_FLOAT_ADD_LOW], f.add.high = (float)p[NPUKIT_S8_W_FLOAT_ADD_HIGH];
-  f.add.zp = (float)p[NPUKIT_S8_W_ADD_OUT_ZP];
-  return f;
+// Filled in place (no struct copy: the kernels have no memcpy).
+static inline void npukit_s8_float_words(npukit_s8_float_t* f, const int32_t* p) {
+  f->table = p[NPUKIT_S8_W_FLOAT_AT] ? (const float*)(const void*)(p + p[NPUKIT_S8_W_FLOAT_AT]) : (const float*)0;
+  f->out.out_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_OUT_SCALE]);
+  f->out.upper = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_UPPER]);
+  f->out.relu = p[NPUKIT_S8_W_FLOAT_RELU];
+  f->out.low = (float)p[NPUKIT_S8_W_FLOAT_LOW], f->out.high = (float)p[NPUKIT_S8_W_FLOAT_HIGH];
+  f->out.zp = (float)p[NPUKIT_S8_W_OUT_ZP];
+  f->add_conv_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_CONV_SCALE]);
+  f->add_res_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_RES_SCALE]);
+  f->add_conv_zp = (float)p[NPUKIT_S8_W_ADD_CONV_ZP], f->add_res_zp = (float)p[NPUKIT_S8_W_ADD_RES_ZP];
+  f->add.out_scale = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_OUT_SCALE]);
+  f->add.upper = npukit_s8_float_bits(p[NPUKIT_S8_W_FLOAT_ADD_UPPER]);
+  f->add.relu = p[NPUKIT_S8_W_FLOAT_ADD_RELU];
+  f->add.low = (float)p[NPUKIT_S8_W_FLOAT_ADD_LOW], f->add.high = (float)p[NPUKIT_S8_W_FLOAT_ADD_HIGH];
+  f->add.zp = (float)p[NPUKIT_S8_W_ADD_OUT_ZP];
+  const npukit_s8_float_clamp_t none = {0.0f, 0, 0, 0};
+  f->clamped = 0;
+  f->out_clamp = f->add_clamp = none;
 }
 
 // x rounded to the nearest integer, ties to even, for |x| <= 2^22: adding
@@ -131,21 +144,104 @@ static inline int32_t npukit_s8_float_quantize(const npukit_s8_float_quantize_t*
   return (int32_t)x;
 }
 
+// The float value of accumulator `acc` (the integer bias left out) for a
+// channel's table entry `k`, before the activation and QuantizeLinear.
+static inline float npukit_s8_float_value(const float* k, int32_t acc) {
+  float v = (float)acc * k[0];
+  v = v * k[1];
+  return v + k[2];
+}
+
 // Channel c's int8 output of accumulator `acc` (the integer bias left out)
 // on the float stage.
 static inline int32_t npukit_s8_float_output(const npukit_s8_float_t* f, int32_t acc, int32_t c) {
-  const float* k = f->table + 3 * c;
-  float v = (float)acc * k[0];
-  v = v * k[1];
-  v = v + k[2];
-  return npukit_s8_float_quantize(&f->out, v);
+  return npukit_s8_float_quantize(&f->out, npukit_s8_float_value(f->table + 3 * c, acc));
+}
+
+// The float ADD's sum of the layer's int8 output `v` and the residual's int8
+// `r`, given the ADD's zero points and scales.
+static inline float npukit_s8_float_add_sum(float conv_zp, float conv_scale, float res_zp, float res_scale, int32_t v,
+                                            int32_t r) {
+  const float a = ((float)v - conv_zp) * conv_scale;
+  const float b = ((float)r - res_zp) * res_scale;
+  return a + b;
 }
 
 // The float ADD of the layer's int8 output `v` and the residual's int8 `r`.
 static inline int32_t npukit_s8_float_add(const npukit_s8_float_t* f, int32_t v, int32_t r) {
-  const float a = ((float)v - f->add_conv_zp) * f->add_conv_scale;
-  const float b = ((float)r - f->add_res_zp) * f->add_res_scale;
-  return npukit_s8_float_quantize(&f->add, a + b);
+  return npukit_s8_float_quantize(
+      &f->add, npukit_s8_float_add_sum(f->add_conv_zp, f->add_conv_scale, f->add_res_zp, f->add_res_scale, v, r));
+}
+
+// The float stage on the fast paths. For a positive output scale,
+// npukit_s8_float_quantize is a composition of non-decreasing functions of
+// v: ReLU max(v, 0) and the bound min(v, upper) therefore commute with the
+// division, the rounding and the clamps, and with A and B its results for
+// -FLT_MAX and FLT_MAX (min(q(0), q(upper)) with ReLU, else FLOAT_LOW;
+// q(upper)), q(v) = clamp(roundeven(v / scale) + zp, A, B) for every v that
+// is not NaN: one division, one rounding conversion and an integer clamp.
+// A quotient beyond 2^22 ends at A or B either way (|zp| < 2^20).
+static inline npukit_s8_float_clamp_t npukit_s8_float_clamp_of(const npukit_s8_float_quantize_t* q) {
+  const float big = 3.40282347e38f;  // FLT_MAX
+  npukit_s8_float_clamp_t c;
+  c.scale = q->out_scale;
+  c.zp = (int32_t)q->zp;
+  c.lo = npukit_s8_float_quantize(q, -big) - c.zp;
+  c.hi = npukit_s8_float_quantize(q, big) - c.zp;
+  return c;
+}
+
+// Whether x is finite and at most `limit` in magnitude (false for NaN).
+static inline int32_t npukit_s8_float_within(float x, float limit) { return x >= -limit && x <= limit; }
+
+// Whether npukit_s8_float_clamped applies to the layer of block `p`: every
+// output scale positive and finite, every table entry and ADD scale finite
+// and |scale0| <= 2^96, so that no value is NaN ((float)acc * scale0 stays
+// finite, and a sum of two finite values is at worst infinite).
+static inline int32_t npukit_s8_float_clamp_applies(const npukit_s8_float_t* f, const int32_t* p) {
+  const float big = 3.40282347e38f;  // FLT_MAX
+  int32_t ok = f->out.out_scale > 0.0f && f->out.out_scale <= big;
+  if (p[NPUKIT_S8_W_OUTPUT] == NPUKIT_S8_OUT_ADD) {
+    ok = ok && f->add.out_scale > 0.0f && f->add.out_scale <= big && npukit_s8_float_within(f->add_conv_scale, big) &&
+         npukit_s8_float_within(f->add_res_scale, big);
+  }
+  for (int32_t i = 0; ok && i < 3 * p[NPUKIT_S8_W_OUT_C]; i += 3) {
+    ok = npukit_s8_float_within(f->table[i], 79228162514264337593543950336.0f) &&  // 2^96
+         npukit_s8_float_within(f->table[i + 1], big) && npukit_s8_float_within(f->table[i + 2], big);
+  }
+  return ok;
+}
+
+// x rounded to the nearest integer, ties to even, where |x| <= 2^22; beyond,
+// an integer of x's sign at least 2^22 in magnitude (x not NaN). ARM VFP's
+// VCVTR and RISC-V's FCVT.W.S with RNE round that way and saturate;
+// elsewhere x is first clamped to 2^22 (npukit_s8_roundeven).
+static inline int32_t npukit_s8_float_round(float x) {
+#if defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4)
+  // (the FPSCR's rounding mode: to nearest, ties to even, as npukit_s8_roundeven assumes)
+  float r;
+  __asm__("vcvtr.s32.f32 %0, %1" : "=t"(r) : "t"(x));
+  union {
+    float f;
+    int32_t i;
+  } u;
+  u.f = r;
+  return u.i;
+#elif defined(__riscv) && defined(__riscv_flen)
+  int32_t r;
+  __asm__("fcvt.w.s %0, %1, rne" : "=r"(r) : "f"(x));
+  return r;
+#else
+  x = x > 4194304.0f ? 4194304.0f : x < -4194304.0f ? -4194304.0f : x;
+  return (int32_t)npukit_s8_roundeven(x);
+#endif
+}
+
+// npukit_s8_float_quantize of a value that is not NaN, where
+// npukit_s8_float_clamp_applies.
+static inline int32_t npukit_s8_float_clamped(const npukit_s8_float_clamp_t* c, float v) {
+  const int32_t r = npukit_s8_float_round(v / c->scale);
+  return (r < c->lo ? c->lo : r > c->hi ? c->hi : r) + c->zp;
 }
 
 typedef struct {
@@ -163,20 +259,27 @@ typedef struct {
   int32_t fast;
   // int8 out, rounded twice, every shift a right shift of 1..31 and every
   // accumulator provably below 2^30: the small-accumulator arithmetic below
-  // applies (npukit_s8_scale, npukit_s8_requantize_pairs / _rows).
+  // applies (npukit_s8_scale, npukit_s8_requantize_pairs / _rows). With the
+  // float stage: int8 out, every accumulator below 2^30 (so the paths that
+  // double them stay exact) and npukit_s8_float_clamp_applies; the paths then
+  // store through npukit_s8_float_pairs / _doubled / _one instead.
   int32_t small;
   // The same for an int8 ADD (NPUKIT_S8_OUT_ADD) with TFLite's left shift of
-  // 20: npukit_s8_add_channels.
+  // 20: npukit_s8_add_channels (the float stage: npukit_s8_float_add_channels).
   int32_t add_small;
   int32_t once;
   const double* scale;  // a fully connected layer's scales (once), else NULL
   npukit_s8_add_t add;
-  // The float output stage (fl.table set): every output goes through
-  // npukit_s8_store_general, none of the fixed-point paths applies.
+  // The float output stage (fl.table set): `fast` and `once` are 0, and
+  // `small` and `add_small` take their float meaning above.
   npukit_s8_float_t fl;
 } npukit_s8_output_t;
 
-static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t output, size_t residual) {
+// Always inlined (called once per layer): GCC's own choice left it out of
+// line in the x86 convolution once the float stage's setup was added, and
+// that kernel's frame grew by 6 KiB.
+static inline __attribute__((always_inline)) npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t output,
+                                                                                 size_t residual) {
   npukit_s8_output_t o;
   o.p = p;
   o.bias = p + p[NPUKIT_S8_W_BIAS_AT];
@@ -191,7 +294,14 @@ static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t outpu
                                            : (const uint8_t*)residual + p[NPUKIT_S8_W_RES_OFFSET];
   o.sc = p[NPUKIT_S8_W_OUT_SC], o.sh = p[NPUKIT_S8_W_OUT_SH], o.sw = p[NPUKIT_S8_W_OUT_SW];
   o.zp = p[NPUKIT_S8_W_OUT_ZP], o.act_min = p[NPUKIT_S8_W_ACT_MIN], o.act_max = p[NPUKIT_S8_W_ACT_MAX];
-  o.once = p[NPUKIT_S8_W_KIND] == NPUKIT_S8_FULLY_CONNECTED;
+  npukit_s8_float_words(&o.fl, p);
+  const int32_t floating = o.fl.table && o.mode != NPUKIT_S8_OUT_INT32;
+  if (floating && npukit_s8_float_clamp_applies(&o.fl, p)) {
+    o.fl.clamped = 1;
+    o.fl.out_clamp = npukit_s8_float_clamp_of(&o.fl.out);
+    if (o.mode == NPUKIT_S8_OUT_ADD) o.fl.add_clamp = npukit_s8_float_clamp_of(&o.fl.add);
+  }
+  o.once = p[NPUKIT_S8_W_KIND] == NPUKIT_S8_FULLY_CONNECTED && !floating;
   o.scale = o.once ? (const double*)(const void*)(p + p[NPUKIT_S8_W_SCALE_AT]) : (const double*)0;
   o.fast = o.mode == NPUKIT_S8_OUT_INT8 && !o.once;
   for (int32_t c = 0; o.fast && c < p[NPUKIT_S8_W_OUT_C]; ++c) {
@@ -199,13 +309,14 @@ static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t outpu
   }
   // The small-accumulator path: every accumulator provably below 2^30 in
   // magnitude (bias plus reduction_length products of at most 255 * 128)
-  // and every shift a right shift of 1..31.
+  // and every shift a right shift of 1..31 (not used by the float stage).
   const int32_t taps = p[NPUKIT_S8_W_KIND] == NPUKIT_S8_DEPTHWISE ? p[NPUKIT_S8_W_KERNEL_H] * p[NPUKIT_S8_W_KERNEL_W]
                                                                   : p[NPUKIT_S8_W_K_PADDED];
-  int32_t small = o.mode != NPUKIT_S8_OUT_INT32 && !o.once && taps <= NPUKIT_S8_SMALL_MAX_TAPS;
+  int32_t small = o.mode != NPUKIT_S8_OUT_INT32 && !o.once && taps <= NPUKIT_S8_SMALL_MAX_TAPS &&
+                  (!floating || o.fl.clamped);
   for (int32_t c = 0; small && c < p[NPUKIT_S8_W_OUT_C]; ++c) {
     const int32_t b = o.bias[c];
-    if (o.shift[c] > -1 || o.shift[c] < -31 || b > NPUKIT_S8_SMALL_MAX_BIAS - taps * 32640 ||
+    if ((!floating && (o.shift[c] > -1 || o.shift[c] < -31)) || b > NPUKIT_S8_SMALL_MAX_BIAS - taps * 32640 ||
         b < -(NPUKIT_S8_SMALL_MAX_BIAS - taps * 32640)) {
       small = 0;
     }
@@ -215,9 +326,8 @@ static inline npukit_s8_output_t npukit_s8_output(const int32_t* p, size_t outpu
   o.add.res_sc = in_output ? o.sc : p[NPUKIT_S8_W_RES_SC];
   o.add.res_sh = in_output ? o.sh : p[NPUKIT_S8_W_RES_SH];
   o.add.res_sw = in_output ? o.sw : p[NPUKIT_S8_W_RES_SW];
-  o.add_small = small && o.mode == NPUKIT_S8_OUT_ADD && npukit_s8_add_is_small(&o.add);
-  o.fl = npukit_s8_float_words(p);
-  if (o.fl.table && o.mode != NPUKIT_S8_OUT_INT32) o.fast = o.small = o.add_small = o.once = 0;
+  o.add_small = small && o.mode == NPUKIT_S8_OUT_ADD && (floating || npukit_s8_add_is_small(&o.add));
+  if (floating) o.fast = 0;
   return o;
 }
 
@@ -489,6 +599,69 @@ static __attribute__((noinline, unused)) void npukit_s8_add_channels(const npuki
                                                                     uint8_t* out) {
   NPUKIT_S8_BY_RANGE(o->act_min, o->act_max,
                      npukit_s8_add_loop(o, table, acc, stride, n, multiplier, shift, res, out, range))
+}
+
+// The float stage's int8 output of accumulator `acc` (the integer bias left
+// out) for the channel's table entry `k`, on the fast paths (`small`), with
+// the layer's out_clamp `q`.
+static inline __attribute__((always_inline)) int32_t npukit_s8_float_one(const npukit_s8_float_clamp_t* q,
+                                                                         const float* k, int32_t acc) {
+  return npukit_s8_float_clamped(q, npukit_s8_float_value(k, acc));
+}
+
+// npukit_s8_requantize_pairs on the float stage: accumulators `acc` as [n][2]
+// (pixel 0, pixel 1) of `n` consecutive channels, `table` their float
+// entries, stored at `at0` and `at1` and then every `sc` bytes.
+static __attribute__((noinline, unused)) void npukit_s8_float_pairs(const npukit_s8_float_t* f, const int32_t* acc,
+                                                                   int32_t n, const float* table, uint8_t* at0,
+                                                                   uint8_t* at1, int32_t sc) {
+  const npukit_s8_float_clamp_t q = f->out_clamp;  // a local: the byte stores below cannot change it
+  const int32_t* end = acc + 2 * n;
+  for (int32_t at = 0; acc != end; acc += 2, table += 3, at += sc) {
+    const float k[3] = {table[0], table[1], table[2]};
+    const int32_t v0 = npukit_s8_float_one(&q, k, acc[0]), v1 = npukit_s8_float_one(&q, k, acc[1]);
+    at0[at] = (uint8_t)v0;
+    at1[at] = (uint8_t)v1;
+  }
+}
+
+// One channel's outputs on the float stage from doubled accumulators (the
+// depthwise DSP paths): output (y, x) of `rows` x `cols` from
+// (acc[y * pitch + x * step] + add2) / 2, exact (both even, the sum below
+// 2^31: `small`), for the channel's float entry `k`, stored at
+// out + y * out_sh + x * out_sw.
+static __attribute__((noinline, unused)) void npukit_s8_float_doubled(const npukit_s8_float_t* f, const int32_t* acc,
+                                                                     int32_t rows, int32_t cols, int32_t pitch,
+                                                                     int32_t step, int32_t add2, const float* k,
+                                                                     uint8_t* out, int32_t out_sh, int32_t out_sw) {
+  const npukit_s8_float_clamp_t q = f->out_clamp;
+  const float kk[3] = {k[0], k[1], k[2]};
+  for (int32_t y = 0; y < rows; ++y, acc += pitch, out += out_sh) {
+    const int32_t* a = acc;
+    uint8_t* to = out;
+    for (int32_t x = 0; x < cols; ++x, a += step, to += out_sw) {
+      *to = (uint8_t)npukit_s8_float_one(&q, kk, (*a + add2) >> 1);
+    }
+  }
+}
+
+// npukit_s8_add_channels on the float stage: one output pixel's `n`
+// consecutive channels, accumulators acc[0], acc[stride], ..., `table` their
+// float entries, the residual from `res` every res_sc bytes, stored at `out`
+// every out_sc bytes: the layer's int8 value, then the float ADD.
+static __attribute__((noinline, unused)) void npukit_s8_float_add_channels(const npukit_s8_float_t* f,
+                                                                          const int32_t* acc, int32_t stride,
+                                                                          int32_t n, const float* table,
+                                                                          const uint8_t* res, int32_t res_sc,
+                                                                          uint8_t* out, int32_t out_sc) {
+  const npukit_s8_float_clamp_t q = f->out_clamp, add = f->add_clamp;
+  const float conv_zp = f->add_conv_zp, conv_scale = f->add_conv_scale;
+  const float res_zp = f->add_res_zp, res_scale = f->add_res_scale;
+  for (const int32_t* end = acc + n * stride; acc != end; acc += stride, table += 3, res += res_sc, out += out_sc) {
+    const int32_t v = npukit_s8_float_one(&q, table, *acc);
+    *out = (uint8_t)npukit_s8_float_clamped(
+        &add, npukit_s8_float_add_sum(conv_zp, conv_scale, res_zp, res_scale, v, (int8_t)*res));
+  }
 }
 
 static void npukit_s8_store_general(const npukit_s8_output_t* o, int32_t acc, int32_t c, int32_t at, int32_t y,
