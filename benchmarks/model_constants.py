@@ -1,6 +1,6 @@
 """Model constants in flash against what the model holds, on mps2-an386, CPU and NPU builds.
 
-    python benchmarks/model_constants.py [--models kws_int8,kws_int8.tflite,resnet8_int8,resnet8_int8.tflite,zoo]
+    python benchmarks/model_constants.py [--models kws_int8,resnet8_int8,zoo]
                                          [--select NAME,...] [--no-budget] [--out benchmarks/reports/boards]
 
 Each model is deployed with ``npukit deploy --board mps2-an386`` three ways:
@@ -21,11 +21,12 @@ convolution (the former default's kernel forms), and the NPU build
 - instructions per MAC on the board (CPU builds), the default beside the
   int16 build, and whether every sample equals the host's.
 
-The models: kws_int8 and resnet8_int8 (.onnx and .tflite) from the shared
-models and every int8 .tflite zoo model (``zoo``; generated into the zoo's
-cache when missing, TensorFlow needed then). A model that does not fit the
+The models: kws_int8 and resnet8_int8 (.onnx) from the shared models and
+every int8 .tflite zoo model (``zoo``, the shared .tflite models among them;
+generated into the zoo's cache when missing, TensorFlow needed then). A model that does not fit the
 board's flash is listed as such. Writes ``constants.md`` and
-``constants.json``. A report, not a test.
+``constants.json``; a run of some models replaces their rows and keeps the
+others. A report, not a test.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _models(selected: list[str], names: set[str] | None) -> list[tuple[str, Path
             from zoo_selection import int8_tflite_models
 
             wanted = {n for n, _record in int8_tflite_models(names)}
-            found += [(Path(e.name).stem, e.path()) for e in entries() if e.name in wanted]
+            found += [(e.name, e.path()) for e in entries() if e.name in wanted]
         elif not names or name in names:
             found.append((name, models_dir / (name if "." in name else f"{name}.onnx")))
     return found
@@ -194,7 +195,9 @@ def markdown(rows: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="kws_int8,kws_int8.tflite,resnet8_int8,resnet8_int8.tflite,zoo")
+    parser.add_argument("--models", default="kws_int8,resnet8_int8,zoo",
+                        help="shared models by name (kws_int8: kws_int8.onnx) and 'zoo' for its int8 .tflite models "
+                        "(the shared .tflite ones among them)")
     parser.add_argument("--select", help="only these models (names or stems, comma separated)")
     parser.add_argument("--no-budget", action="store_true", help="skip the int16 (flash budget) CPU build")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "reports" / "boards")
@@ -208,7 +211,12 @@ def main() -> None:
         print(json.dumps(row), flush=True)
         rows.append(row)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "constants.json").write_text(json.dumps(rows, indent=2) + "\n")
+    report = args.out / "constants.json"
+    if report.exists():  # a partial run replaces its models' rows and keeps the others
+        measured = {r["model"]: r for r in rows}
+        earlier = json.loads(report.read_text())
+        rows = [measured.pop(r["model"], r) for r in earlier] + list(measured.values())
+    report.write_text(json.dumps(rows, indent=2) + "\n")
     (args.out / "constants.md").write_text(markdown(rows))
 
 
