@@ -250,7 +250,9 @@ static int32_t pixel_pairs(const int32_t* p, const npukit_s8_output_t* o, const 
     bias[l] = o->bias[l % 8], multiplier[l] = o->multiplier[l % 8], shift[l] = o->shift[l % 8];
     weight_sum[l] = single->weight_sum[l % 8];
   }
-  npukit_s8_output_t repeated = *o;
+  // Copied byte by byte: an assignment of a struct this size is a memcpy call, which nothing here provides.
+  npukit_s8_output_t repeated;
+  for (size_t i = 0; i < sizeof repeated; ++i) ((unsigned char*)&repeated)[i] = ((const unsigned char*)o)[i];
   repeated.bias = bias, repeated.multiplier = multiplier, repeated.shift = shift;
   npl_stage_t stage;
   npl_stage(&stage, &repeated, vo, add);
