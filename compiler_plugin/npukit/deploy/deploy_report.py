@@ -94,7 +94,7 @@ def _constant_rows(manifest: dict) -> list[str]:
     weight forms and any flash budget) and what is left of IREE's pool."""
     rows = []
     k = manifest.get("kernel_constants")
-    if k:
+    if k and k.get("layers"):
         budget = f", budget {k['budget']:,} B" if k.get("budget") is not None else ""
         rows.append(_row("    layer kernels' blocks", f"{k['kernel_constants']:,} B",
                          f"int16 weights in {k['int16_layers']} of {k['layers']} layers{budget}"))
