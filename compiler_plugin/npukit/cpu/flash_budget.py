@@ -34,7 +34,7 @@ class LayerForms:
     tuned: bool
     macs: int
     narrow_bytes: int  # the block with the choice's weights in int8 (the choice itself when it has no int16 form)
-    wide_bytes: int | None = None  # with int16 weights; None when the layer has no int16 form
+    wide_bytes: int | None = None  # with int16 weights; None: no int16 form (or, without a budget, not asked)
 
     @property
     def bytes(self) -> int:

@@ -17,7 +17,7 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.layer_recognition.dispatch_ir import DTYPES, DispatchBody, UnreadableDispatch, constant_int, defining_op, \
-    dense_array, dense_constant, split_top_level
+    dense_array, dense_constant, split_top_level, tensor_type
 
 
 @dataclass(frozen=True)
@@ -43,14 +43,16 @@ class ConstantPool:
     elements: list[str]
 
     def element_sizes(self) -> list[int]:
-        return [len(b) for b in self._element_bytes()]
+        """Each element's bytes, from its type (``dense<...> : tensor<64x64xi8>``), without reading its values."""
+        sizes = []
+        for element in self.elements:
+            shape, dtype = tensor_type(element.rsplit(" : ", 1)[-1])
+            sizes.append(int(np.prod(shape, dtype=np.int64)) * np.dtype(DTYPES[dtype]).itemsize)
+        return sizes
 
     def data(self) -> bytes:
-        return b"".join(self._element_bytes())
-
-    def _element_bytes(self) -> list[bytes]:
         context = self.constant_op.context
-        return [dense_array(ir.Attribute.parse(e, context)).tobytes() for e in self.elements]
+        return b"".join(dense_array(ir.Attribute.parse(e, context)).tobytes() for e in self.elements)
 
 
 def composite_elements(attr: ir.Attribute) -> tuple[int, list[str]]:

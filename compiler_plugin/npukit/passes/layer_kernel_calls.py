@@ -133,11 +133,12 @@ class LayerKernelCalls:
 
     def _blocks(self, spec: LayerSpec, choice: KernelChoice) -> dict[KernelChoice, bytes]:
         """The layer's parameter block with the choice's weights in int8 and,
-        where the preset offers it, in int16 (in that order)."""
+        where the preset offers it and the choice or a flash budget may take
+        it, in int16 (in that order)."""
         narrow = replace(choice, weights="int8") if choice.weights == "int16" else choice
         blocks = {narrow: layer_block(spec, narrow, self.float_output)}
         wide = replace(choice, weights="int16")
-        if wide in candidates(spec, self.choices.preset):
+        if (choice == wide or self.flash_budget is not None) and wide in candidates(spec, self.choices.preset):
             blocks[wide] = layer_block(spec, wide, self.float_output)
         return blocks
 

@@ -81,6 +81,12 @@ class DispatchBinding:
     def symbols(self) -> list[str]:
         return entry_symbols(self.dispatch)
 
+    def binds_whole(self, size: int) -> bool:
+        """Whether the binding is all of a resource of ``size`` bytes (offset 0, that size and length)."""
+        operands = self.dispatch.operands
+        return constant_int(operands[self.offset_operand]) == 0 and all(
+            constant_int(operands[p]) == size for p in (self.size_operand, self.length_operand))
+
 
 def entry_symbols(dispatch: ir.Operation) -> list[str]:
     return [str(ref).lstrip("@").replace("::@", "::") for ref in ir.ArrayAttr(dispatch.attributes["entry_points"])]

@@ -30,6 +30,7 @@ reason (``summary()``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from iree.compiler import ir
 
@@ -46,13 +47,14 @@ _NO_BYTES = ("stream.cmd.discard", "stream.cmd.flush", "stream.cmd.invalidate")
 @dataclass
 class _Use:
     """One command's bytes [start, end) of the slab; ``writes_all``: it
-    overwrites them all; ``move(new_start)`` points it elsewhere."""
+    overwrites them all; ``move(new, old)`` moves it with its group from
+    offset ``old`` to ``new``."""
 
     index: int
     start: int
     end: int
     writes_all: bool
-    move: object
+    move: Callable[[int, int], None]
 
 
 @dataclass
@@ -114,11 +116,11 @@ def _commands(region_op: ir.Operation) -> list[ir.Operation]:
     return found
 
 
-def _operand_mover(op: ir.Operation, position: int, anchor: ir.Operation):
-    def move(new_start: int, old_start: int) -> None:
-        at = constant_int(op.operands[position])
-        if new_start != old_start:
-            op.operands[position] = index_constant(anchor, at + new_start - old_start)
+def _operand_mover(op: ir.Operation, position: int, anchor: ir.Operation) -> Callable[[int, int], None]:
+    """Moves the offset operand ``position`` of ``op`` (a new constant before ``anchor``)."""
+    def move(new: int, old: int) -> None:
+        if new != old:
+            op.operands[position] = index_constant(anchor, constant_int(op.operands[position]) + new - old)
     return move
 
 
@@ -153,8 +155,7 @@ def _uses(execute: ir.Operation, slab: ir.Value, size: int, functions, sites,
                 binding = dispatch_binding(op, position, functions)
                 if any(sites.get(s, 0) != 1 for s in binding.symbols()):
                     raise Unfollowed("an executable dispatched from more than one place")
-                if constant_int(op.operands[binding.offset_operand]) != 0 or \
-                        constant_int(op.operands[binding.length_operand]) != size:
+                if not binding.binds_whole(size):
                     raise Unfollowed("a dispatch binds part of the slab")
                 sizes += [(op, binding.size_operand), (op, binding.length_operand)]
                 for sub in binding.subspans:

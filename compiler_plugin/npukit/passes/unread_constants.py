@@ -59,11 +59,12 @@ class PoolReport:
 
 
 @dataclass
-class _Uses:
-    """Where a pool is read: the execution regions it enters (each with the
-    position of the pool's size among its operands) and the dispatch bindings."""
+class _Entry:
+    """An execution region the pool enters: the position of the pool's size
+    among its operands, and the dispatch bindings of the pool inside it."""
 
-    executes: list[tuple[ir.Operation, int]] = field(default_factory=list)
+    execute: ir.Operation
+    size_operand: int
     bindings: list[DispatchBinding] = field(default_factory=list)
 
 
@@ -88,8 +89,8 @@ class DropUnreadConstants:
         return [p.to_json() for p in self.pools]
 
 
-def _pool_uses(module: ir.Operation, pool: ConstantPool, functions: dict[str, ir.Operation]) -> _Uses:
-    """Every execution region and dispatch binding of the pool."""
+def _pool_uses(module: ir.Operation, pool: ConstantPool, functions: dict[str, ir.Operation]) -> list[_Entry]:
+    """Every execution region the pool enters, with its dispatch bindings."""
     loads: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -98,7 +99,7 @@ def _pool_uses(module: ir.Operation, pool: ConstantPool, functions: dict[str, ir
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)
-    uses = _Uses()
+    entries: list[_Entry] = []
     for load in loads:
         for use in load.result.uses:
             execute = use.owner
@@ -107,15 +108,14 @@ def _pool_uses(module: ir.Operation, pool: ConstantPool, functions: dict[str, ir
             segments, s, j = segment_of(execute, use.operand_number)
             if s != 0 or constant_int(execute.operands[segments[1][j]]) != pool.size:
                 raise Unfollowed("the pool enters an execution region at an unknown size")
-            uses.executes.append((execute, segments[1][j]))
+            entry = _Entry(execute, segments[1][j])
             for inner in execute.regions[0].blocks[0].arguments[j].uses:
                 binding = dispatch_binding(inner.owner, inner.operand_number, functions)
-                operands = binding.dispatch.operands
-                if constant_int(operands[binding.offset_operand]) != 0 or any(
-                        constant_int(operands[p]) != pool.size for p in (binding.size_operand, binding.length_operand)):
+                if not binding.binds_whole(pool.size):
                     raise Unfollowed("a dispatch binds part of the pool")
-                uses.bindings.append(binding)
-    return uses
+                entry.bindings.append(binding)
+            entries.append(entry)
+    return entries
 
 
 def _kept_layout(pool: ConstantPool, ranges: list[tuple[int, int]]) -> tuple[list[str], list[tuple[int, int, int]]]:
@@ -152,8 +152,8 @@ def _kept_layout(pool: ConstantPool, ranges: list[tuple[int, int]]) -> tuple[lis
 def _compact(module: ir.Operation, pool: ConstantPool, functions: dict[str, ir.Operation]) -> int:
     """Rewrites the pool to the elements still read; returns its new size."""
     _check_initializer(pool)
-    uses = _pool_uses(module, pool, functions)
-    reads = [sub for b in uses.bindings for sub in b.subspans]
+    entries = _pool_uses(module, pool, functions)
+    reads = [sub for e in entries for b in e.bindings for sub in b.subspans]
     texts, moves = _kept_layout(pool, [(sub.start, sub.end) for sub in reads])
     if moves == [(0, pool.size, 0)]:
         return pool.size
@@ -163,26 +163,16 @@ def _compact(module: ir.Operation, pool: ConstantPool, functions: dict[str, ir.O
     for sub in reads:
         old, _, new = next(m for m in moves if m[0] <= sub.start and sub.end <= m[1])
         move_subspan(sub, sub.start - old + new)
-    for execute, position in uses.executes:
-        size_value = index_constant(execute, new_size)
-        execute.operands[position] = size_value
-        for binding in uses.bindings:
-            if _inside(binding.dispatch, execute):
-                for p in (binding.size_operand, binding.length_operand):
-                    binding.dispatch.operands[p] = size_value
+    for entry in entries:
+        size_value = index_constant(entry.execute, new_size)
+        entry.execute.operands[entry.size_operand] = size_value
+        for binding in entry.bindings:
+            for p in (binding.size_operand, binding.length_operand):
+                binding.dispatch.operands[p] = size_value
     _resize_initializer(pool, new_size)
     pool.constant_op.attributes["value"] = ir.Attribute.parse(
         f"#util.composite<{new_size}xi8, [{', '.join(texts)}]>", module.context)
     return new_size
-
-
-def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
-    parent = op.parent
-    while parent is not None:
-        if parent == ancestor:
-            return True
-        parent = parent.parent
-    return False
 
 
 def _check_initializer(pool: ConstantPool) -> None:
