@@ -20,18 +20,18 @@ from support.models import MLPERF_MODELS, random_inputs
 from support.oracles import OnnxRuntimeReference
 
 # The layers each ONNX model's kernels take: kws_int8's first convolution,
-# four depthwise and four pointwise convolutions (the last one stores int32
-# accumulators) and the classifier; resnet8_int8's seven 3x3 convolutions
-# (one fused with its residual addition), the second strided 1x1 shortcut
-# and the classifier. Left to IREE's code, which computes the graph's float
-# arithmetic: the average pools of requantized accumulators and the first
-# shortcut, which IREE fused with the requantization of another layer's
-# int32 accumulators (the kernels' float stage takes a layer's own).
+# four depthwise and four pointwise convolutions and the classifier;
+# resnet8_int8's seven 3x3 convolutions (three fused with their residual
+# addition of an int8 tensor), the two strided 1x1 shortcuts and the
+# classifier. Every layer requantizes its own accumulators: the tensors it
+# hands to an average pool or to a residual addition are int8
+# (npukit.passes.quantized_handoffs). Left to IREE's code: the average pools
+# of int8 tensors and the softmax.
 _KERNEL_LAYERS = {
-    "kws_int8": {"convolution + relu": 1, "depthwise convolution + relu": 4, "pointwise convolution + relu": 3,
-                 "pointwise convolution": 1, "fully connected": 1},
-    "resnet8_int8": {"convolution + relu": 4, "convolution + add": 1, "convolution": 2,
-                     "pointwise convolution": 1, "fully connected": 1},
+    "kws_int8": {"convolution + relu": 1, "depthwise convolution + relu": 4, "pointwise convolution + relu": 4,
+                 "fully connected": 1},
+    "resnet8_int8": {"convolution + relu": 4, "convolution + add": 3, "pointwise convolution": 2,
+                     "fully connected": 1},
 }
 
 

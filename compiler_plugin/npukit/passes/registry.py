@@ -8,6 +8,7 @@ from npukit.driver.phases import ModuleHook
 from npukit.passes.input_check import RejectUnknownOperations
 from npukit.passes.keep_constant_globals import KeepConstantGlobals
 from npukit.passes.layer_boundaries import RemoveLayerBoundaries
+from npukit.passes.quantized_handoffs import KeepQuantizedHandoffs
 from npukit.passes.separate_layer_executables import SeparateLayerExecutables
 from npukit.passes.unyield_internal_calls import UnyieldInternalCalls
 
@@ -47,6 +48,8 @@ def passes_for(flags: list[str], output_format: str = "vm-bytecode",
     hooks: dict[str, list[ModuleHook]] = {"start": [RejectUnknownOperations()], "flow": [RemoveLayerBoundaries()]}
     tuned = [kernels] if kernels is not None else []
     if mynpu is not None or kernels is not None:
+        # A layer's int8 output reaches an average pool or a residual ADD as int8, not as int32 accumulators.
+        hooks["global-optimization"] = [KeepQuantizedHandoffs()]
         # Layers that IREE gave one shared executable get one each: their constants become known.
         hooks["flow"].append(SeparateLayerExecutables())
     if mynpu is not None:
