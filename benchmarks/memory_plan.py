@@ -18,7 +18,9 @@ random input) and the report lists:
 - the model's live-activation lower bound (the largest sum of its
   activations alive at once, in operator order);
 - their ratio, and whether RAM without the stack is at most 1.1 x the bound
-  + 2 KiB.
+  + 2 KiB;
+- the CPU's instructions for one inference (without those spent simulating
+  the NPU), so that a change to the plan shows what it costs in time.
 
 The models: kws_int8 and resnet8_int8 (.onnx, and kws_int8.tflite, from the shared models) and
 the zoo's MobileNetV1 int8 .tflite models (generated into the zoo's cache
@@ -86,6 +88,7 @@ def measure(name: str, model: Path, npu: bool, plots: Path | None) -> dict:
         "ratio": round(ram.without_stack / bound, 3) if bound else None,
         "limit": int(SLACK_FACTOR * bound + SLACK_BYTES) if bound else None,
         "passes": bool(bound) and ram.without_stack <= SLACK_FACTOR * bound + SLACK_BYTES,
+        "cpu_instructions": result.cpu_instructions,
         "memory_plan_refused": (result.artifact.manifest.get("memory_plan") or {}).get("refused"),
         "outputs_identical_to_host": result.outputs_identical_to_host,
         "seconds": round(time.monotonic() - started, 1),
@@ -106,21 +109,22 @@ def markdown(rows: list[dict]) -> str:
         "planned buffers "
         "(`<NAME>_ARENA_SIZE`) and the runtime's own objects (module state, buffer records, and in embedded "
         "builds the executables loaded into RAM). Bound: the largest sum of the model's simultaneously live "
-        f"activations. Passes: RAM without the stack <= {SLACK_FACTOR} x bound + {SLACK_BYTES // 1024} KiB.",
+        f"activations. Passes: RAM without the stack <= {SLACK_FACTOR} x bound + {SLACK_BYTES // 1024} KiB. "
+        "CPU instructions: one inference's, without those the board spends simulating the NPU.",
         "",
         "| model | build | static data | arena | RAM w/o stack | planned (header) | plan high-water | runtime "
-        "objects | lower bound | ratio | limit | passes |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "objects | lower bound | ratio | limit | passes | CPU instructions |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['model']} | {r['build']} | error: {r['error']} ||||||||||")
+            lines.append(f"| {r['model']} | {r['build']} | error: {r['error']} |||||||||||")
             continue
         lines.append(
             f"| {r['model']} | {r['build']} | {_n(r['static_data'])} | {_n(r['arena'])} | "
             f"{_n(r['ram_without_stack'])} | {_n(r['arena_planned'])} | {_n(r['arena_plan_high_water'])} | "
             f"{_n(r['runtime_objects'])} | {_n(r['activation_lower_bound'])} | {_n(r['ratio'])} | "
-            f"{_n(r['limit'])} | {'yes' if r['passes'] else 'no'} |")
+            f"{_n(r['limit'])} | {'yes' if r['passes'] else 'no'} | {_n(r.get('cpu_instructions'))} |")
     refused = [r for r in rows if r.get("memory_plan_refused")]
     for r in refused:
         lines.append(f"\n{r['model']} ({r['build']}): no memory plan: {r['memory_plan_refused']}")

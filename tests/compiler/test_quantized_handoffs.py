@@ -143,7 +143,7 @@ def test_dispatches_store_the_int8_tensors(model):
     assert _stored_int32(model, None) == ["12x120", "16x5x6", "8x120"]
     handoffs = KeepQuantizedHandoffs()
     assert _stored_int32(model, handoffs) == []
-    assert handoffs.marked == {"average": 1, "addition": 2}
+    assert handoffs.marked == {"pool": 1, "addition": 2}
 
 
 def test_every_layer_takes_the_kernels(model, tmp_path):

@@ -5,9 +5,11 @@ The frontend passes a quantized layer's output through a
 ``util.optimization_barrier`` marked ``npukit.layer_boundary`` when an
 operator the layer recogniser does not read as an epilogue (LEAKY_RELU,
 HARD_SWISH, LOGISTIC, MUL, ...) consumes it, so that IREE does not fuse that
-operator into the layer's dispatch (frontends/tflite/contractions.py). At
-'flow' the dispatches exist and the barriers have done their work; left in,
-they would reach the inline execution model's buffer lowering, which has no
+operator into the layer's dispatch (frontends/tflite/contractions.py);
+npukit.passes.quantized_handoffs sets the same mark at 'global-optimization'
+on a layer's output read by a pool or a residual ADD. At 'flow' the
+dispatches exist and the barriers have done their work; left in, they
+would reach the inline execution model's buffer lowering, which has no
 form for them. This pass, run at 'flow' in every compile, forwards each
 marked barrier's operand to its users and erases it.
 """

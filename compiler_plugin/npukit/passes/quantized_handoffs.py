@@ -1,13 +1,13 @@
-"""Keeps the quantized tensor a model hands from one layer to an average
-pool or a residual addition, instead of IREE's int32 accumulators.
+"""Keeps the quantized tensor a model hands from one layer to a pool or a
+residual addition, instead of IREE's int32 accumulators.
 
 A quantized model's layer ends in its requantization: the int32
 accumulators become the int8 (or int16) tensor the next operator reads
 (TFLite and ONNX QDQ semantics alike). IREE's elementwise fusion pulls that
 requantization forward into the consumer where the consumer is
 
-- a reduction that is not a contraction (an average pool, a MEAN): the pool
-  cannot share the layer's dispatch, so the layer's dispatch stores its
+- a reduction that is not a contraction (an average or max pool, a MEAN):
+  the pool cannot share the layer's dispatch, so the layer's dispatch stores its
   int32 accumulators, four times the tensor the model has, and the pool's
   dispatch requantizes them;
 - an elementwise operation reading two layers' outputs (a residual ADD):
@@ -94,9 +94,10 @@ def _users(value: ir.Value) -> list[ir.Operation]:
 @dataclass
 class KeepQuantizedHandoffs:
     """The 'global-optimization' hook; ``marked`` counts the layer outputs
-    it passed through a barrier, by the consumer they were kept for."""
+    it passed through a barrier, by the consumer they were kept for (a
+    "pool" or an "addition")."""
 
-    marked: dict[str, int] = field(default_factory=lambda: {"average": 0, "addition": 0})
+    marked: dict[str, int] = field(default_factory=lambda: {"pool": 0, "addition": 0})
 
     def __call__(self, module: ir.Operation) -> None:
         functions: list[ir.Operation] = []
@@ -140,7 +141,7 @@ class KeepQuantizedHandoffs:
             if consumer is None:
                 continue
             if _is_reduction(consumer) and not _multiplies(consumer):
-                marks[op] = "average"
+                marks[op] = "pool"
             elif _is_elementwise(consumer):
                 marks.update((o, "addition") for o in self._addends(consumer, op, order, is_layer_output))
         for op, kind in sorted(marks.items(), key=lambda item: order[item[0]]):
