@@ -1,6 +1,6 @@
 """RAM against the live-activation lower bound, on mps2-an386, CPU and NPU builds.
 
-    python benchmarks/memory_plan.py [--models kws_int8,kws_int8.tflite,resnet8_int8,mobilenet_v1] [--npu-only]
+    python benchmarks/memory_plan.py [--models kws_int8,kws_int8.tflite,resnet8_int8,resnet8_int8.tflite,mobilenet_v1] [--npu-only]
                                      [--cpu-only]
                                      [--out benchmarks/reports/boards] [--plots DIR]
 
@@ -22,7 +22,7 @@ random input) and the report lists:
 - the CPU's instructions for one inference (without those spent simulating
   the NPU), so that a change to the plan shows what it costs in time.
 
-The models: kws_int8 and resnet8_int8 (.onnx, and kws_int8.tflite, from the shared models) and
+The models: kws_int8 and resnet8_int8 (.onnx and .tflite, from the shared models) and
 the zoo's MobileNetV1 int8 .tflite models (generated into the zoo's cache
 when missing; TensorFlow needed then). Writes ``memory_plan.md`` and
 ``memory_plan.json`` to the output directory. A report, not a test.
@@ -134,7 +134,7 @@ def markdown(rows: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="kws_int8,kws_int8.tflite,resnet8_int8,mobilenet_v1")
+    parser.add_argument("--models", default="kws_int8,kws_int8.tflite,resnet8_int8,resnet8_int8.tflite,mobilenet_v1")
     parser.add_argument("--cpu-only", action="store_true")
     parser.add_argument("--npu-only", action="store_true")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "reports" / "boards")
