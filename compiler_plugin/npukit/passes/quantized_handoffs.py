@@ -44,7 +44,7 @@ from iree.compiler import ir
 from npukit.passes.layer_boundaries import MARK
 
 _QUANTIZE_OPS = ("iree_linalg_ext.quantize_affine", "iree_linalg_ext.dequantize_affine")
-# How far back from a tensor its contraction is looked for (elementwise steps).
+# How many elementwise steps a value is followed towards its consumer or its source.
 _MAX_DEPTH = 12
 
 
@@ -118,15 +118,11 @@ class KeepQuantizedHandoffs:
         order = {}
         for position, op in enumerate(block.operations):
             order[op.operation] = position
-        layer_outputs: dict[ir.Operation, bool] = {}
+        reaches: dict[ir.Operation, bool] = {}
 
         def is_layer_output(value: ir.Value) -> bool:
             op = _op(value)
-            if op is None or not _is_elementwise(op) or op not in order:
-                return False
-            if op not in layer_outputs:
-                layer_outputs[op] = _reaches_contraction(op, _MAX_DEPTH)
-            return layer_outputs[op]
+            return op is not None and op in order and _is_elementwise(op) and _reaches_contraction(op, reaches)
 
         marks: dict[ir.Operation, str] = {}
         for op in list(block.operations):
@@ -142,40 +138,35 @@ class KeepQuantizedHandoffs:
                 continue
             if _is_reduction(consumer) and not _multiplies(consumer):
                 marks[op] = "pool"
-            elif _is_elementwise(consumer):
-                marks.update((o, "addition") for o in self._addends(consumer, op, order, is_layer_output))
+            elif _is_elementwise(consumer) and any(
+                    order.get(_op(source), -1) > order[op] and is_layer_output(source)
+                    for source in (_source_before_elementwise(v) for v in consumer.operands) if source is not None):
+                # The consumer also reads a layer output computed later: the ADD fuses into that layer's dispatch.
+                marks[op] = "addition"
         for op, kind in sorted(marks.items(), key=lambda item: order[item[0]]):
             _barrier(op)
             self.marked[kind] += 1
 
-    @staticmethod
-    def _addends(consumer: ir.Operation, candidate: ir.Operation, order, is_layer_output) -> list[ir.Operation]:
-        """``candidate`` when the elementwise ``consumer`` also reads a layer
-        output computed after it (the ADD then fuses into that layer's
-        dispatch), else nothing."""
-        latest = order[candidate]
-        for operand in consumer.operands:
-            source = _source_before_elementwise(operand)
-            if source is not None and is_layer_output(source) and order.get(_op(source), -1) > latest:
-                return [candidate]
-        return []
 
-
-def _reaches_contraction(op: ir.Operation, depth: int) -> bool:
-    """An elementwise ``op`` computes from a contraction's integer result."""
-    if depth == 0:
-        return False
+def _reaches_contraction(op: ir.Operation, known: dict[ir.Operation, bool]) -> bool:
+    """An elementwise ``op`` computes from a contraction's integer result
+    (``known``: the answers so far, by operation; SSA values form no cycle)."""
+    if op in known:
+        return known[op]
+    found = False
     for operand in op.operands:
         source = _op(operand)
         if source is None:
             continue
         if _is_contraction(source):
             width = _integer_width(operand)
-            if width is not None and width >= 32:
-                return True
-        elif _is_elementwise(source) and _reaches_contraction(source, depth - 1):
-            return True
-    return False
+            found = width is not None and width >= 32
+        elif _is_elementwise(source):
+            found = _reaches_contraction(source, known)
+        if found:
+            break
+    known[op] = found
+    return found
 
 
 def _fusing_consumer(value: ir.Value) -> ir.Operation | None:
