@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from npukit.cpu.kernel_choice import KernelChoice
-from npukit.cpu.layer_kernels import WORDS, kernel_library, layer_block
+from npukit.cpu.layer_kernels import DEFINES, WORDS, compact_words, kernel_library, layer_block, position_words
 from npukit.deploy.toolchain_files import cross_presets
 from npukit.layer_recognition.dispatch_ir import SystemTensor
 from npukit.quantization.requantization import ADD_LEFT_SHIFT
@@ -61,9 +61,19 @@ def _cpu_flags() -> set[str]:
 
 _WRAPPER = """
 #include <stddef.h>
+#include <stdint.h>
 void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual);
+int npukit_s8_layer_words(const uint8_t* block, int32_t* words);
 __attribute__((visibility("default"))) void layer(size_t p, size_t i, size_t o, size_t r) {
   npukit_s8_layer(p, i, o, r);
+}
+__attribute__((visibility("default"))) int layer_words(size_t block, size_t words) {
+  return npukit_s8_layer_words((const uint8_t*)block, (int32_t*)words);
+}
+// An address in the caller's stack.
+__attribute__((visibility("default"), noinline)) size_t stack_address(void) {
+  volatile char here = 0;
+  return (size_t)&here + here;
 }
 """
 
@@ -81,9 +91,14 @@ def build(request, tmp_path_factory):
     lib = work / "kernels.so"
     subprocess.run(["gcc", "-shared", "-nostdlib", "-o", str(lib), str(work / "wrapper.c"), "-Wl,--whole-archive",
                     str(archive), "-Wl,--no-whole-archive"], check=True, capture_output=True)
-    fn = ctypes.CDLL(str(lib)).layer
+    loaded = ctypes.CDLL(str(lib))
+    fn = loaded.layer
     fn.argtypes = [ctypes.c_size_t] * 4
     fn.restype = None
+    fn.words = loaded.layer_words
+    fn.words.argtypes = [ctypes.c_size_t] * 2
+    fn.stack_address = loaded.stack_address
+    fn.stack_address.restype = ctypes.c_size_t
     return request.param, archive, fn
 
 
@@ -243,6 +258,50 @@ _PROT_NONE = 0  # mmap has no name for it
 
 
 @contextmanager
+def aligned(block: bytes):
+    """The address of a 64-byte aligned copy of a parameter block."""
+    params = np.zeros(len(block) + 64, np.uint8)
+    start = -params.ctypes.data % 64
+    params[start: start + len(block)] = np.frombuffer(block, np.uint8)
+    yield params.ctypes.data + start
+
+
+_MAP_FIXED_NOREPLACE = 0x100000
+_LIBC.mmap.restype = ctypes.c_void_p
+_LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_LIBC.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+
+@contextmanager
+def near_the_stack(layer, block: bytes):
+    """The address of a copy of a compact block less than 2^31 bytes from
+    the kernels' stack, as on a 32-bit board (where any distance fits):
+    the entry expands the block's words on its stack and addresses the
+    tables from there (s8_layer.h)."""
+    page = mmap.PAGESIZE
+    size = -(-len(block) // page) * page
+    stack = layer.stack_address() // page * page
+    for distance in (2**24 * k for k in range(1, 96)):
+        for hint in (stack - distance - size, stack + distance):
+            base = _LIBC.mmap(hint, size, mmap.PROT_READ | mmap.PROT_WRITE,
+                              mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_FIXED_NOREPLACE, -1, 0)
+            if base not in (None, ctypes.c_void_p(-1).value) and base == hint:
+                break
+            if base not in (None, ctypes.c_void_p(-1).value):
+                _LIBC.munmap(base, size)
+        else:
+            continue
+        break
+    else:
+        pytest.fail("no free memory within 1.5 GiB of the stack")
+    ctypes.memmove(base, block, len(block))
+    try:
+        yield base
+    finally:
+        _LIBC.munmap(base, size)
+
+
+@contextmanager
 def guarded(data: bytes):
     """The address of a copy of `data` whose last byte is followed by an
     unreadable page: a kernel that reads past the end of an input binding
@@ -264,7 +323,7 @@ def guarded(data: bytes):
         memory.close()
 
 
-def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelChoice()) -> None:
+def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelChoice(), compact: bool = False) -> None:
     """Runs one layer (the way `choice` says) and checks every byte of its
     output binding; `adjust` may replace the drawn multipliers."""
     _, _, layer = build
@@ -354,17 +413,17 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
     else:
         view.transpose(order)[:] = want
 
-    block = layer_block(spec, choice, float_output=bool(case.float_stage))
-    if not choice.weight_sums:
-        _check_board_tables(block, case.out_c)
-    params = np.zeros(len(block) + 64, np.uint8)
-    start = -params.ctypes.data % 64
-    params[start: start + len(block)] = np.frombuffer(block, np.uint8)
+    block = layer_block(spec, choice, float_output=bool(case.float_stage), compact=compact)
+    if not choice.weight_sums and not compact:
+        _check_board_tables(block, case.out_c, bool(case.float_stage))
     res_offset = add.residual.tensor.offset if add is not None else 0
     out_array = np.frombuffer(out_bytes, np.uint8)
-    with guarded(bytes(3) + in_full.tobytes()) as in_at, \
+    if compact:
+        _check_compact_words(layer, block, layer_block(spec, choice, float_output=bool(case.float_stage)), case)
+    with (near_the_stack(layer, block) if compact else aligned(block)) as params_at, \
+            guarded(bytes(3) + in_full.tobytes()) as in_at, \
             guarded(bytes(res_offset) + residual_full.tobytes()) as res_at:
-        layer(params.ctypes.data + start, in_at, out_array.ctypes.data, res_at)
+        layer(params_at, in_at, out_array.ctypes.data, res_at)
 
     got = np.frombuffer(out_bytes, out_dtype, int(np.prod(ofm.tensor.shape)), ofm.tensor.offset)
     np.testing.assert_array_equal(got.reshape(ofm.tensor.shape), expected)
@@ -504,18 +563,77 @@ def test_conv_forms_equal_tflite_arithmetic(build, name, conv_form, rng):
     run_case(build, CASES[name], rng, choice=KernelChoice(conv_form=conv_form))
 
 
-def _check_board_tables(block: bytes, channels: int) -> None:
+def _check_board_tables(block: bytes, channels: int, floating: bool) -> None:
     """A block without weight sums holds per channel the bias, multiplier
-    and shift, one table after the other, and then only what the layer
-    has besides (a fused residual's stage, a float stage, FC scales)."""
+    and shift, one table after the other (a float output stage: one table
+    of zeros for the three), and then only what the layer has besides (a
+    fused residual's stage, a float stage, FC scales)."""
     words = np.frombuffer(block[:4 * WORDS["COUNT"]], "<i4")
     count = WORDS["COUNT"]
     assert words[WORDS["WEIGHT_SUM_AT"]] == 0
+    tables = 1 if floating else 3
     assert [words[WORDS[t]] for t in ("BIAS_AT", "MULTIPLIER_AT", "SHIFT_AT")] == \
-        [count, count + channels, count + 2 * channels]
+        ([count] * 3 if floating else [count, count + channels, count + 2 * channels])
+    if floating:
+        assert not np.frombuffer(block, "<i4", channels, 4 * count).any()
     following = [int(words[WORDS[t]]) for t in ("RES_BIAS_AT", "FLOAT_AT", "SCALE_AT") if words[WORDS[t]]]
     following.append(int(words[WORDS["WEIGHTS_AT"]]) // 4)
-    assert min(following) - count in (3 * channels, 3 * channels + 1)  # + 1: an 8-byte boundary
+    assert min(following) - count in (tables * channels, tables * channels + 1)  # + 1: an 8-byte boundary
+
+
+def _decoded_words(layer, block: bytes) -> np.ndarray:
+    """The words npukit_s8_layer_words expands from a compact block."""
+    copy = ctypes.create_string_buffer(bytes(block), len(block))
+    words = np.zeros(WORDS["COUNT"], np.int32)
+    assert layer.words(ctypes.addressof(copy), words.ctypes.data) == 1
+    return words
+
+
+def _check_compact_words(layer, compact: bytes, full: bytes, case: Case) -> None:
+    """The compact block's words, as the kernels' entry expands them, are
+    the full block's: every word equal but the positions, which locate the
+    same tables and weights in the compact block."""
+    words = _decoded_words(layer, compact)
+    full_words = np.frombuffer(full[:4 * WORDS["COUNT"]], "<i4")
+    positions = set(position_words())
+    assert [n for n in WORDS if n.endswith("_AT")] == [n for n in WORDS if n in positions]
+    for name, index in WORDS.items():
+        if name != "COUNT" and name not in positions:
+            assert words[index] == full_words[index], name
+    sizes = {"FLOAT_AT": 12, "SCALE_AT": 8}
+    for name in positions - {"WEIGHTS_AT"}:
+        at, full_at = int(words[WORDS[name]]), int(full_words[WORDS[name]])
+        assert (at == 0) == (full_at == 0), name
+        if not at:
+            continue
+        n = sizes.get(name, 4) * case.out_c
+        assert compact[4 * at: 4 * at + n] == full[4 * full_at: 4 * full_at + n], name
+    assert words[WORDS["WEIGHTS_AT"]] % 8 == 0 and words[WORDS["SCALE_AT"]] % 2 == 0
+    assert compact[words[WORDS["WEIGHTS_AT"]]:] == full[full_words[WORDS["WEIGHTS_AT"]]:]
+    assert len(compact) < len(full)
+
+
+def test_compact_encoding_round_trips_every_word(build):
+    """Any int32 in any word, the extremes included, comes back from the
+    compact encoding as it went in (s8_layer.h); a zero word takes no byte."""
+    rng = np.random.default_rng(30)
+    count = WORDS["COUNT"]
+    _, _, layer = build
+    edges = np.array([-2**31, 2**31 - 1, -1, 1, 63, 64, -64, -65, 2**27, -2**27 - 1, 2**13, -2**20], np.int64)
+    for _ in range(300):
+        words = rng.integers(-2**31, 2**31, count, dtype=np.int64) >> rng.integers(0, 32, count)
+        words[rng.random(count) < 0.3] = 0
+        words[rng.integers(0, count, 6)] = rng.choice(edges, 6)
+        encoded = compact_words(words)
+        present = int(np.count_nonzero(words[1:]))
+        assert len(encoded) >= 4 + (count + 7) // 8 + present
+        expected = words.copy()
+        expected[WORDS["MAGIC"]] = DEFINES["NPUKIT_S8_MAGIC"]
+        np.testing.assert_array_equal(_decoded_words(layer, encoded), expected)
+    zeros = np.zeros(count, np.int64)
+    assert len(compact_words(zeros)) == 4 + (count + 7) // 8
+    full = np.zeros(4 * count, np.uint8)  # a block in the full encoding is not compact
+    assert layer.words(full.ctypes.data, np.zeros(count, np.int32).ctypes.data) == 0
 
 
 # Blocks as the board presets make them (npukit.cpu.kernel_choice.block_weight_sums).
@@ -531,6 +649,17 @@ def test_blocks_without_weight_sums_equal_tflite_arithmetic(build, name, rng):
     if build[0] not in ("avx2", "portable"):
         pytest.skip("the x86 kernels decline the block alike on every build")
     run_case(build, CASES[name], rng, choice=BOARD_BLOCK)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_compact_blocks_equal_tflite_arithmetic(build, name, rng):
+    """Blocks in the compact encoding the 32-bit boards get (s8_layer.h),
+    read in place at a distance from the stack that fits the int32
+    positions: the entry's expanded words address the block's tables, and
+    the results are TFLite's. (The portable kernels, as on the boards.)"""
+    if build[0] != "portable":
+        pytest.skip("the boards' kernels are the portable ones")
+    run_case(build, CASES[name], rng, choice=BOARD_BLOCK, compact=True)
 
 
 # Channel-last layers with lane-ordered weights: output channels are vector lanes.
@@ -724,6 +853,13 @@ FLOAT_CASES = {
 @pytest.mark.parametrize("name", list(FLOAT_CASES))
 def test_float_output_stage_equals_the_graphs_float_arithmetic(build, name, scales, rng):
     run_case(build, replace(FLOAT_CASES[name], float_stage=scales), rng)
+
+
+@pytest.mark.parametrize("name", list(FLOAT_CASES))
+def test_compact_blocks_with_a_float_output_stage(build, name, rng):
+    if build[0] != "portable":
+        pytest.skip("the boards' kernels are the portable ones")
+    run_case(build, replace(FLOAT_CASES[name], float_stage="ties"), rng, choice=BOARD_BLOCK, compact=True)
 
 
 @pytest.mark.parametrize("name", ["channel-last in and out", "depthwise channel-last"])

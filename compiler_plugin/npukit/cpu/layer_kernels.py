@@ -147,12 +147,15 @@ def float_output_supported(spec: LayerSpec) -> None:
         raise KernelUnsupported(spec.float_unsupported or "a float epilogue whose parameters were not read")
 
 
-def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_output: bool = False) -> bytes:
+def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_output: bool = False,
+                compact: bool = False) -> bytes:
     """The parameter block, tables and packed weights of one layer, run the
     way ``choice`` says (the caller has checked that its preset offers it).
     ``float_output``: a layer whose dispatch requantizes in float (an ONNX
     QDQ layer) keeps that float arithmetic (the kernels' float output
-    stage); otherwise it takes TFLite's fixed-point one."""
+    stage); otherwise it takes TFLite's fixed-point one. ``compact``: the
+    words in the compact encoding (s8_layer.h; 32-bit targets only,
+    ``compact_blocks``), else the full one."""
     check_supported(spec)
     floating = float_output and spec.float_epilogue and spec.multipliers is not None
     if float_output and spec.float_epilogue:
@@ -203,13 +206,18 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
             ADD_RES_MULT=a.residual_multiplier[0], ADD_RES_SHIFT=a.residual_multiplier[1],
             ADD_OUT_MULT=a.output_multiplier[0], ADD_OUT_SHIFT=a.output_multiplier[1],
             ADD_OUT_ZP=a.output_zp, ADD_ACT_MIN=a.act_min, ADD_ACT_MAX=a.act_max)
-    multipliers = spec.multipliers or [(0, 0)] * channels
-    # The float stage adds its own float bias after scaling: the accumulators start at 0.
-    bias = np.zeros(channels, np.int64) if floating else np.asarray(spec.bias, np.int64)
     # Per channel the bias, multiplier and shift; the x86 host kernels' weight sums where the preset has them
-    # (s8_layer.h; the portable and DSP kernels derive what else they need per call).
-    tables = {"BIAS_AT": bias, "MULTIPLIER_AT": [m for m, _ in multipliers],
-              "SHIFT_AT": [s for _, s in multipliers]}
+    # (s8_layer.h; the portable and DSP kernels derive what else they need per call). A float output stage
+    # starts its accumulators at 0 (it adds its own float bias after scaling) and reads no multiplier or
+    # shift: its three tables are one table of zeros.
+    if floating:
+        tables = {"BIAS_AT": np.zeros(channels, np.int64)}
+        shared = {"MULTIPLIER_AT": "BIAS_AT", "SHIFT_AT": "BIAS_AT"}
+    else:
+        multipliers = spec.multipliers or [(0, 0)] * channels
+        tables = {"BIAS_AT": np.asarray(spec.bias, np.int64), "MULTIPLIER_AT": [m for m, _ in multipliers],
+                  "SHIFT_AT": [s for _, s in multipliers]}
+        shared = {}
     if spec.kind != "average" and choice.weight_sums:
         tables["WEIGHT_SUM_AT"] = _weight_sums(spec)
     fused = spec.add.accumulators if spec.add is not None else None
@@ -222,26 +230,85 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
         float_words, float_table = _float_words(spec)
         put(**float_words)
         tables["FLOAT_AT"] = float_table
-    at = WORDS["COUNT"]  # the tables follow the words, one after another
-    for name, table in tables.items():
-        put(**{name: at})
-        at += len(table)
     scales = b""
     if spec.kind == "fully_connected" and spec.multipliers is not None and not floating:
         if spec.scales is None:
             raise KernelUnsupported("a fully connected layer without its double scales")
-        at += at % 2  # binary64 values on an 8-byte boundary (the block is 16-byte aligned)
-        put(SCALE_AT=at)
         scales = np.asarray(spec.scales, "<f8").tobytes()
-        at += 2 * channels
-    put(WEIGHTS_AT=(4 * at + 7) // 8 * 8)
-    head_words = np.concatenate([words, *tables.values()])
-    if (head_words < -2**31).any() or (head_words >= 2**31).any():
-        raise KernelUnsupported("a parameter outside int32")
-    head = head_words.astype("<i4").tobytes()
+    tables = {name: np.asarray(table, np.int64).reshape(-1) for name, table in tables.items()}
+    for table in [words, *tables.values()]:
+        if (table < -2**31).any() or (table >= 2**31).any():
+            raise KernelUnsupported("a parameter outside int32")
+    weights = _packed_weights(spec, choice).tobytes()
+    if not compact:
+        return _assemble(words, tables, shared, scales, weights, lambda w: w.astype("<i4").tobytes())
+    # Positions lengthen the compact header, which moves the tables: lay out again until it stays put.
+    head = len(compact_words(words))
+    while (block := _assemble(words, tables, shared, scales, weights, compact_words, head)) is None:
+        head = len(compact_words(words))
+    return block
+
+
+def _assemble(words: np.ndarray, tables: dict[str, np.ndarray], shared: dict[str, str], scales: bytes,
+              weights: bytes, encode, head: int | None = None) -> bytes | None:
+    """The block: the words as ``encode`` writes them (in ``head`` bytes,
+    the full words' size when None), the int32 tables one after another,
+    the binary64 scales 8-byte aligned, then the weights 8-byte aligned;
+    the position words set to where each is; None when the words take more
+    than ``head`` bytes."""
+    at = WORDS["COUNT"] if head is None else (head + 3) // 4  # in int32 words
+    for name, table in tables.items():
+        words[WORDS[name]] = at
+        at += len(table)
+    for name, same in shared.items():
+        words[WORDS[name]] = words[WORDS[same]]
     if scales:
-        head += bytes(4 * int(words[WORDS["SCALE_AT"]]) - len(head)) + scales
-    return head + bytes(int(words[WORDS["WEIGHTS_AT"]]) - len(head)) + _packed_weights(spec, choice).tobytes()
+        at += at % 2  # binary64 values on an 8-byte boundary (the block is 16-byte aligned)
+        words[WORDS["SCALE_AT"]] = at
+        at += len(scales) // 4
+    words[WORDS["WEIGHTS_AT"]] = (4 * at + 7) // 8 * 8
+    out = bytearray(encode(words))
+    room = 4 * (WORDS["COUNT"] if head is None else (head + 3) // 4)
+    if len(out) > room:
+        return None  # the caller lays a compact block out again with more room for its words
+    out += bytes(room - len(out))
+    for table in tables.values():
+        out += table.astype("<i4").tobytes()
+    if scales:
+        out += bytes(4 * int(words[WORDS["SCALE_AT"]]) - len(out)) + scales
+    return bytes(out) + bytes(int(words[WORDS["WEIGHTS_AT"]]) - len(out)) + weights
+
+
+def compact_words(words: np.ndarray) -> bytes:
+    """The compact encoding's magic, presence bitmask and varints (s8_layer.h);
+    MAGIC itself is implied."""
+    count = WORDS["COUNT"]
+    present = bytearray((count + 7) // 8)
+    values = bytearray()
+    for i, value in enumerate(int(v) for v in words):
+        if i == WORDS["MAGIC"] or value == 0:
+            continue
+        present[i // 8] |= 1 << (i % 8)
+        z = ((value << 1) ^ (value >> 31)) & 0xFFFFFFFF  # zigzag
+        while z >= 0x80:
+            values.append(z & 0x7F | 0x80)
+            z >>= 7
+        values.append(z)
+    return DEFINES["NPUKIT_S8_COMPACT_MAGIC"].to_bytes(4, "little") + bytes(present) + bytes(values)
+
+
+def compact_blocks(preset: CpuPreset) -> bool:
+    """Whether blocks for ``preset`` take the compact encoding (s8_layer.h):
+    on 32-bit targets, where the kernels can address a block's tables from
+    the words they expand on the stack."""
+    return preset.elf_class == 32
+
+
+def position_words() -> tuple[str, ...]:
+    """NPUKIT_S8_POSITION_WORDS of s8_layer.h: the words the kernels' entry
+    rebases when it expands a compact block."""
+    body = re.search(r"#define NPUKIT_S8_POSITION_WORDS((?:.*\\\n)*.*)", HEADER.read_text())[1]
+    return tuple(re.findall(r"NPUKIT_S8_W_(\w+)", body))
 
 
 # The flags that make code linkable into an embedded ELF (no libc, no TLS, no

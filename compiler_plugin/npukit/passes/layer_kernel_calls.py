@@ -31,7 +31,7 @@ from iree.compiler import ir
 from npukit.layer_recognition.accumulator_average import match_accumulator_average
 from npukit.cpu.flash_budget import BudgetOutcome, LayerForms, fit_budget
 from npukit.cpu.kernel_choice import KernelChoice, LayerChoices, candidates, layer_key
-from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, layer_block
+from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, compact_blocks, layer_block
 from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, read_dispatch
 from npukit.layer_recognition.layer_match import match_layer_at_site, reduces_accumulators
@@ -134,12 +134,14 @@ class LayerKernelCalls:
     def _blocks(self, spec: LayerSpec, choice: KernelChoice) -> dict[KernelChoice, bytes]:
         """The layer's parameter block with the choice's weights in int8 and,
         where the preset offers it and the choice or a flash budget may take
-        it, in int16 (in that order)."""
+        it, in int16 (in that order); compact on 32-bit targets (s8_layer.h)."""
+        preset = self.choices.preset
+        compact = compact_blocks(preset)
         narrow = replace(choice, weights="int8") if choice.weights == "int16" else choice
-        blocks = {narrow: layer_block(spec, narrow, self.float_output)}
+        blocks = {narrow: layer_block(spec, narrow, self.float_output, compact)}
         wide = replace(choice, weights="int16")
-        if (choice == wide or self.flash_budget is not None) and wide in candidates(spec, self.choices.preset):
-            blocks[wide] = layer_block(spec, wide, self.float_output)
+        if (choice == wide or self.flash_budget is not None) and wide in candidates(spec, preset):
+            blocks[wide] = layer_block(spec, wide, self.float_output, compact)
         return blocks
 
 

@@ -1,4 +1,5 @@
-// The one entry point the compiled dispatches call (see s8_layer.h). On x86
+// The one entry point the compiled dispatches call (see s8_layer.h): it
+// expands a compact block's words (s8_layer.h) and runs the layer. On x86
 // with AVX2 or AVX-512 VNNI the vector kernels (s8_x86.h) take the layer
 // unless they leave it to the portable ones.
 #include "s8_layer.h"
@@ -10,8 +11,53 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
 void npukit_s8_residual_int8(const int32_t* p, size_t residual, size_t output);
 void npukit_s8_average(const int32_t* p, size_t input, size_t output, size_t residual);
 
-void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual) {
-  const int32_t* p = (const int32_t*)params;
+static uint32_t read_u32(const uint8_t* b) {
+  return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+int npukit_s8_layer_words(const uint8_t* block, int32_t words[NPUKIT_S8_W_COUNT]) {
+  if (read_u32(block) != (uint32_t)NPUKIT_S8_COMPACT_MAGIC) return 0;
+  const uint8_t* present = block + 4;
+  const uint8_t* at = present + (NPUKIT_S8_W_COUNT + 7) / 8;
+  for (int32_t i = 0; i < NPUKIT_S8_W_COUNT; ++i) {
+    uint32_t z = 0;
+    if (present[i / 8] >> (i % 8) & 1) {
+      uint32_t byte;
+      int32_t bits = 0;
+      do {
+        byte = *at++;
+        z |= (byte & 0x7f) << bits;
+        bits += 7;
+      } while ((byte & 0x80) && bits < 35);
+    }
+    words[i] = (int32_t)((z >> 1) ^ (0u - (z & 1)));  // zigzag back to two's complement
+  }
+  words[NPUKIT_S8_W_MAGIC] = NPUKIT_S8_MAGIC;
+  return 1;
+}
+
+// Position words counted from `block` made to count from `words` (the
+// kernels add them to the address of the words they read). Both are 4-byte
+// aligned, and on a 32-bit target any distance fits the int32 words modulo
+// 2^32, the pointers' own arithmetic.
+static void rebase(int32_t words[NPUKIT_S8_W_COUNT], size_t block) {
+  static const uint8_t positions[] = {NPUKIT_S8_POSITION_WORDS};
+  const uintptr_t bytes = (uintptr_t)block - (uintptr_t)words;
+#if UINTPTR_MAX > 0xffffffffu
+  // The compiler writes compact blocks for 32-bit targets only; elsewhere
+  // the distance must still fit an int32 count of bytes.
+  if ((intptr_t)bytes != (intptr_t)(int32_t)bytes) __builtin_trap();
+#endif
+  const uint32_t in_bytes = (uint32_t)bytes, in_words = (uint32_t)((int32_t)in_bytes / 4);
+  for (size_t i = 0; i < sizeof positions; ++i) {
+    const int32_t w = positions[i];
+    if (!words[w]) continue;  // no such table
+    const uint32_t delta = w == NPUKIT_S8_W_WEIGHTS_AT ? in_bytes : in_words;
+    words[w] = (int32_t)((uint32_t)words[w] + delta);
+  }
+}
+
+static void run_layer(const int32_t* p, size_t input, size_t output, size_t residual) {
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_AVERAGE) {
 #if NPUKIT_S8_X86
     if (npukit_s8_average_x86(p, input, output, residual)) return;
@@ -44,4 +90,18 @@ void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual
 #endif
     npukit_s8_conv(p, input, output, residual);
   }
+}
+
+void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual) {
+  int32_t words[NPUKIT_S8_W_COUNT];
+  if (!npukit_s8_layer_words((const uint8_t*)params, words)) {
+    run_layer((const int32_t*)params, input, output, residual);
+    return;
+  }
+  rebase(words, params);
+  // The kernels address the block's tables from `words`: hide where the
+  // pointer comes from, so that no analysis bounds those reads by the array.
+  const int32_t* p = words;
+  __asm__("" : "+r"(p) : : "memory");
+  run_layer(p, input, output, residual);
 }

@@ -1,7 +1,9 @@
 // The parameter block of npukit's int8 layer kernels: one array of int32
 // words, written at compile time by npukit/cpu/layer_kernels.py (which reads
 // the word names from this file) and placed in the executable's read-only
-// data beside the layer's tables and packed weights.
+// data beside the layer's tables and packed weights. The block is stored in
+// one of two encodings (NPUKIT_S8_MAGIC, NPUKIT_S8_COMPACT_MAGIC, below);
+// the kernels read the words as the int32 array of enum npukit_s8_word.
 //
 // Tensors are addressed by element strides per role: element (c, y, x) of a
 // tensor is at byte `OFFSET + size * (c * SC + y * SH + x * SW)` of its
@@ -13,7 +15,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NPUKIT_S8_MAGIC 0x314b504e  // "NPK1"
+// The encodings of a block, told apart by its first four bytes:
+// - full: the NPUKIT_S8_W_COUNT int32 words themselves (MAGIC first), then
+//   the tables and weights at the positions the *_AT words give.
+// - compact (32-bit targets only, where a block and the kernels' stack are
+//   less than 2^31 bytes apart): the int32 NPUKIT_S8_COMPACT_MAGIC, then a
+//   presence bitmask of (NPUKIT_S8_W_COUNT + 7) / 8 bytes (bit i % 8 of byte
+//   i / 8 set: word i is not zero), then the value of every word whose bit is
+//   set, in enum order, each a zigzag LEB128 varint (v as (v << 1) ^ (v >> 31),
+//   7 bits a byte, least significant first, bit 7 set on every byte but the
+//   last; at most 5 bytes), then zero bytes up to the first table. Words not
+//   present are 0; MAGIC is not stored (it reads NPUKIT_S8_MAGIC). The tables
+//   and weights follow with the alignment of the full encoding (int32 tables
+//   4 bytes, SCALE and the weights 8 bytes, from the block's 16-byte aligned
+//   start), and the position words (NPUKIT_S8_POSITION_WORDS) locate them from
+//   the compact block's own start. npukit_s8_layer expands a compact block
+//   into the full words on its stack and rebases the position words so that
+//   they address the tables and weights where they are, in the block (never
+//   a copy): `p + p[NPUKIT_S8_W_BIAS_AT]` is the bias table in flash.
+// Any word of the enum is encoded the same way: a new word needs nothing
+// here but its enum entry (and, if it locates something, an _AT name and
+// its place in NPUKIT_S8_POSITION_WORDS).
+#define NPUKIT_S8_MAGIC 0x314b504e          // "NPK1"
+#define NPUKIT_S8_COMPACT_MAGIC 0x3143504e  // "NPC1"
 
 // NPUKIT_S8_KIND
 #define NPUKIT_S8_CONV 0             // convolution (also 1x1): acc = bias + sum (x - in_zp) * w
@@ -169,6 +193,14 @@ enum npukit_s8_word {
   NPUKIT_S8_W_COUNT
 };
 
+// The words that are positions in the block: of int32 tables, counted in
+// int32 words from the block's start (0: no such table), and, last, the
+// weights, counted in bytes.
+#define NPUKIT_S8_POSITION_WORDS                                                                           \
+  NPUKIT_S8_W_BIAS_AT, NPUKIT_S8_W_MULTIPLIER_AT, NPUKIT_S8_W_SHIFT_AT, NPUKIT_S8_W_WEIGHT_SUM_AT,       \
+      NPUKIT_S8_W_RES_BIAS_AT, NPUKIT_S8_W_RES_MULTIPLIER_AT, NPUKIT_S8_W_RES_SHIFT_AT, NPUKIT_S8_W_SCALE_AT, \
+      NPUKIT_S8_W_FLOAT_AT, NPUKIT_S8_W_WEIGHTS_AT
+
 // The convolution kernel (s8_conv.c) takes the reduction NPUKIT_S8_K_CHUNK
 // values at a time: its im2col columns live on the stack (2 * 2 bytes per
 // value, plus one byte for the input row), so a board's stack holds at most
@@ -189,7 +221,13 @@ enum npukit_s8_word {
 // an AVERAGE, `input` holds int32 accumulators, and so does `residual`). A
 // residual of int32 accumulators is first requantized into the output
 // tensor, which the ADD then reads element by element before overwriting it.
-// Addresses are passed as integers of the target's pointer width.
+// Addresses are passed as integers of the target's pointer width. `params`
+// is a block in either encoding.
 void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual);
+
+// The words of a block in the compact encoding, its positions still counted
+// from the block's start: 1, or 0 (and nothing written) when `block` is not
+// one.
+int npukit_s8_layer_words(const uint8_t* block, int32_t words[NPUKIT_S8_W_COUNT]);
 
 #endif  // NPUKIT_CPU_KERNELS_S8_LAYER_H_
