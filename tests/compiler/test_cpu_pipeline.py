@@ -83,6 +83,19 @@ def test_static_library_carries_the_kernels_privately(shared_models, artifact_ca
     assert "__aeabi_unwind_cpp_pr0" not in undefined
 
 
+@pytest.mark.parametrize("target,encoding", [("cortex-m4", "NPC1"), ("host", "NPK1")])
+def test_board_blocks_are_compact(target, encoding, shared_models, artifact_cache):
+    """The layers' parameter blocks in a static library: compact on a
+    32-bit board, the full words on the 64-bit host (kernels/s8_layer.h)."""
+    from elftools.elf.elffile import ELFFile
+
+    result = artifact_cache(shared_models / "kws_int8.onnx", target, "static", cpu_pipeline="tuned")
+    with open(result.files["static_library"], "rb") as f:
+        blocks = [s.data() for s in ELFFile(f).iter_sections() if s.name.startswith(".rodata.npukit_layer_")]
+    assert len(blocks) == 10
+    assert {b[:4] for b in blocks} == {encoding.encode()}
+
+
 def test_parameter_block_layout_is_read_from_the_header():
     assert WORDS["MAGIC"] == 0 and WORDS["COUNT"] == len(WORDS) - 1
     assert list(WORDS.values()) == list(range(len(WORDS)))

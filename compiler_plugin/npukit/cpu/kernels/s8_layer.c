@@ -19,18 +19,23 @@ int npukit_s8_layer_words(const uint8_t* block, int32_t words[NPUKIT_S8_W_COUNT]
   if (read_u32(block) != (uint32_t)NPUKIT_S8_COMPACT_MAGIC) return 0;
   const uint8_t* present = block + 4;
   const uint8_t* at = present + (NPUKIT_S8_W_COUNT + 7) / 8;
-  for (int32_t i = 0; i < NPUKIT_S8_W_COUNT; ++i) {
-    uint32_t z = 0;
-    if (present[i / 8] >> (i % 8) & 1) {
-      uint32_t byte;
-      int32_t bits = 0;
-      do {
-        byte = *at++;
-        z |= (byte & 0x7f) << bits;
-        bits += 7;
-      } while ((byte & 0x80) && bits < 35);
+  for (int32_t i = 0; i < NPUKIT_S8_W_COUNT; ++i) words[i] = 0;
+  for (int32_t i0 = 0; i0 < NPUKIT_S8_W_COUNT; i0 += 8) {
+    // The set bits of one mask byte, lowest first; a zero byte costs nothing more.
+    for (uint32_t bits = present[i0 / 8], i = (uint32_t)i0; bits; bits >>= 1, ++i) {
+      if (!(bits & 1)) continue;
+      uint32_t z = *at++;
+      if (z & 0x80) {  // more than 7 bits
+        uint32_t byte, shift = 7;
+        z &= 0x7f;
+        do {
+          byte = *at++;
+          z |= (byte & 0x7f) << shift;
+          shift += 7;
+        } while ((byte & 0x80) && shift < 35);
+      }
+      words[i] = (int32_t)((z >> 1) ^ (0u - (z & 1)));  // zigzag back to two's complement
     }
-    words[i] = (int32_t)((z >> 1) ^ (0u - (z & 1)));  // zigzag back to two's complement
   }
   words[NPUKIT_S8_W_MAGIC] = NPUKIT_S8_MAGIC;
   return 1;
