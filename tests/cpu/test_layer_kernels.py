@@ -419,7 +419,9 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
     res_offset = add.residual.tensor.offset if add is not None else 0
     out_array = np.frombuffer(out_bytes, np.uint8)
     if compact:
-        _check_compact_words(layer, block, layer_block(spec, choice, float_output=bool(case.float_stage)), case)
+        full = layer_block(spec, choice, float_output=bool(case.float_stage))
+        _check_board_tables(full, case.out_c, bool(case.float_stage))
+        _check_compact_words(layer, block, full, case)
     with (near_the_stack(layer, block) if compact else aligned(block)) as params_at, \
             guarded(bytes(3) + in_full.tobytes()) as in_at, \
             guarded(bytes(res_offset) + residual_full.tobytes()) as res_at:
