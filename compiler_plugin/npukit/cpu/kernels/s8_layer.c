@@ -46,6 +46,7 @@ int npukit_s8_layer_words(const uint8_t* block, int32_t words[NPUKIT_S8_W_COUNT]
 // aligned, and on a 32-bit target any distance fits the int32 words modulo
 // 2^32, the pointers' own arithmetic.
 static void rebase(int32_t words[NPUKIT_S8_W_COUNT], size_t block) {
+  _Static_assert(NPUKIT_S8_W_COUNT <= 256, "word indices are stored in bytes");
   static const uint8_t positions[] = {NPUKIT_S8_POSITION_WORDS};
   const uintptr_t bytes = (uintptr_t)block - (uintptr_t)words;
 #if UINTPTR_MAX > 0xffffffffu
