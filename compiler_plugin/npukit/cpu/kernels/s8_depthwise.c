@@ -289,6 +289,7 @@ typedef struct {
 _Static_assert(__builtin_offsetof(quad_3x3_t, row_out) == 160, "s8_depthwise_dsp.S reads these offsets");
 
 void npukit_s8_quad_3x3_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
+void npukit_s8_quad_3x3_full_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
 
 // Channel-last 3x3 layers on the small path with TFLite's output stage
 // (int8 out, sc 1): each quad of channels over the whole plane in one call
@@ -310,7 +311,11 @@ static void quads_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const i
       q.start2[j] = 2 * (o->bias[c + j] - g->zp * sums[j]);
       q.ms[2 * j] = o->multiplier[c + j], q.ms[2 * j + 1] = ~o->shift[c + j];
     }
-    npukit_s8_quad_3x3_dsp(in + c, o->out + c, &q);
+    if (lo == -128 && hi == 127) {
+      npukit_s8_quad_3x3_full_dsp(in + c, o->out + c, &q);
+    } else {
+      npukit_s8_quad_3x3_dsp(in + c, o->out + c, &q);
+    }
   }
 }
 

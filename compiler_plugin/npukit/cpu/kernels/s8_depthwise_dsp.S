@@ -28,7 +28,8 @@
 // requantization (npukit_s8_scale, s8_output.h): SMMULR, the rounding
 // correction, the shift, the zero point and SSAT with the last halving;
 // then the four bytes are packed, clamped bytewise to the activation range
-// (SSUB8 and SEL) and stored as one word.
+// (SSUB8 and SEL) and stored as one word. npukit_s8_quad_3x3_full_dsp: the
+// same for the bounds of int8 itself, which SSAT alone keeps.
 #if defined(__ARM_FEATURE_DSP)
     .syntax unified
     .thumb
@@ -63,24 +64,25 @@
     asr \acc, \acc, r10
     .endm
 
+    .macro QUAD_3X3 name, clamp
     .align 2
-    .global npukit_s8_quad_3x3_dsp
-    .hidden npukit_s8_quad_3x3_dsp
-    .type npukit_s8_quad_3x3_dsp, %function
+    .global \name
+    .hidden \name
+    .type \name, %function
     .thumb_func
-npukit_s8_quad_3x3_dsp:
+\name:
     push {r4-r11, lr}
     sub sp, sp, #4
     ldr r3, [r2, #152]         // rows
     cmp r3, #0
-    beq 3f
+    beq .Lend\@
     str r3, [sp]
     ldrd r11, r12, [r2, #132]  // dx, dy
-1:  // a row (by a count of columns: the output's steps may be 0 along a dimension of 1)
+.Lrow\@:  // a row (by a count of columns: the output's steps may be 0 along a dimension of 1)
     ldr lr, [r2, #148]
     cmp lr, #0
-    beq 4f
-2:  // a pixel
+    beq .Lrow_end\@
+.Lpixel\@:  // a pixel
     ldrd r3, r4, [r2, #72]
     ldrd r5, r6, [r2, #80]
     ROW 0, 8, 16
@@ -104,27 +106,36 @@ npukit_s8_quad_3x3_dsp:
     bfi r3, r4, #8, #8
     bfi r3, r5, #16, #8
     bfi r3, r6, #24, #8
+    .if \clamp
     ldrd r9, r10, [r2, #124]   // the bounds' bytes
     ssub8 r8, r3, r9           // GE where the byte is at least the lower bound
     sel r3, r3, r9
     ssub8 r8, r10, r3          // GE where it is at most the upper bound
     sel r3, r3, r10
+    .endif
     str r3, [r1]
     ldrd r9, r10, [r2, #140]   // to the next window, the output pixel step
     add r0, r0, r9
     add r1, r1, r10
     subs lr, lr, #1
-    bne 2b
-4:  ldrd r9, r10, [r2, #156]   // to the next row's first pixel
+    bne .Lpixel\@
+.Lrow_end\@:
+    ldrd r9, r10, [r2, #156]   // to the next row's first pixel
     add r0, r0, r9
     add r1, r1, r10
     ldr r3, [sp]
     subs r3, r3, #1
     str r3, [sp]
-    bne 1b
-3:  add sp, sp, #4
+    bne .Lrow\@
+.Lend\@:
+    add sp, sp, #4
     pop {r4-r11, pc}
-    .size npukit_s8_quad_3x3_dsp, . - npukit_s8_quad_3x3_dsp
+    .size \name, . - \name
+    .endm
+
+    QUAD_3X3 npukit_s8_quad_3x3_dsp, 1
+    // The same for the whole int8 range: no clamp.
+    QUAD_3X3 npukit_s8_quad_3x3_full_dsp, 0
 #endif
 
     .section .note.GNU-stack, "", %progbits
