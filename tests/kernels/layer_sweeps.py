@@ -93,6 +93,27 @@ def depthwise_multiplier_sweep(seed: int = 7) -> list[Branch]:
     return _depthwise_branches(rng, cases)
 
 
+def depthwise_quad_sweep(seed: int = 8) -> list[Branch]:
+    """Channel-last 3x3 DEPTHWISE_CONV_2D with small accumulators, the DSP
+    cores' four-channel path that requantizes in registers: strides and
+    dilations 1 and 2 along each axis, every activation form (none, ReLU's
+    lower bound at the output zero point, ReLU6's both bounds), channels
+    beyond a multiple of four, one output row, column or pixel."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # channels, multiplier, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+        (12, 1, (5, 7), (3, 3), (1, 1), (1, 1), VALID, RELU6, True, 3, False),
+        (4, 1, (3, 3), (3, 3), (1, 1), (1, 1), VALID, NONE, False, -128, False),  # one output pixel
+        (20, 1, (1, 9), (3, 3), (1, 1), (1, 1), SAME, RELU, True, 0, False),  # one output row
+        (8, 1, (7, 1), (3, 3), (2, 1), (1, 1), SAME, RELU6, True, -7, False),  # one output column
+        (16, 1, (10, 5), (3, 3), (2, 1), (1, 2), SAME, RELU6, True, -128, False),
+        (7, 1, (6, 6), (3, 3), (1, 1), (1, 1), SAME, RELU, False, 12, False),  # a quad and three channels
+        (64, 1, (7, 5), (3, 3), (1, 1), (1, 1), SAME, RELU, True, -128, False),  # kws's form
+        (24, 1, (9, 8), (3, 3), (2, 2), (1, 1), SAME, RELU, True, 60, False),
+    ]
+    return _depthwise_branches(rng, cases)
+
+
 def _depthwise_branches(rng, cases) -> list[Branch]:
     branches = []
     for c, m, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, activation, per_channel, zp, large in cases:
@@ -229,7 +250,8 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
     return branches
 
 
-SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep, "conv": conv_sweep, "fully_connected": fully_connected_sweep,
+SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
+          "depthwise_quad": depthwise_quad_sweep, "conv": conv_sweep, "fully_connected": fully_connected_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 
 

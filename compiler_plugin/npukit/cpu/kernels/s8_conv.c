@@ -160,11 +160,41 @@ static void im2col_neighbours(const gather_t* gp, int32_t offset, int16_t* restr
   }
 }
 
+// Both pixels' columns where each kernel row's values lie side by side in a
+// multiple of 4 (im2col's first case): per group of four, one word of each
+// pixel's input, sign-extended and less the zero point, in one pass over
+// the kernel rows (no call per pixel).
+static void im2col_rows_pair(const gather_t* gp, int32_t at0, int32_t at1, int16_t* restrict columns) {
+  const int32_t zz = gp->zp_pair, run = gp->kw * gp->ic, row_step = gp->dy * gp->sh;
+  const int8_t* base0 = gp->in + at0;
+  const int8_t* base1 = gp->in + at1;
+  npukit_s8_word_t* out = (npukit_s8_word_t*)columns;
+  for (int32_t i = 0; i < gp->kh; ++i, base0 += row_step, base1 += row_step) {
+    const npukit_s8_unaligned_word_t* a = (const npukit_s8_unaligned_word_t*)base0;
+    const npukit_s8_unaligned_word_t* b = (const npukit_s8_unaligned_word_t*)base1;
+    for (const npukit_s8_unaligned_word_t* end = a + run / 4; a != end; ++a, ++b, out += 4) {
+      const int32_t wa = *a, wb = *b;
+      out[0] = (int32_t)__ssub16(__sxtb16(wa), zz);
+      out[1] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(wa), zz);
+      out[2] = (int32_t)__ssub16(__sxtb16(wb), zz);
+      out[3] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(wb), zz);
+    }
+  }
+}
+
 // s8_dot_dsp.S
 void npukit_s8_dot_pairs_dsp(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
                              int32_t pairs, int32_t* out);
 void npukit_s8_dot_pairs_dsp16(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
                                int32_t pairs, int32_t* out);
+
+// s8_requantize_dsp.S: npukit_s8_requantize_pairs for channel-last outputs
+// (sc 1) and an even number of channels, the bounds as bytes (_full: those
+// of int8, 0x7f80).
+void npukit_s8_requantize_pairs_dsp(const int32_t* acc, int32_t n, const int32_t* multiplier, const int32_t* shift,
+                                    int32_t zp, int32_t bounds, uint8_t* at0, uint8_t* at1);
+void npukit_s8_requantize_pairs_full_dsp(const int32_t* acc, int32_t n, const int32_t* multiplier,
+                                         const int32_t* shift, int32_t zp, int32_t bounds, uint8_t* at0, uint8_t* at1);
 
 static inline void dot_pairs(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
                              int32_t pairs, int32_t* out, int32_t wide) {
@@ -257,6 +287,14 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
   npukit_s8_add_table_t add_table;
   if (o.add_small && !o.fl.table) npukit_s8_add_table(&o.add, &add_table);
   const int32_t chunked = g.k_padded > NPUKIT_S8_K_CHUNK, channels_even = (oc + 1) / 2 * 2;
+#if NPUKIT_S8_PAIRED
+  // The activation bounds within int8, as npukit_s8_requantize_pairs_dsp takes them.
+  const int32_t lo = o.act_min > -128 ? o.act_min : -128, hi = o.act_max < 127 ? o.act_max : 127;
+  const int32_t bounds = (lo & 0xff) | (hi & 0xff) << 8;
+  // im2col's first case: kernel rows of contiguous values, a multiple of 4.
+  const int32_t rows_in_words =
+      (g.sc == 1 || g.ic == 1) && g.dx * g.sw == g.ic && (g.kw * g.ic & 3) == 0;
+#endif
   // The padding of K meets zero weights; it only has to hold numbers.
   if (!chunked) {
     for (int32_t k = g.k; k < g.k_padded; ++k) row[k] = 0;
@@ -274,6 +312,8 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
 #if NPUKIT_S8_PAIRED
       if (at1 == at0 + 1 && (g.ic & 3) == 0) {
         im2col_neighbours(&g, at0, columns);
+      } else if (rows_in_words) {
+        im2col_rows_pair(&g, at0, at1, columns);
       } else
 #endif
       {
@@ -295,9 +335,24 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
         npukit_s8_float_pairs(&o.fl, &block[0][0], n, o.fl.table + 3 * c0, o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw,
                               o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw, o.sc);
       } else if (o.small) {
-        npukit_s8_requantize_pairs(&block[0][0], n, o.multiplier + c0, o.shift + c0, o.zp, o.act_min, o.act_max,
-                                   o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw,
-                                   o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw, o.sc);
+        uint8_t* at0 = o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw;
+        uint8_t* at1 = o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw;
+        int32_t done = 0;
+#if NPUKIT_S8_PAIRED
+        if (o.sc == 1) {  // two channels of both pixels at a time, then an odd last one
+          done = n & ~1;
+          if (bounds == 0x7f80) {  // all of int8
+            npukit_s8_requantize_pairs_full_dsp(&block[0][0], done, o.multiplier + c0, o.shift + c0, o.zp, bounds, at0,
+                                                at1);
+          } else {
+            npukit_s8_requantize_pairs_dsp(&block[0][0], done, o.multiplier + c0, o.shift + c0, o.zp, bounds, at0, at1);
+          }
+        }
+#endif
+        if (done < n) {
+          npukit_s8_requantize_pairs(&block[done][0], n - done, o.multiplier + c0 + done, o.shift + c0 + done, o.zp,
+                                     o.act_min, o.act_max, at0 + done * o.sc, at1 + done * o.sc, o.sc);
+        }
       } else if (o.mode == NPUKIT_S8_OUT_INT32) {
         npukit_s8_word_t* out0 = (npukit_s8_word_t*)o.out + c0 * o.sc + y0 * o.sh + x0 * o.sw;
         npukit_s8_word_t* out1 = (npukit_s8_word_t*)o.out + c0 * o.sc + y1 * o.sh + x1 * o.sw;

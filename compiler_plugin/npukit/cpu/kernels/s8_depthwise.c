@@ -12,7 +12,9 @@
 // Channel-last layers (weights NPUKIT_S8_WEIGHTS_TAPS) take four channels at
 // a time instead: one word of input and one of weights per tap hold the four
 // channels' values, SXTB16 splits both, and SMLABB / SMLATT accumulate each
-// channel, for two neighbouring output pixels at once.
+// channel. 3x3 windows with TFLite's output stage run in s8_depthwise_dsp.S:
+// the four accumulators stay in registers, are requantized there and stored
+// as one word per pixel.
 #include "s8_output.h"
 
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual);
@@ -272,6 +274,51 @@ static inline __attribute__((always_inline)) void quad_pixel(const plane_t* g, c
   acc2[0] = 2 * a0, acc2[1] = 2 * a1, acc2[2] = 2 * a2, acc2[3] = 2 * a3;
 }
 
+// A quad of channels as s8_depthwise_dsp.S reads it (its word offsets are
+// fixed there): the 3x3 window's doubled weights, the doubled starts, the
+// requantization constants, the activation bounds as bytes and the steps
+// through the input and output planes.
+typedef struct {
+  int32_t wu[18];
+  int32_t start2[4];
+  int32_t ms[8];  // per channel its multiplier and its right shift less one
+  int32_t zp2;    // 2 * zp + 1
+  int32_t lo4, hi4;
+  int32_t dx, dy, rewind, out_sw, cols, rows, row_in, row_out;
+} quad_3x3_t;
+_Static_assert(__builtin_offsetof(quad_3x3_t, row_out) == 160, "s8_depthwise_dsp.S reads these offsets");
+
+void npukit_s8_quad_3x3_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
+void npukit_s8_quad_3x3_full_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
+
+// Channel-last 3x3 layers on the small path with TFLite's output stage
+// (int8 out, sc 1): each quad of channels over the whole plane in one call
+// of npukit_s8_quad_3x3_dsp, which keeps the accumulators in registers.
+static void quads_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
+                          int32_t quads) {
+  const int32_t lo = o->act_min > -128 ? o->act_min : -128, hi = o->act_max < 127 ? o->act_max : 127;
+  quad_3x3_t q;
+  q.zp2 = 2 * o->zp + 1;
+  q.lo4 = (int32_t)((uint32_t)(uint8_t)lo * 0x01010101u), q.hi4 = (int32_t)((uint32_t)(uint8_t)hi * 0x01010101u);
+  q.dx = g->dx, q.dy = g->dy, q.rewind = g->step_x - 2 * g->dy, q.out_sw = o->sw;
+  q.cols = g->ow, q.rows = g->oh;
+  q.row_in = g->step_y - g->ow * g->step_x, q.row_out = o->sh - g->ow * o->sw;
+  for (int32_t k = 0; k < quads; ++k) {
+    const int32_t c = 4 * k;
+    int32_t sums[4];
+    quad_weights_3x3((const npukit_s8_word_t*)(const void*)(w + (size_t)k * 36), q.wu, sums);
+    for (int32_t j = 0; j < 4; ++j) {
+      q.start2[j] = 2 * (o->bias[c + j] - g->zp * sums[j]);
+      q.ms[2 * j] = o->multiplier[c + j], q.ms[2 * j + 1] = ~o->shift[c + j];
+    }
+    if (lo == -128 && hi == 127) {
+      npukit_s8_quad_3x3_full_dsp(in + c, o->out + c, &q);
+    } else {
+      npukit_s8_quad_3x3_dsp(in + c, o->out + c, &q);
+    }
+  }
+}
+
 // Output pixels per pass of the channel-last path: their four channels'
 // accumulators are computed first, then each channel's are requantized in
 // one run with its constants in registers.
@@ -299,14 +346,20 @@ static void requantize_quad_channel(const npukit_s8_output_t* o, const int32_t* 
 }
 
 // Channel-last, small path, int8 out: four channels at a time, each from its
-// bias with the input zero point folded in; channels beyond a multiple of
-// four take the plain loop.
+// bias with the input zero point folded in (3x3 windows without the float
+// stage: quads_3x3_dsp); channels beyond a multiple of four take the plain
+// loop.
 static void channels_last_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
                               int32_t channels, int32_t kh, int32_t kw) {
   const int32_t quads = channels / 4, taps = kh * kw;
   const int32_t rows_per_pass = g->ow <= QUAD_PASS ? QUAD_PASS / g->ow : 1;
   const int32_t cols_per_pass = g->ow <= QUAD_PASS ? g->ow : QUAD_PASS;
   const int32_t three = kh == 3 && kw == 3;
+  if (three && !o->fl.table) {
+    quads_3x3_dsp(g, o, in, w, quads);
+    channels_last_plain(g, o, in, w, kh, kw, 4 * quads, channels);
+    return;
+  }
   int32_t acc2[4 * QUAD_PASS];
   int32_t wu[18];  // a 3x3 quad's unpacked weights
   for (int32_t q = 0; q < quads; ++q) {

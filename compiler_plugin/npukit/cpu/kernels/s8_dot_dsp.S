@@ -10,7 +10,8 @@
 // of channel 2c + i's weights with column j, over k_padded (a multiple of 4).
 // Per group of four K: an LDM of both columns' words, an LDRD of the
 // weights, four SXTB16 and eight SMLAD for sixteen multiply-accumulates; four
-// groups per loop iteration.
+// groups per loop iteration, the first entered where the groups left over
+// by four begin.
 //
 // void npukit_s8_dot_pairs_dsp16(const int16_t* columns, const int16_t* weights,
 //                                int32_t k_padded, const int32_t* bias,
@@ -19,18 +20,23 @@
 // The same with weights already widened to int16 (NPUKIT_S8_WEIGHTS_INT16:
 // per group both channels' four halves in the columns' order): per group of
 // four K one LDM of the columns, one of the weights and eight SMLAD; four
-// groups per loop iteration.
+// groups per loop iteration, entered the same way.
 #if defined(__ARM_FEATURE_DSP)
     .syntax unified
     .thumb
     .text
 
     // What both functions share. DOT_ENTRY: the entry, with a frame of
-    // \frame bytes whose [sp] holds the columns, [sp, #8] the end of out,
-    // [sp, #12] the next bias and [sp, #16] the next out (r2, k_padded, is
-    // left to the function). PAIR_START: a channel pair's accumulators from
-    // its bias, the columns from their start. PAIR_END: the pair's four
-    // sums stored, then on to the pair at \loop or the return.
+    // \frame bytes whose [sp] holds the columns, [sp, #4] the weight bytes
+    // per channel pair, [sp, #8] the end of out, [sp, #12] the next bias,
+    // [sp, #16] the next out and [sp, #20] where the loop over the groups
+    // is entered (r7 the bias, r8 out). ENTER: that address for \groups
+    // groups: the loop takes four groups at a time, so its first pass
+    // starts at its group 4 - groups % 4 (all four when none is left
+    // over), and each pair needs no test of the rest. PAIR_START: a channel
+    // pair's accumulators from its bias, the columns from their start.
+    // PAIR_END: the pair's four sums stored, then on to the next pair at
+    // \loop or the return.
     .macro DOT_ENTRY name, frame
     .align 2
     .global \name
@@ -45,25 +51,38 @@
     str r0, [sp]
     add r4, r5, r4, lsl #4
     str r4, [sp, #8]
-    str r3, [sp, #12]
-    str r5, [sp, #16]
+    mov r7, r3
+    mov r8, r5
+    .endm
+
+    .macro ENTER groups, g4, g3, g2, g1
+    adr.w lr, \g4
+    cmp \groups, #1
+    bne 6f
+    adr.w lr, \g1
+6:  cmp \groups, #2
+    bne 7f
+    adr.w lr, \g2
+7:  cmp \groups, #3
+    bne 8f
+    adr.w lr, \g3
+8:  orr lr, lr, #1             // a Thumb address
+    str lr, [sp, #20]
     .endm
 
     .macro PAIR_START
-    ldr lr, [sp, #12]
-    ldrd r3, r5, [lr], #8
-    str lr, [sp, #12]
+    ldrd r3, r5, [r7], #8
     mov r4, r3
     mov r6, r5
+    strd r7, r8, [sp, #12]
     ldr r0, [sp]
     .endm
 
     .macro PAIR_END name, frame, loop
-    ldr lr, [sp, #16]
-    stmia lr!, {r3, r4, r5, r6}
-    str lr, [sp, #16]
+    ldrd r7, r8, [sp, #12]
+    stmia r8!, {r3, r4, r5, r6}
     ldr r0, [sp, #8]
-    cmp lr, r0
+    cmp r8, r0
     bne \loop
     add sp, sp, #\frame
     pop {r4-r11, pc}
@@ -91,28 +110,22 @@
     .endm
 
     DOT_ENTRY npukit_s8_dot_pairs_dsp, 24
-    // Frame: [sp, #4] weight bytes per pair (8 per group).
-    lsls r2, r2, #1
+    lsls r2, r2, #1            // weight bytes per pair (8 per group)
     str r2, [sp, #4]
+    ubfx r12, r2, #3, #2       // groups % 4
+    ENTER r12, 40f, 41f, 42f, 43f
 1:  // one channel pair
     PAIR_START
     ldr lr, [sp, #4]
     add r2, r1, lr             // the end of the pair's weights
-    lsls lr, lr, #28           // N: an odd group, C: two more (GROUP keeps the flags)
-    bpl 2f
-    GROUP
-2:  bcc 3f
-    GROUP
-    GROUP
-3:  cmp r1, r2
-    beq 5f
-4:  GROUP
-    GROUP
-    GROUP
-    GROUP
+    ldr pc, [sp, #20]
+40: GROUP
+41: GROUP
+42: GROUP
+43: GROUP
     cmp r1, r2
-    bne 4b
-5:  PAIR_END npukit_s8_dot_pairs_dsp, 24, 1b
+    bne 40b
+    PAIR_END npukit_s8_dot_pairs_dsp, 24, 1b
 
     // r0 columns, r1 weights, r3..r6 accumulators a00 a01 a10 a11, r7..r10
     // column words of pixel 0 (r7, r8) and pixel 1 (r9, r10), r2 r11 the
@@ -131,35 +144,25 @@
     .endm
 
     DOT_ENTRY npukit_s8_dot_pairs_dsp16, 32
-    // Frame: [sp, #4] groups, [sp, #20] weight bytes of the groups taken
-    // four at a time, [sp, #24] where this pair's four-at-a-time groups end.
-    lsrs r2, r2, #2
+    // Frame: [sp, #24] the end of this pair's weights.
+    lsls r2, r2, #2            // weight bytes per pair (16 per group)
     str r2, [sp, #4]
-    bic r2, r2, #3
-    lsls r2, r2, #4
-    str r2, [sp, #20]
+    ubfx r12, r2, #4, #2       // groups % 4
+    ENTER r12, 40f, 41f, 42f, 43f
 1:  // one channel pair
     PAIR_START
     ldr r2, [sp, #4]
-    lsls r2, r2, #31           // N: an odd group, C: two more (GROUP16 keeps the flags)
-    bpl 2f
-    GROUP16
-2:  bcc 3f
-    GROUP16
-    GROUP16
-3:  ldr r2, [sp, #20]
     add r2, r2, r1
     str r2, [sp, #24]
-    cmp r1, r2
-    beq 5f
-4:  GROUP16
-    GROUP16
-    GROUP16
-    GROUP16
+    ldr pc, [sp, #20]
+40: GROUP16
+41: GROUP16
+42: GROUP16
+43: GROUP16
     ldr r2, [sp, #24]
     cmp r1, r2
-    bne 4b
-5:  PAIR_END npukit_s8_dot_pairs_dsp16, 32, 1b
+    bne 40b
+    PAIR_END npukit_s8_dot_pairs_dsp16, 32, 1b
 #endif
 
     .section .note.GNU-stack, "", %progbits
