@@ -301,8 +301,7 @@ def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: 
                 chosen.update(kernel_choices or {})
                 objects = [] if request.mode is OutputMode.STATIC else list(kernels.link_objects)
                 job.tuned_cpu = tuned_cpu_job(request.target.cpu, objects, chosen, request.flash_budget)
-                return _Compiled(_run_worker(job, work, say, request.deadline, request.seconds, log),
-                                 CpuPipeline.TUNED, kernels)
+                return _Compiled(_run_tuned(request, job, work, say, log), CpuPipeline.TUNED, kernels)
             except NpukitError as e:
                 if isinstance(e, CompileTimeout) or (isinstance(e, CompileError) and not _tuned_passes_ran(e)):
                     raise
@@ -317,6 +316,29 @@ def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: 
                          None, fallback)
     except CompileError as e:
         raise _explain_failure(e, imported) from None
+
+
+def _run_tuned(request: _Request, job, work: Path, say: Progress, log) -> "JobResult":
+    """The tuned compile, with convolutions' input padding inside their
+    dispatches (npukit.passes.fused_padding) unless the caller's flags say
+    otherwise or the NPU runs layers (its lowering reads padded copies); a
+    padded dispatch left to IREE's code repeats the compile with IREE's
+    padded copies."""
+    from npukit.driver.compile_plan import flag_name
+    from npukit.passes.fused_padding import FUSE_PADDING_FLAG, PADDING_LEFT
+
+    stock_flags = list(job.flags)
+    if request.mynpu is not None or any(flag_name(f) == flag_name(FUSE_PADDING_FLAG) for f in stock_flags):
+        return _run_worker(job, work, say, request.deadline, request.seconds, log)
+    job.flags = [*stock_flags, FUSE_PADDING_FLAG]
+    try:
+        return _run_worker(job, work, say, request.deadline, request.seconds, log)
+    except CompileError as e:
+        if PADDING_LEFT not in str(e):
+            raise
+        say("a padded layer is left to IREE's code: compiling with IREE's padded copies")
+        job.flags = stock_flags
+        return _run_worker(job, work, say, request.deadline, request.seconds, log)
 
 
 def _output_files(request: _Request, paths, work: Path, compiled: _Compiled,

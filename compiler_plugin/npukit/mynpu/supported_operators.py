@@ -16,6 +16,10 @@ def check_npu_supported(spec: LayerSpec, options: MynpuOptions) -> None:
     if spec.kind not in ("conv", "depthwise", "fully_connected"):
         raise NotSupported(f"a {spec.operation} (the NPU runs convolutions, depthwise convolutions and fully "
                            "connected layers)")
+    if spec.padded:
+        # PAD_TOP / PAD_LEFT exist in the ISA; the lowering does not set them yet.
+        raise NotSupported(f"an input padded inside the dispatch (top, bottom, left, right = {spec.padding}); the "
+                           "NPU lowering reads padded inputs from memory")
     if spec.add is not None and spec.add.accumulators is not None:
         raise NotSupported("a residual addition of another layer's int32 accumulator, requantized in this "
                            "dispatch (the NPU adds int8 tensors)")

@@ -366,44 +366,123 @@ static void channels_last(const int32_t* p, const plane_t* g, const npukit_s8_ou
   channels_last_plain(g, o, in, w, kh, kw, 0, channels);
 }
 
-void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual) {
+// The output pixels `g` gives, their windows read from `in` on (the whole
+// layer, or the interior of a padded one).
+static void depthwise_plane(const int32_t* p, const plane_t* gp, const npukit_s8_output_t* o, const int8_t* in,
+                            const int8_t* weights) {
+  const plane_t g = *gp;
   const int32_t channels = p[NPUKIT_S8_W_OUT_C];
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
-  const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
-  const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
-  const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
-  const plane_t g = {
-      .oh = p[NPUKIT_S8_W_OUT_H], .ow = p[NPUKIT_S8_W_OUT_W], .sh = p[NPUKIT_S8_W_IN_SH], .sw = p[NPUKIT_S8_W_IN_SW],
-      .step_y = p[NPUKIT_S8_W_STRIDE_H] * p[NPUKIT_S8_W_IN_SH], .step_x = p[NPUKIT_S8_W_STRIDE_W] * p[NPUKIT_S8_W_IN_SW],
-      .dy = p[NPUKIT_S8_W_DILATION_H] * p[NPUKIT_S8_W_IN_SH], .dx = p[NPUKIT_S8_W_DILATION_W] * p[NPUKIT_S8_W_IN_SW],
-      .zp = p[NPUKIT_S8_W_IN_ZP],
-  };
   if (p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_TAPS) {
-    channels_last(p, &g, &o, in, weights);
+    channels_last(p, &g, o, in, weights);
     return;
   }
 #if defined(__ARM_FEATURE_DSP)
   const int32_t word_pairs = kh == 3 && kw == 3 && p[NPUKIT_S8_W_STRIDE_H] == 1 && p[NPUKIT_S8_W_STRIDE_W] == 1 &&
                              p[NPUKIT_S8_W_DILATION_H] == 1 && p[NPUKIT_S8_W_DILATION_W] == 1 && g.sw == 1 &&
-                             g.ow >= 2 && g.ow <= ACC_MAX && o.small;
+                             g.ow >= 2 && g.ow <= ACC_MAX && o->small;
 #endif
   const int32_t multiplier = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
   for (int32_t c = 0; c < channels; ++c) {
     const int8_t* plane = in + (c / multiplier) * p[NPUKIT_S8_W_IN_SC];
     const int8_t* w = weights + c * kh * kw;
-    const int32_t m = o.multiplier[c], s = o.shift[c];
+    const int32_t m = o->multiplier[c], s = o->shift[c];
     // The input zero point folded into the bias: bias - zp * sum(w).
-    const int32_t base = o.bias[c] - g.zp * weight_sum(w, kh * kw, 1);
+    const int32_t base = o->bias[c] - g.zp * weight_sum(w, kh * kw, 1);
 #if defined(__ARM_FEATURE_DSP)
     if (word_pairs) {
-      channel_3x3_dsp(&g, &o, plane, w, m, s, base, c);
+      channel_3x3_dsp(&g, o, plane, w, m, s, base, c);
       continue;
     }
 #endif
     if (kh == 3 && kw == 3) {
-      channel(&g, &o, plane, w, m, s, base, c, 3, 3);
+      channel(&g, o, plane, w, m, s, base, c, 3, 3);
     } else {
-      channel(&g, &o, plane, w, m, s, base, c, kh, kw);
+      channel(&g, o, plane, w, m, s, base, c, kh, kw);
     }
   }
+}
+
+// Input padding (s8_layer.h). The output rows [lo, hi) whose windows lie
+// within the input along one dimension: y * stride - pad >= 0 and
+// y * stride - pad + reach <= size - 1.
+static void inside_range(int32_t pad, int32_t stride, int32_t reach, int32_t size, int32_t out, int32_t* lo,
+                         int32_t* hi) {
+  const int32_t last = size - 1 - reach + pad;  // the largest y * stride inside
+  *lo = (pad + stride - 1) / stride;
+  *hi = last < 0 ? 0 : last / stride + 1;
+  if (*hi > out) *hi = out;
+  if (*lo > *hi) *lo = *hi;
+}
+
+// The output pixels outside rows [y0, y1) x columns [x0, x1), each tap
+// checked: a tap in the padding reads PAD_VALUE.
+static void border_pixels(const int32_t* p, const npukit_s8_output_t* o, const int8_t* in, const int8_t* weights,
+                          int32_t y0, int32_t y1, int32_t x0, int32_t x1) {
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+  const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W], taps = kh * kw;
+  const int32_t ih = p[NPUKIT_S8_W_IN_H], iw = p[NPUKIT_S8_W_IN_W], pad = p[NPUKIT_S8_W_PAD_VALUE];
+  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
+  const int32_t tap_form = p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_TAPS;
+  const int32_t multiplier = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
+  for (int32_t c = 0; c < channels; ++c) {
+    const int8_t* plane = in + (c / multiplier) * sc;
+    const int32_t sum = tap_form ? tap_weight_sum(weights, taps, c) : weight_sum(weights + c * taps, taps, 1);
+    const int32_t base = o->bias[c] - p[NPUKIT_S8_W_IN_ZP] * sum;
+    for (int32_t y = 0; y < oh; ++y) {
+      const int32_t row_inside = y >= y0 && y < y1;
+      for (int32_t x = 0; x < ow; ++x) {
+        if (row_inside && x == x0) {  // the interior's pixels are done
+          x = x1 - 1;
+          continue;
+        }
+        int32_t acc = base;
+        for (int32_t i = 0; i < kh; ++i) {
+          const int32_t iy = y * p[NPUKIT_S8_W_STRIDE_H] - p[NPUKIT_S8_W_PAD_TOP] + i * p[NPUKIT_S8_W_DILATION_H];
+          for (int32_t j = 0; j < kw; ++j) {
+            const int32_t ix = x * p[NPUKIT_S8_W_STRIDE_W] - p[NPUKIT_S8_W_PAD_LEFT] + j * p[NPUKIT_S8_W_DILATION_W];
+            const int32_t v = iy < 0 || iy >= ih || ix < 0 || ix >= iw ? pad : plane[iy * sh + ix * sw];
+            acc += v * (tap_form ? tap_weight(weights, taps, c, i * kw + j) : weights[c * taps + i * kw + j]);
+          }
+        }
+        npukit_s8_store(o, acc, c, y, x);
+      }
+    }
+  }
+}
+
+void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual) {
+  const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
+  const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  plane_t g = {
+      .oh = p[NPUKIT_S8_W_OUT_H], .ow = p[NPUKIT_S8_W_OUT_W], .sh = p[NPUKIT_S8_W_IN_SH], .sw = p[NPUKIT_S8_W_IN_SW],
+      .step_y = p[NPUKIT_S8_W_STRIDE_H] * p[NPUKIT_S8_W_IN_SH], .step_x = p[NPUKIT_S8_W_STRIDE_W] * p[NPUKIT_S8_W_IN_SW],
+      .dy = p[NPUKIT_S8_W_DILATION_H] * p[NPUKIT_S8_W_IN_SH], .dx = p[NPUKIT_S8_W_DILATION_W] * p[NPUKIT_S8_W_IN_SW],
+      .zp = p[NPUKIT_S8_W_IN_ZP],
+  };
+  if (!npukit_s8_padded(p)) {
+    depthwise_plane(p, &g, &o, in, weights);
+    return;
+  }
+  // A padded layer: the interior (every window within the input) on the paths above, as a layer of its own
+  // whose input and output start at its first pixel, then the border pixels tap by tap.
+  int32_t y0, y1, x0, x1;
+  inside_range(p[NPUKIT_S8_W_PAD_TOP], p[NPUKIT_S8_W_STRIDE_H],
+               (p[NPUKIT_S8_W_KERNEL_H] - 1) * p[NPUKIT_S8_W_DILATION_H], p[NPUKIT_S8_W_IN_H], g.oh, &y0, &y1);
+  inside_range(p[NPUKIT_S8_W_PAD_LEFT], p[NPUKIT_S8_W_STRIDE_W],
+               (p[NPUKIT_S8_W_KERNEL_W] - 1) * p[NPUKIT_S8_W_DILATION_W], p[NPUKIT_S8_W_IN_W], g.ow, &x0, &x1);
+  if (y1 > y0 && x1 > x0) {
+    npukit_s8_output_t inner = npukit_s8_output(p, output, residual);  // (filled in place: no struct copy)
+    inner.out += y0 * o.sh + x0 * o.sw;
+    if (inner.residual) inner.residual += y0 * o.add.res_sh + x0 * o.add.res_sw;
+    plane_t interior = g;
+    interior.oh = y1 - y0, interior.ow = x1 - x0;
+    const int8_t* first = in + (y0 * p[NPUKIT_S8_W_STRIDE_H] - p[NPUKIT_S8_W_PAD_TOP]) * g.sh +
+                          (x0 * p[NPUKIT_S8_W_STRIDE_W] - p[NPUKIT_S8_W_PAD_LEFT]) * g.sw;
+    depthwise_plane(p, &interior, &inner, first, weights);
+  } else {
+    y0 = y1 = x0 = x1 = 0;  // no interior: every pixel is a border pixel
+  }
+  border_pixels(p, &o, in, weights, y0, y1, x0, x1);
 }
