@@ -321,14 +321,13 @@ def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: 
 def _run_tuned(request: _Request, job, work: Path, say: Progress, log) -> "JobResult":
     """The tuned compile, with convolutions' input padding inside their
     dispatches (npukit.passes.fused_padding) unless the caller's flags say
-    otherwise or the NPU runs layers (its lowering reads padded copies); a
-    padded dispatch left to IREE's code repeats the compile with IREE's
-    padded copies."""
+    otherwise; a padded dispatch left to IREE's code repeats the compile
+    with IREE's padded copies."""
     from npukit.driver.compile_plan import flag_name
     from npukit.passes.fused_padding import FUSE_PADDING_FLAG, PADDING_LEFT
 
     stock_flags = list(job.flags)
-    if request.mynpu is not None or any(flag_name(f) == flag_name(FUSE_PADDING_FLAG) for f in stock_flags):
+    if any(flag_name(f) == flag_name(FUSE_PADDING_FLAG) for f in stock_flags):
         return _run_worker(job, work, say, request.deadline, request.seconds, log)
     job.flags = [*stock_flags, FUSE_PADDING_FLAG]
     try:
