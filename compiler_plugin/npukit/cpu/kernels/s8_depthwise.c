@@ -474,7 +474,7 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
                (p[NPUKIT_S8_W_KERNEL_W] - 1) * p[NPUKIT_S8_W_DILATION_W], p[NPUKIT_S8_W_IN_W], g.ow, &x0, &x1);
   if (y1 > y0 && x1 > x0) {
     npukit_s8_output_t inner = npukit_s8_output(p, output, residual);  // (filled in place: no struct copy)
-    inner.out += y0 * o.sh + x0 * o.sw;
+    inner.out += (y0 * o.sh + x0 * o.sw) * (o.mode == NPUKIT_S8_OUT_INT32 ? 4 : 1);  // (bytes)
     if (inner.residual) inner.residual += y0 * o.add.res_sh + x0 * o.add.res_sw;
     plane_t interior = g;
     interior.oh = y1 - y0, interior.ow = x1 - x0;
