@@ -282,6 +282,7 @@ class _Compiled:
     pipeline: CpuPipeline
     kernels: "TargetKernels | None"
     fallback: str | None = None
+    flags: list[str] | None = None  # the IREE flags the compile ran with, where npukit added some
 
 
 def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: Progress, log,
@@ -293,6 +294,7 @@ def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: 
     from npukit.cpu.tuning_database import TuningDatabase
 
     fallback = None
+    stock_flags = list(job.flags)
     try:
         if request.pipeline is CpuPipeline.TUNED:
             try:
@@ -301,7 +303,8 @@ def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: 
                 chosen.update(kernel_choices or {})
                 objects = [] if request.mode is OutputMode.STATIC else list(kernels.link_objects)
                 job.tuned_cpu = tuned_cpu_job(request.target.cpu, objects, chosen, request.flash_budget)
-                return _Compiled(_run_tuned(request, job, work, say, log), CpuPipeline.TUNED, kernels)
+                result = _run_tuned(request, job, work, say, log)
+                return _Compiled(result, CpuPipeline.TUNED, kernels, flags=list(job.flags))
             except NpukitError as e:
                 if isinstance(e, CompileTimeout) or (isinstance(e, CompileError) and not _tuned_passes_ran(e)):
                     raise
@@ -312,6 +315,7 @@ def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: 
                             "stock pipeline instead")
                 say(fallback)
                 job.tuned_cpu = None
+                job.flags = stock_flags
         return _Compiled(_run_worker(job, work, say, request.deadline, request.seconds, log), CpuPipeline.STOCK,
                          None, fallback)
     except CompileError as e:
@@ -469,7 +473,7 @@ def _manifest(request: _Request, imported: ImportedModel, plan, compiled: _Compi
         "dispatches": result.dispatches,
         # Multiply-accumulates of one inference (contractions of all dispatches, times their calls).
         "macs": sum(d.get("macs", 0) * d.get("calls", 1) for d in result.dispatches),
-        "iree_flags": plan.flags,
+        "iree_flags": plan.flags if compiled.flags is None else compiled.flags,
         "mynpu": result.mynpu_report,
         "cpu_pipeline": compiled.pipeline.value,
         "cpu_kernels": result.cpu_kernels,
