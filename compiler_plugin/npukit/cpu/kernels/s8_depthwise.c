@@ -415,37 +415,61 @@ static void inside_range(int32_t pad, int32_t stride, int32_t reach, int32_t siz
   if (*lo > *hi) *lo = *hi;
 }
 
-// The output pixels outside rows [y0, y1) x columns [x0, x1), each tap
-// checked: a tap in the padding reads PAD_VALUE.
+// Channels a border pixel's accumulators are computed for at a time.
+#define BORDER_CHANNELS 32
+
+// The output pixels outside rows [y0, y1) x columns [x0, x1). Each channel
+// starts from bias + (PAD_VALUE - IN_ZP) * the sum of its weights, as if
+// every tap read the padding, and each tap inside the input adds
+// (x - PAD_VALUE) * w: the taps in the padding cost nothing, those inside
+// one multiply-accumulate each, channels innermost (a channel-last pixel's
+// values side by side).
 static void border_pixels(const int32_t* p, const npukit_s8_output_t* o, const int8_t* in, const int8_t* weights,
                           int32_t y0, int32_t y1, int32_t x0, int32_t x1) {
   const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W], taps = kh * kw;
   const int32_t ih = p[NPUKIT_S8_W_IN_H], iw = p[NPUKIT_S8_W_IN_W], pad = p[NPUKIT_S8_W_PAD_VALUE];
   const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
+  const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H], stride_w = p[NPUKIT_S8_W_STRIDE_W];
+  const int32_t dil_h = p[NPUKIT_S8_W_DILATION_H], dil_w = p[NPUKIT_S8_W_DILATION_W];
+  const int32_t top = p[NPUKIT_S8_W_PAD_TOP], left = p[NPUKIT_S8_W_PAD_LEFT];
   const int32_t tap_form = p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_TAPS;
   const int32_t multiplier = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
-  for (int32_t c = 0; c < channels; ++c) {
-    const int8_t* plane = in + (c / multiplier) * sc;
-    const int32_t sum = tap_form ? tap_weight_sum(weights, taps, c) : weight_sum(weights + c * taps, taps, 1);
-    const int32_t base = o->bias[c] - p[NPUKIT_S8_W_IN_ZP] * sum;
+  const int32_t tap_step = tap_form ? 4 : 1;  // bytes from a channel's weight of tap t to that of tap t + 1
+  int32_t base[BORDER_CHANNELS], acc[BORDER_CHANNELS], x_at[BORDER_CHANNELS], w_at[BORDER_CHANNELS];
+  for (int32_t c0 = 0; c0 < channels; c0 += BORDER_CHANNELS) {
+    const int32_t n = channels - c0 < BORDER_CHANNELS ? channels - c0 : BORDER_CHANNELS;
+    for (int32_t k = 0; k < n; ++k) {
+      const int32_t c = c0 + k;
+      const int32_t sum = tap_form ? tap_weight_sum(weights, taps, c) : weight_sum(weights + c * taps, taps, 1);
+      base[k] = o->bias[c] + (pad - p[NPUKIT_S8_W_IN_ZP]) * sum;
+      x_at[k] = (c / multiplier) * sc;
+      w_at[k] = tap_form ? ((c / 4) * taps * 4 + c % 4) : c * taps;
+    }
     for (int32_t y = 0; y < oh; ++y) {
+      const int32_t iy0 = y * stride_h - top;
+      int32_t i0 = 0, i1 = kh;  // the kernel rows inside the input
+      while (i0 < kh && iy0 + i0 * dil_h < 0) ++i0;
+      while (i1 > i0 && iy0 + (i1 - 1) * dil_h >= ih) --i1;
       const int32_t row_inside = y >= y0 && y < y1;
       for (int32_t x = 0; x < ow; ++x) {
         if (row_inside && x == x0) {  // the interior's pixels are done
           x = x1 - 1;
           continue;
         }
-        int32_t acc = base;
-        for (int32_t i = 0; i < kh; ++i) {
-          const int32_t iy = y * p[NPUKIT_S8_W_STRIDE_H] - p[NPUKIT_S8_W_PAD_TOP] + i * p[NPUKIT_S8_W_DILATION_H];
-          for (int32_t j = 0; j < kw; ++j) {
-            const int32_t ix = x * p[NPUKIT_S8_W_STRIDE_W] - p[NPUKIT_S8_W_PAD_LEFT] + j * p[NPUKIT_S8_W_DILATION_W];
-            const int32_t v = iy < 0 || iy >= ih || ix < 0 || ix >= iw ? pad : plane[iy * sh + ix * sw];
-            acc += v * (tap_form ? tap_weight(weights, taps, c, i * kw + j) : weights[c * taps + i * kw + j]);
+        const int32_t ix0 = x * stride_w - left;
+        int32_t j0 = 0, j1 = kw;
+        while (j0 < kw && ix0 + j0 * dil_w < 0) ++j0;
+        while (j1 > j0 && ix0 + (j1 - 1) * dil_w >= iw) --j1;
+        for (int32_t k = 0; k < n; ++k) acc[k] = base[k];
+        for (int32_t i = i0; i < i1; ++i) {
+          for (int32_t j = j0; j < j1; ++j) {
+            const int8_t* xp = in + (iy0 + i * dil_h) * sh + (ix0 + j * dil_w) * sw;
+            const int8_t* wp = weights + (i * kw + j) * tap_step;
+            for (int32_t k = 0; k < n; ++k) acc[k] += (xp[x_at[k]] - pad) * wp[w_at[k]];
           }
         }
-        npukit_s8_store(o, acc, c, y, x);
+        for (int32_t k = 0; k < n; ++k) npukit_s8_store(o, acc[k], c0 + k, y, x);
       }
     }
   }
