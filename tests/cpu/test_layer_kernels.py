@@ -552,6 +552,9 @@ PADDED_CASES = {
     "depthwise stride 2, bottom and right": Case(kind="depthwise", in_c=8, in_hw=(8, 8), out_c=8, stride=(2, 2),
                                                  padding=(0, 1, 0, 1), in_layout="HWC", out_layout="HWC",
                                                  pad_value=-5),
+    "depthwise channel-last wider than a strip (interior and borders)": Case(
+        kind="depthwise", in_c=64, in_hw=(6, 40), out_c=64, padding=(1, 1, 1, 1), in_layout="HWC", out_layout="HWC",
+        in_zp=0, pad_value=-128),
     "depthwise every side different": Case(kind="depthwise", in_c=5, in_hw=(7, 9), out_c=5, padding=(2, 0, 1, 3),
                                            pad_value=-5),
     "depthwise 5x5 dilation 2": Case(kind="depthwise", in_c=3, in_hw=(9, 11), out_c=3, kernel=(5, 5),
