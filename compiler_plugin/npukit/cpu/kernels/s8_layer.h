@@ -174,7 +174,8 @@ enum npukit_s8_word {
   // or columns 0 .. IN_W - 1 reads PAD_VALUE. PAD_VALUE is
   // what those positions hold, not a zero point: with IN_ZP 0 (a zero point
   // folded into the bias) it is that zero point. The portable kernels read
-  // it (s8_conv.c: the im2col gather; s8_depthwise.c: the border pixels);
+  // it (s8_conv.c: the im2col gather; s8_depthwise.c: strips of padded
+  // rows, or the interior and the border pixels);
   // the x86 vector kernels leave padded layers to them, and no lane-ordered
   // weights are made for one.
   NPUKIT_S8_W_PAD_TOP,
