@@ -483,8 +483,9 @@ static void border_pixels(const int32_t* p, const npukit_s8_output_t* o, const i
 // of output rows, each from a strip of its input rows with the padding
 // written out (rows and columns of PAD_VALUE), on the paths above. Returns 0
 // when the layer does not fit (the caller then takes interior and borders).
-static int32_t padded_strips(const int32_t* p, const plane_t* g, const int8_t* in, const int8_t* weights,
-                             size_t output, size_t residual) {
+// (Not inlined: its strip is on the stack only while a padded layer runs.)
+static __attribute__((noinline)) int32_t padded_strips(const int32_t* p, const plane_t* g, const int8_t* in,
+                                                       const int8_t* weights, size_t output, size_t residual) {
   const int32_t c_in = p[NPUKIT_S8_W_IN_C], ih = p[NPUKIT_S8_W_IN_H], iw = p[NPUKIT_S8_W_IN_W];
   const int32_t left = p[NPUKIT_S8_W_PAD_LEFT], right = p[NPUKIT_S8_W_PAD_RIGHT], top = p[NPUKIT_S8_W_PAD_TOP];
   const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H];
