@@ -282,6 +282,7 @@ class _Compiled:
     pipeline: CpuPipeline
     kernels: "TargetKernels | None"
     fallback: str | None = None
+    flags: list[str] | None = None  # the IREE flags the compile ran with, where npukit added some
 
 
 def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: Progress, log,
@@ -293,6 +294,7 @@ def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: 
     from npukit.cpu.tuning_database import TuningDatabase
 
     fallback = None
+    stock_flags = list(job.flags)
     try:
         if request.pipeline is CpuPipeline.TUNED:
             try:
@@ -301,8 +303,8 @@ def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: 
                 chosen.update(kernel_choices or {})
                 objects = [] if request.mode is OutputMode.STATIC else list(kernels.link_objects)
                 job.tuned_cpu = tuned_cpu_job(request.target.cpu, objects, chosen, request.flash_budget)
-                return _Compiled(_run_worker(job, work, say, request.deadline, request.seconds, log),
-                                 CpuPipeline.TUNED, kernels)
+                result = _run_tuned(request, job, work, say, log)
+                return _Compiled(result, CpuPipeline.TUNED, kernels, flags=list(job.flags))
             except NpukitError as e:
                 if isinstance(e, CompileTimeout) or (isinstance(e, CompileError) and not _tuned_passes_ran(e)):
                     raise
@@ -313,10 +315,33 @@ def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: 
                             "stock pipeline instead")
                 say(fallback)
                 job.tuned_cpu = None
+                job.flags = stock_flags
         return _Compiled(_run_worker(job, work, say, request.deadline, request.seconds, log), CpuPipeline.STOCK,
                          None, fallback)
     except CompileError as e:
         raise _explain_failure(e, imported) from None
+
+
+def _run_tuned(request: _Request, job, work: Path, say: Progress, log) -> "JobResult":
+    """The tuned compile, with convolutions' input padding inside their
+    dispatches (npukit.passes.fused_padding) unless the caller's flags say
+    otherwise; a padded dispatch left to IREE's code repeats the compile
+    with IREE's padded copies."""
+    from npukit.driver.compile_plan import flag_name
+    from npukit.passes.fused_padding import FUSE_PADDING_FLAG, PADDING_LEFT
+
+    stock_flags = list(job.flags)
+    if any(flag_name(f) == flag_name(FUSE_PADDING_FLAG) for f in stock_flags):
+        return _run_worker(job, work, say, request.deadline, request.seconds, log)
+    job.flags = [*stock_flags, FUSE_PADDING_FLAG]
+    try:
+        return _run_worker(job, work, say, request.deadline, request.seconds, log)
+    except CompileError as e:
+        if PADDING_LEFT not in str(e):
+            raise
+        say("a padded layer is left to IREE's code: compiling with IREE's padded copies")
+        job.flags = stock_flags
+        return _run_worker(job, work, say, request.deadline, request.seconds, log)
 
 
 def _output_files(request: _Request, paths, work: Path, compiled: _Compiled,
@@ -448,7 +473,7 @@ def _manifest(request: _Request, imported: ImportedModel, plan, compiled: _Compi
         "dispatches": result.dispatches,
         # Multiply-accumulates of one inference (contractions of all dispatches, times their calls).
         "macs": sum(d.get("macs", 0) * d.get("calls", 1) for d in result.dispatches),
-        "iree_flags": plan.flags,
+        "iree_flags": plan.flags if compiled.flags is None else compiled.flags,
         "mynpu": result.mynpu_report,
         "cpu_pipeline": compiled.pipeline.value,
         "cpu_kernels": result.cpu_kernels,

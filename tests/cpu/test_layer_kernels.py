@@ -134,11 +134,15 @@ class Case:
     # two steps, where round half to even and half away from zero differ).
     float_stage: str = ""
     float_upper: float | None = None  # a Clip/ReLU6-like bound in float
+    # Input padding the layer reads itself (top, bottom, left, right), holding pad_value.
+    padding: tuple[int, int, int, int] = (0, 0, 0, 0)
+    pad_value: int = 0
 
     @property
     def out_hw(self) -> tuple[int, int]:
+        padded = (self.in_hw[0] + self.padding[0] + self.padding[1], self.in_hw[1] + self.padding[2] + self.padding[3])
         return tuple((n - d * (k - 1) - 1) // s + 1
-                     for n, k, s, d in zip(self.in_hw, self.kernel, self.stride, self.dilation))
+                     for n, k, s, d in zip(padded, self.kernel, self.stride, self.dilation))
 
 
 def _layout(binding: int, offset: int, chw: tuple[int, int, int], layout: str, border: int) -> TensorLayout:
@@ -163,6 +167,8 @@ def _chw(full: np.ndarray, layout: TensorLayout) -> np.ndarray:
 def _accumulators(case: Case, x: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> np.ndarray:
     oh, ow = case.out_hw
     (kh, kw), (sy, sx), (dy, dx) = case.kernel, case.stride, case.dilation
+    top, bottom, left, right = case.padding
+    x = np.pad(x, ((0, 0), (top, bottom), (left, right)), constant_values=case.pad_value)
     xs = x.astype(np.int64) - case.in_zp
     if case.kind == "depthwise":
         xs = xs[np.arange(case.out_c) // case.multiplier]
@@ -378,7 +384,8 @@ def run_case(build, case: Case, rng, adjust=None, choice: KernelChoice = KernelC
     spec = LayerSpec(kind=case.kind, ifm=ifm, ofm=ofm, ifm_chw=chw_in, ofm_chw=chw_out, kernel=case.kernel,
                      stride=case.stride, dilation=case.dilation, weights=weights, bias=bias,
                      multipliers=multipliers, ifm_zp=case.in_zp, ofm_zp=out_zp, act_min=act[0], act_max=act[1],
-                     relu=case.relu, add=add, scales=scales, multiplier=case.multiplier)
+                     relu=case.relu, add=add, scales=scales, multiplier=case.multiplier, padding=case.padding,
+                     pad_value=case.pad_value)
 
     if case.float_stage:
         spec.float_epilogue = True
@@ -563,6 +570,77 @@ def test_conv_forms_equal_tflite_arithmetic(build, name, conv_form, rng):
     (the kernel keeps packed where direct cannot run); input channels that
     are not a multiple of 4 run direct with each tap's channels padded."""
     run_case(build, CASES[name], rng, choice=KernelChoice(conv_form=conv_form))
+
+
+# Layers that read their input padding (TFLite's SAME, an explicit PAD's
+# sides, an ONNX Conv's pads): every side alone and together, strides,
+# dilations, kernel sizes, channel-first and channel-last, windows of larger
+# tensors, padding wider than the input, chunked reductions and every output
+# mode; the padding holds the zero point (pad_value = in_zp) or, as where a
+# TFLite model's zero point is folded into the bias (in_zp 0), a value of its own.
+PADDED_CASES = {
+    "3x3 SAME": Case(in_c=8, in_hw=(6, 7), out_c=8, padding=(1, 1, 1, 1), pad_value=-5),
+    "3x3 SAME, zero point in the bias": Case(in_c=5, in_hw=(6, 7), out_c=7, padding=(1, 1, 1, 1), in_zp=0,
+                                             pad_value=-128),
+    "top only": Case(in_c=4, in_hw=(5, 6), out_c=6, padding=(2, 0, 0, 0), pad_value=-5),
+    "bottom only": Case(in_c=4, in_hw=(5, 6), out_c=6, padding=(0, 2, 0, 0), pad_value=-5),
+    "left only": Case(in_c=4, in_hw=(5, 6), out_c=6, padding=(0, 0, 2, 0), pad_value=-5),
+    "right only": Case(in_c=4, in_hw=(5, 6), out_c=6, padding=(0, 0, 0, 3), in_zp=0, pad_value=77),
+    "stride 2, bottom and right (SAME on even sizes)": Case(in_c=8, in_hw=(8, 10), out_c=16, stride=(2, 2),
+                                                            padding=(0, 1, 0, 1), pad_value=-5),
+    "stride 2, every side different": Case(in_c=3, in_hw=(9, 11), out_c=8, stride=(2, 2), padding=(1, 2, 3, 0),
+                                           pad_value=-5),
+    "dilation 2": Case(in_c=4, in_hw=(7, 9), out_c=5, dilation=(2, 2), padding=(2, 2, 2, 2), pad_value=-5),
+    "5x5, stride (1, 2), channel-last": Case(in_c=6, in_hw=(7, 12), out_c=9, kernel=(5, 5), stride=(1, 2),
+                                             padding=(2, 2, 2, 2), in_layout="HWC", out_layout="HWC", in_zp=0,
+                                             pad_value=-128),
+    "10x4 stride 2 (kws's first layer)": Case(in_c=1, in_hw=(49, 10), out_c=16, kernel=(10, 4), stride=(2, 2),
+                                              padding=(4, 5, 1, 1), in_layout="HWC", out_layout="HWC", in_zp=0,
+                                              pad_value=83),
+    "channel-last, 4 channels, neighbouring pixels": Case(in_c=4, in_hw=(6, 9), out_c=4, padding=(1, 1, 1, 1),
+                                                          in_layout="HWC", out_layout="HWC", pad_value=-5),
+    "padding wider than the input": Case(in_c=2, in_hw=(2, 3), out_c=3, padding=(3, 3, 4, 4), pad_value=-5),
+    "window of a larger tensor": Case(in_c=4, in_hw=(6, 6), out_c=4, in_border=2, out_border=1,
+                                      padding=(1, 1, 1, 1), pad_value=-5),
+    "int32 out": Case(in_c=8, in_hw=(5, 5), out_c=8, mode="int32", padding=(1, 1, 1, 1), in_zp=0, pad_value=9),
+    "+ add": Case(in_c=8, in_hw=(6, 7), out_c=8, mode="add", relu=False, padding=(1, 1, 1, 1), pad_value=-5),
+    "reduction in chunks": Case(in_c=600, in_hw=(3, 4), out_c=5, kernel=(2, 2), padding=(1, 0, 0, 1),
+                                pad_value=-5),
+    "depthwise 3x3 SAME": Case(kind="depthwise", in_c=8, in_hw=(6, 7), out_c=8, padding=(1, 1, 1, 1), pad_value=-5),
+    "depthwise 3x3 SAME channel-last, zero point in the bias": Case(
+        kind="depthwise", in_c=9, in_hw=(25, 5), out_c=9, padding=(1, 1, 1, 1), in_layout="HWC", out_layout="HWC",
+        in_zp=0, pad_value=-128),
+    "depthwise stride 2, bottom and right": Case(kind="depthwise", in_c=8, in_hw=(8, 8), out_c=8, stride=(2, 2),
+                                                 padding=(0, 1, 0, 1), in_layout="HWC", out_layout="HWC",
+                                                 pad_value=-5),
+    "depthwise channel-last wider than a strip (interior and borders)": Case(
+        kind="depthwise", in_c=64, in_hw=(6, 40), out_c=64, padding=(1, 1, 1, 1), in_layout="HWC", out_layout="HWC",
+        in_zp=0, pad_value=-128),
+    "depthwise every side different": Case(kind="depthwise", in_c=5, in_hw=(7, 9), out_c=5, padding=(2, 0, 1, 3),
+                                           pad_value=-5),
+    "depthwise 5x5 dilation 2": Case(kind="depthwise", in_c=3, in_hw=(9, 11), out_c=3, kernel=(5, 5),
+                                     dilation=(2, 2), padding=(4, 4, 4, 4), pad_value=-5),
+    "depthwise multiplier 2": Case(kind="depthwise", in_c=3, in_hw=(6, 6), out_c=6, multiplier=2,
+                                   padding=(1, 1, 1, 1), pad_value=-5),
+    "depthwise wider than the input (no interior)": Case(kind="depthwise", in_c=4, in_hw=(2, 2), out_c=4,
+                                                        padding=(2, 2, 2, 2), pad_value=-5),
+    "depthwise + add, int32 out": Case(kind="depthwise", in_c=6, in_hw=(5, 6), out_c=6, mode="add", relu=False,
+                                       padding=(1, 1, 1, 1), pad_value=-5),
+    "depthwise int32 out": Case(kind="depthwise", in_c=6, in_hw=(5, 6), out_c=6, mode="int32", in_zp=0,
+                                padding=(1, 1, 1, 1), pad_value=3),
+}
+
+
+@pytest.mark.parametrize("name", list(PADDED_CASES))
+def test_padded_layer_equals_tflite_arithmetic(build, name, rng):
+    """Padded layers on the portable kernels (the x86 ones leave them there),
+    with the blocks the host and the board presets make, and for channel-last
+    depthwise layers the tap-ordered weights of the DSP cores."""
+    case = PADDED_CASES[name]
+    run_case(build, case, rng)
+    run_case(build, case, rng, choice=BOARD_BLOCK)
+    if case.kind == "depthwise" and case.in_layout == "HWC" and case.multiplier == 1:
+        run_case(build, case, rng, choice=KernelChoice(weights="taps", weight_sums=False))
 
 
 def _check_board_tables(block: bytes, channels: int, floating: bool) -> None:

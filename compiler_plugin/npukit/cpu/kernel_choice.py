@@ -95,6 +95,8 @@ def _lanes_fit(spec: LayerSpec) -> bool:
 
     if spec.kind not in ("conv", "fully_connected", "depthwise") or not channels_last_input(spec):
         return False
+    if spec.padded:  # the lane kernels read every tap from the input
+        return False
     if spec.ofm.addressing().sc != 1 and spec.ofm_chw[0] != 1:
         return False
     if spec.add is not None and spec.add.residual.addressing().sc != 1:
@@ -126,7 +128,7 @@ def _weight_order_candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelC
         return [KernelChoice()]
     if has_dsp(preset):
         return [KernelChoice(weights="int8"), KernelChoice(weights="int16")]
-    if _is_x86_host(preset):
+    if _is_x86_host(preset) and not spec.padded:  # the x86 vector kernels leave padded layers to the portable one
         return [KernelChoice(), KernelChoice(conv_form="packed"), KernelChoice(conv_form="direct")]
     return [KernelChoice()]
 
@@ -144,6 +146,8 @@ def layer_key(spec: LayerSpec) -> str:
     parts = [spec.kind, f"in {chw(spec.ifm_chw)} [{strides(spec.ifm)}]", f"out {chw(spec.ofm_chw)} [{strides(spec.ofm)}]",
              f"kernel {chw(spec.kernel)}", f"stride {chw(spec.stride)}", f"dilation {chw(spec.dilation)}",
              "int32 out" if spec.multipliers is None else "add" if spec.add is not None else "int8 out"]
+    if spec.padded:
+        parts.append(f"padding {','.join(str(p) for p in spec.padding)}")
     return " ".join(parts)
 
 

@@ -96,6 +96,11 @@ def _weight_sums(spec: LayerSpec) -> np.ndarray:
 
 
 def check_supported(spec: LayerSpec) -> None:
+    if spec.padded and spec.kind not in ("conv", "depthwise"):
+        raise KernelUnsupported(f"a padded {spec.operation} (the kernels read padding in convolutions and "
+                                "depthwise convolutions)")
+    if spec.padded and not -128 <= spec.pad_value <= 127:
+        raise KernelUnsupported(f"an input padded with {spec.pad_value}, outside int8")
     input_dtype = "i32" if spec.kind == "average" else "i8"  # an average pools int32 accumulators
     if spec.ifm.tensor.dtype != input_dtype:
         raise KernelUnsupported(f"an {spec.ifm.tensor.dtype} input")
@@ -169,6 +174,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
     if choice.weights == "lanes" and spec.kind == "depthwise" and spec.multiplier not in DEPTHWISE_MULTIPLIERS:
         raise KernelUnsupported(f"lane-ordered weights for a depthwise layer with channel multiplier "
                                 f"{spec.multiplier} (the lane kernels take {DEPTHWISE_MULTIPLIERS})")
+    if choice.weights == "lanes" and spec.padded:
+        raise KernelUnsupported("lane-ordered weights (x86 host kernels) for a padded layer")
     if choice.weights == "lanes" and not choice.weight_sums:
         raise KernelUnsupported("lane-ordered weights (x86 host kernels) without the weight sums they read")
     channels = spec.ofm_chw[0]
@@ -192,6 +199,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
         put(**{f"{prefix}_OFFSET": a.offset, f"{prefix}_SC": a.sc, f"{prefix}_SH": a.sh, f"{prefix}_SW": a.sw})
     put(IN_ZP=spec.ifm_zp, OUT_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max,
         K_PADDED=0 if spec.kind == "average" else reduction_length(spec))
+    top, bottom, left, right = spec.padding
+    put(PAD_TOP=top, PAD_BOTTOM=bottom, PAD_LEFT=left, PAD_RIGHT=right, PAD_VALUE=spec.pad_value)
     if spec.average is not None:
         put(AVERAGE_COUNT=spec.average.count, AVERAGE_ACT_MIN=spec.average.act_min,
             AVERAGE_ACT_MAX=spec.average.act_max)

@@ -102,6 +102,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     from npukit.frontends.entry_signatures import EntrySignatures
     from npukit.passes.buffer_allocations import BufferAllocations
     from npukit.passes.dispatch_inventory import DispatchInventory
+    from npukit.passes.fused_padding import FUSE_PADDING_FLAG, CheckFusedPadding
     from npukit.passes.module_naming import NameModule
     from npukit.passes.registry import passes_for
     from npukit.passes.transient_packing import PackTransients
@@ -141,6 +142,8 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
             raise TargetError("recognising the NPU's layers needs a mynpu target")
         hooks["stream"] = [mynpu.partition]  # the CPU code is never generated
     stream = hooks.setdefault("stream", [])
+    if FUSE_PADDING_FLAG in job.flags and not recognising:
+        stream.append(CheckFusedPadding())  # after the passes that take padded layers from IREE's code
     first = 1 if stream and stream[0] is transients else 0  # the allocations are listed once the slabs are packed
     stream.insert(first, inventory)
     stream.insert(first + 1, allocations)

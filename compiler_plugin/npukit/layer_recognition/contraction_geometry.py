@@ -17,6 +17,7 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.layer_recognition.dispatch_ir import DispatchBody
+from npukit.layer_recognition.input_padding import InputPadding, input_padding
 from npukit.layer_recognition.layer_spec import NotSupported, TensorLayout
 
 _TERM = re.compile(r"^d(\d+)(?: \* (\d+))?$")
@@ -61,6 +62,9 @@ class Geometry:
     dilation: tuple[int, int]
     weights: np.ndarray
     multiplier: int = 1  # depthwise: output channels per input channel (c * M + m)
+    # Input padding inside the dispatch (input_padding): (top, bottom, left, right), and its value.
+    padding: tuple[int, int, int, int] = (0, 0, 0, 0)
+    pad_value: int = 0
 
 
 def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> Geometry:
@@ -69,10 +73,14 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
     maps = [map_results(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     in_map, filter_map, out_map = maps
     operands = list(op.operands)
-    ifm_tensor = body.loads.get(operands[0])
+    padding = input_padding(operands[0])
+    ifm_tensor = body.loads.get(operands[0] if padding is None else padding.source)
     if ifm_tensor is None:
-        raise NotSupported("the input is not a tensor read from memory")
+        raise NotSupported("the input is not a tensor read from memory" if padding is None else
+                           "a padded input that is not a tensor read from memory")
     load_strides = ifm_tensor.strides or (1,) * len(ifm_tensor.shape)
+    if ifm_tensor.strides is not None and padding is not None:
+        raise NotSupported("a padded input read with element strides")
     if ifm_tensor.strides is not None:
         # IREE reads a strided 1x1 convolution's input with element strides:
         # the NPU reads the whole tensor and its convolution steps over them.
@@ -189,7 +197,9 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
             in_roles.append("H" if out_dim == oy and oy is not None else "W")
     ifm_shape = dict(zip(in_roles, ifm_tensor.shape))
     ih, iw = ifm_shape.get("H", 1), ifm_shape.get("W", 1)
-    if (oh - 1) * sy + (kh - 1) * dy + 1 > ih or (ow - 1) * sx + (kw - 1) * dx + 1 > iw:
+    pads = _padding_by_role(padding, in_roles)
+    top, bottom, left, right = pads
+    if (oh - 1) * sy + (kh - 1) * dy + 1 > top + ih + bottom or (ow - 1) * sx + (kw - 1) * dx + 1 > left + iw + right:
         raise NotSupported("the window reaches outside the input")
     out_roles = tuple("C" if d == channel[0] else "M" if d == multiplier_dim else
                       ("H" if d == oy else "W") if d in (oy, ox) else None for d in out_dims)
@@ -216,4 +226,19 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
         packed = packed.reshape(kh, kw, oc)
     ifm_layout = TensorLayout(ifm_tensor, tuple(in_roles))
     return Geometry(kind, ifm_layout, out_roles, (ic, ih, iw), (oc, oh, ow), (kh, kw), (sy, sx), (dy, dx),
-                     packed, multiplier)
+                    packed, multiplier, pads, 0 if padding is None else padding.value)
+
+
+def _padding_by_role(padding: InputPadding | None, in_roles: list[str | None]) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) of a padded input whose dimensions have
+    ``in_roles``; NotSupported for padding along anything but H and W."""
+    if padding is None:
+        return (0, 0, 0, 0)
+    sides = {"H": (0, 0), "W": (0, 0)}
+    for role, low, high in zip(in_roles, padding.low, padding.high):
+        if low == high == 0:
+            continue
+        if role not in sides or sides[role] != (0, 0):
+            raise NotSupported("an input padded along its channels")
+        sides[role] = (low, high)
+    return sides["H"] + sides["W"]

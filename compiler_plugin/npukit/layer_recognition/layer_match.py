@@ -161,4 +161,4 @@ def _spec(g: Geometry, ofm: TensorLayout, bias, multipliers, ifm_zp, ofm_zp, low
         raise NotSupported("the input and output layouts differ")
     return LayerSpec(g.kind, g.ifm, ofm, g.ifm_chw, g.ofm_chw, g.kernel, g.stride, g.dilation, g.weights,
                      np.asarray(bias, np.int32), multipliers, ifm_zp, ofm_zp, low, high, relu,
-                     multiplier=g.multiplier)
+                     multiplier=g.multiplier, padding=g.padding, pad_value=g.pad_value)

@@ -207,6 +207,21 @@ class LayerSpec:
     float_add: FloatAdd | None = None
     float_epilogue: bool = False
     float_unsupported: str = ""
+    # Input padding the layer reads itself (IREE left a tensor.pad of its
+    # input in the dispatch, npukit.layer_recognition.input_padding): taps at
+    # rows -top .. -1 and ih .. ih + bottom - 1 (likewise left and right for
+    # columns) read ``pad_value``, not the input; input pixel (iy, ix) of
+    # output pixel (oy, ox) is iy = oy * stride - top + ky * dilation. The
+    # value is what the padded positions hold, whatever ``ifm_zp`` is: a
+    # layer whose input zero point was folded into its bias (ifm_zp 0) has
+    # its padding hold that zero point. A consumer that takes no padding
+    # refuses a layer with any (``padded``).
+    padding: tuple[int, int, int, int] = (0, 0, 0, 0)  # top, bottom, left, right
+    pad_value: int = 0
+
+    @property
+    def padded(self) -> bool:
+        return any(self.padding)
 
     @property
     def macs(self) -> int:

@@ -220,7 +220,7 @@ def rows_of_pixels(spec: LayerSpec) -> LayerSpec:
     on whole dense channel-last tensors computes the same whatever the
     rectangle, and only rows of a bounded width tile into SRAM."""
     tensors = [spec.ifm, spec.ofm] + ([spec.add.residual] if spec.add is not None else [])
-    if spec.kind != "conv" or spec.kernel != (1, 1) or spec.stride != (1, 1) or spec.ofm_chw[1] != 1:
+    if spec.kind != "conv" or spec.kernel != (1, 1) or spec.stride != (1, 1) or spec.ofm_chw[1] != 1 or spec.padded:
         return spec
     pixels = {_pixel_row(t) for t in tensors}
     if len(pixels) != 1 or None in pixels:
@@ -237,6 +237,22 @@ def rows_of_pixels(spec: LayerSpec) -> LayerSpec:
     add = replace(spec.add, residual=rectangle(spec.add.residual)) if spec.add is not None else None
     return replace(spec, ifm=rectangle(spec.ifm), ofm=rectangle(spec.ofm), add=add,
                    ifm_chw=(spec.ifm_chw[0], height, n // height), ofm_chw=(spec.ofm_chw[0], height, n // height))
+
+
+def _padding_zero_point(spec: LayerSpec, weights: np.ndarray) -> tuple[int, np.ndarray]:
+    """IFM_ZP and the biases for the NPU. Its padding holds IFM_ZP (a padded
+    position adds nothing), the layer's holds ``pad_value`` whatever its
+    zero point: with IFM_ZP = pad_value, each channel's bias takes the
+    difference, (pad_value - ifm_zp) * the sum of its weights, so the
+    positions inside the input and in the padding add what the layer's do."""
+    bias = np.asarray(spec.bias, np.int64)
+    if not spec.padded or spec.pad_value == spec.ifm_zp:
+        return spec.ifm_zp, bias
+    axes = (0, 1) if spec.kind == "depthwise" else tuple(range(1, weights.ndim))
+    bias = bias + (spec.pad_value - spec.ifm_zp) * weights.astype(np.int64).sum(axis=axes)
+    if (bias < -2**31).any() or (bias >= 2**31).any():
+        raise NotSupported("a padded layer whose biases, with the padding value as input zero point, leave int32")
+    return spec.pad_value, bias
 
 
 def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, binding_count: int,
@@ -294,17 +310,22 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
     peak = buffer_sets[-1].end
 
     weights = np.asarray(spec.weights, np.int8)
+    ifm_zp, bias = _padding_zero_point(spec, weights)
     # The requantization table (npukit.quantization.requantization.quant_table's layout), sliced per tile.
     quant_pairs = np.asarray(spec.multipliers, "<i4").reshape(-1, 2) if spec.multipliers is not None else None
     s.set(LAYOUT=layout, STRIDE_H=spec.stride[0], STRIDE_W=spec.stride[1], KERNEL_H=spec.kernel[0],
           KERNEL_W=spec.kernel[1], DILATION_H=spec.dilation[0], DILATION_W=spec.dilation[1], PAD_TOP=0,
-          PAD_LEFT=0, IFM_ZP=spec.ifm_zp, OFM_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max,
+          PAD_LEFT=spec.padding[2], IFM_ZP=ifm_zp, OFM_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max,
           OUT_INT32=0 if spec.multipliers is not None else 1)
     tile_index = 0
     for y0 in range(0, oh, rows):
         r = min(rows, oh - y0)
-        band_in = tiling.input_rows(r)
-        iy0 = y0 * spec.stride[0]
+        # The band's input rows, without the rows of padding above and below the input (PAD_TOP: those above).
+        first = y0 * spec.stride[0] - spec.padding[0]
+        iy0, end = max(first, 0), min(first + tiling.input_rows(r), spec.ifm_chw[1])
+        band_in, pad_top = end - iy0, iy0 - first
+        if band_in < 1:
+            raise NotSupported("output rows whose windows lie entirely in the input padding")
         if shared_ifm:
             s.layer()
             _dma(s, spec.ifm.tensor.binding, _region_dmas(spec.ifm, {"H": (iy0, band_in)}, ifm_at), False)
@@ -329,7 +350,7 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
             if per_channel:
                 tile_weights = np.ascontiguousarray(tile_weights.transpose(2, 0, 1))  # [C][KH][KW] = [OC][KH][KW][1]
             blobs = [(np.ascontiguousarray(tile_weights).tobytes(), buffers.weights),
-                     (np.asarray(spec.bias[o0:o0 + t], np.int32).tobytes(), buffers.bias)]
+                     (np.asarray(bias[o0:o0 + t], np.int32).tobytes(), buffers.bias)]
             if spec.kind == "fully_connected" and spec.scales is not None and spec.multipliers is not None:
                 blobs.append((scale_table(spec.scales[o0:o0 + t]), buffers.quant))
             elif spec.multipliers is not None:
@@ -337,7 +358,8 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
             for blob, sram_at in blobs:
                 _dma(s, CONSTANTS_BINDING, [(constants.add(blob), sram_at, len(blob), 1, 0, 0)], False)
             in_c = t if spec.kind == "depthwise" else ic
-            s.set(IFM_ADDR=ifm, IFM_H=band_in, IFM_W=iw, IFM_C=in_c, OFM_ADDR=buffers.ofm, OFM_H=r, OFM_W=ow,
+            s.set(IFM_ADDR=ifm, IFM_H=band_in, IFM_W=iw, IFM_C=in_c, PAD_TOP=pad_top, OFM_ADDR=buffers.ofm, OFM_H=r,
+                  OFM_W=ow,
                   OFM_C=t, WEIGHT_ADDR=buffers.weights, BIAS_ADDR=buffers.bias, QUANT_ADDR=buffers.quant)
             if as_conv:
                 s.op(Op.CONV)
@@ -367,7 +389,7 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
                       OUT_MULT=a.output_multiplier[0], OUT_SHIFT=a.output_multiplier[1], LEFT_SHIFT=ADD_LEFT_SHIFT,
                       OFM_ZP=a.output_zp, ACT_MIN=a.act_min, ACT_MAX=a.act_max)
                 s.op(Op.E_ADD)
-                s.set(IFM_ZP=spec.ifm_zp, OFM_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max)
+                s.set(IFM_ZP=ifm_zp, OFM_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max)
                 result = buffers.result
             if planes:
                 _dma(s, spec.ofm.tensor.binding, _plane_dmas(spec.ofm, (y0, r), range(o0, o0 + t), r * ow, result),

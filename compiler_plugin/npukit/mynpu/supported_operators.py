@@ -16,6 +16,13 @@ def check_npu_supported(spec: LayerSpec, options: MynpuOptions) -> None:
     if spec.kind not in ("conv", "depthwise", "fully_connected"):
         raise NotSupported(f"a {spec.operation} (the NPU runs convolutions, depthwise convolutions and fully "
                            "connected layers)")
+    if spec.padded and spec.kind == "fully_connected":
+        raise NotSupported("a padded fully connected layer")
+    if spec.padded and max(spec.padding[0], spec.padding[2]) > 255:
+        raise NotSupported(f"input padding of {max(spec.padding[0], spec.padding[2])} (PAD_TOP and PAD_LEFT take "
+                           "0 .. 255)")
+    if spec.padded and not -128 <= spec.pad_value <= 127:
+        raise NotSupported(f"an input padded with {spec.pad_value}, outside int8")
     if spec.add is not None and spec.add.accumulators is not None:
         raise NotSupported("a residual addition of another layer's int32 accumulator, requantized in this "
                            "dispatch (the NPU adds int8 tensors)")

@@ -34,7 +34,23 @@ typedef struct {
   const int8_t* in;
   int32_t ic, kh, kw, sc, sh, sw, stride_h, stride_w, dy, dx, zp, k, k_padded;
   int32_t zp_pair;  // zp in both halfwords, for SSUB16
+  // Input padding (s8_layer.h): taps outside rows 0 .. ih - 1 or columns 0 .. iw - 1 read `pad`.
+  int32_t ih, iw, top, left, pad;
 } gather_t;
+
+// A pixel's receptive field: its first tap at input row iy, column ix (negative in the padding), at byte
+// `at` of the input when `inside` (every tap within the input).
+typedef struct {
+  int32_t iy, ix, at, inside;
+} field_t;
+
+static inline field_t receptive_field(const gather_t* g, int32_t y, int32_t x) {
+  field_t f;
+  f.iy = y * g->stride_h - g->top, f.ix = x * g->stride_w - g->left;
+  f.inside = f.iy >= 0 && f.ix >= 0 && f.iy + (g->kh - 1) * g->dy < g->ih && f.ix + (g->kw - 1) * g->dx < g->iw;
+  f.at = f.inside ? f.iy * g->sh + f.ix * g->sw : 0;
+  return f;
+}
 
 // Words read at any byte address (an input tensor's taps).
 typedef int32_t __attribute__((aligned(1), may_alias)) npukit_s8_unaligned_word_t;
@@ -60,6 +76,27 @@ static inline __attribute__((always_inline)) void widen(const gather_t* gp, cons
     for (int32_t r = 0; r < 4; ++r) o16[r] = (int16_t)(b[r] - g.zp);
   }
 #endif
+}
+
+// A receptive field that reaches into the padding, tap by tap: a tap
+// outside the input gives its channels the padding value.
+static void im2col_border(const gather_t* gp, const field_t* f, int8_t* restrict row, int16_t* restrict columns,
+                          int32_t pixel) {
+  const gather_t g = *gp;
+  int8_t* to = row;
+  for (int32_t i = 0; i < g.kh; ++i) {
+    const int32_t iy = f->iy + i * g.dy;
+    for (int32_t j = 0; j < g.kw; ++j) {
+      const int32_t ix = f->ix + j * g.dx;
+      if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) {
+        for (int32_t c = 0; c < g.ic; ++c) *to++ = (int8_t)g.pad;
+        continue;
+      }
+      const int8_t* at = g.in + iy * g.sh + ix * g.sw;
+      for (int32_t c = 0; c < g.ic; ++c, at += g.sc) *to++ = *at;
+    }
+  }
+  widen(&g, row, g.k_padded, columns, pixel);
 }
 
 // Pixel `pixel`'s (0 or 1) receptive field at byte `offset` of the input
@@ -112,19 +149,24 @@ static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int
   widen(&g, row, g.k_padded, columns, pixel);
 }
 
-// A chunk's K indices [k0, k0 + n) of pixel `pixel`'s receptive field at
-// byte `offset` into `columns` (n / 4 groups), as im2col does for all of K;
-// indices past K (its padding) are zeros.
-static void im2col_chunk(const gather_t* gp, int32_t offset, int32_t k0, int32_t n, int8_t* restrict row,
+// A chunk's K indices [k0, k0 + n) of pixel `pixel`'s receptive field `f`
+// into `columns` (n / 4 groups), as im2col does for all of K; indices past
+// K (its padding) are zeros, taps in the input padding its value.
+static void im2col_chunk(const gather_t* gp, const field_t* f, int32_t k0, int32_t n, int8_t* restrict row,
                          int16_t* restrict columns, int32_t pixel) {
   const gather_t g = *gp;
   const int32_t end = k0 + n < g.k ? k0 + n : g.k;
   int32_t c = k0 % g.ic, j = k0 / g.ic % g.kw, i = k0 / g.ic / g.kw;
   int8_t* to = row;
   for (int32_t k = k0; k < end;) {
-    const int8_t* at = g.in + offset + i * g.dy * g.sh + j * g.dx * g.sw + c * g.sc;
+    const int32_t iy = f->iy + i * g.dy, ix = f->ix + j * g.dx;
     const int32_t run = g.ic - c < end - k ? g.ic - c : end - k;  // this tap's channels in the chunk
-    for (int32_t r = 0; r < run; ++r, at += g.sc) *to++ = *at;
+    if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) {
+      for (int32_t r = 0; r < run; ++r) *to++ = (int8_t)g.pad;
+    } else {
+      const int8_t* at = g.in + iy * g.sh + ix * g.sw + c * g.sc;
+      for (int32_t r = 0; r < run; ++r, at += g.sc) *to++ = *at;
+    }
     k += run, c = 0;
     if (++j == g.kw) j = 0, ++i;
   }
@@ -244,7 +286,7 @@ static void dot_pairs(const int16_t* columns, const int8_t* weights, int32_t k_p
 // (weights: the layer's, from c0 within each chunk) and the two pixels at
 // at0 and at1, each chunk's columns then its dot products added to `block`,
 // which starts from the bias.
-static void dot_chunks(const gather_t* g, int32_t at0, int32_t at1, const int8_t* weights, int32_t c0,
+static void dot_chunks(const gather_t* g, const field_t* f0, const field_t* f1, const int8_t* weights, int32_t c0,
                        int32_t channels_even, int32_t wide, const int32_t* bias, int32_t pairs, int32_t* block,
                        int16_t* columns, int8_t* row) {
   static const int32_t zeros[BLOCK] = {0};
@@ -252,8 +294,8 @@ static void dot_chunks(const gather_t* g, int32_t at0, int32_t at1, const int8_t
   const int32_t value_bytes = wide ? 2 : 1;
   for (int32_t k0 = 0; k0 < g->k_padded; k0 += NPUKIT_S8_K_CHUNK) {
     const int32_t n = g->k_padded - k0 < NPUKIT_S8_K_CHUNK ? g->k_padded - k0 : NPUKIT_S8_K_CHUNK;
-    im2col_chunk(g, at0, k0, n, row, columns, 0);
-    im2col_chunk(g, at1, k0, n, row, columns, 1);
+    im2col_chunk(g, f0, k0, n, row, columns, 0);
+    im2col_chunk(g, f1, k0, n, row, columns, 1);
     const int8_t* w = weights + value_bytes * ((int64_t)k0 * channels_even + (int64_t)c0 * n);
     if (k0 == 0) {
       dot_pairs(columns, w, n, bias, pairs, block, wide);
@@ -278,6 +320,8 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
       .k = p[NPUKIT_S8_W_KERNEL_H] * p[NPUKIT_S8_W_KERNEL_W] * p[NPUKIT_S8_W_IN_C],
       .k_padded = p[NPUKIT_S8_W_K_PADDED],
       .zp_pair = (int32_t)((uint32_t)(uint16_t)p[NPUKIT_S8_W_IN_ZP] * 0x10001u),
+      .ih = p[NPUKIT_S8_W_IN_H], .iw = p[NPUKIT_S8_W_IN_W], .top = p[NPUKIT_S8_W_PAD_TOP],
+      .left = p[NPUKIT_S8_W_PAD_LEFT], .pad = p[NPUKIT_S8_W_PAD_VALUE],
   };
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
   const int32_t wide = p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT16;
@@ -306,19 +350,26 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
     const int32_t count = pixels - px >= 2 ? 2 : 1;
     const int32_t y1 = count == 1 ? y0 : x0 + 1 < ow ? y0 : y0 + 1;
     const int32_t x1 = count == 1 ? x0 : x0 + 1 < ow ? x0 + 1 : 0;
-    const int32_t at0 = y0 * g.stride_h * g.sh + x0 * g.stride_w * g.sw;
-    const int32_t at1 = y1 * g.stride_h * g.sh + x1 * g.stride_w * g.sw;
+    const field_t f0 = receptive_field(&g, y0, x0), f1 = receptive_field(&g, y1, x1);
     if (!chunked) {  // (a longer reduction gathers its chunks per block of channels, in dot_chunks)
 #if NPUKIT_S8_PAIRED
-      if (at1 == at0 + 1 && (g.ic & 3) == 0) {
-        im2col_neighbours(&g, at0, columns);
-      } else if (rows_in_words) {
-        im2col_rows_pair(&g, at0, at1, columns);
+      if (f0.inside && f1.inside && f1.at == f0.at + 1 && (g.ic & 3) == 0) {
+        im2col_neighbours(&g, f0.at, columns);
+      } else if (rows_in_words && f0.inside && f1.inside) {
+        im2col_rows_pair(&g, f0.at, f1.at, columns);
       } else
 #endif
       {
-        im2col(&g, at0, row, columns, 0);
-        im2col(&g, at1, row, columns, 1);
+        if (f0.inside) {
+          im2col(&g, f0.at, row, columns, 0);
+        } else {
+          im2col_border(&g, &f0, row, columns, 0);
+        }
+        if (f1.inside) {
+          im2col(&g, f1.at, row, columns, 1);
+        } else {
+          im2col_border(&g, &f1, row, columns, 1);
+        }
       }
     }
     // Accumulators of a block of channels, then their outputs (an odd last
@@ -326,7 +377,7 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
     for (int32_t c0 = 0; c0 < oc; c0 += BLOCK) {
       const int32_t n = oc - c0 < BLOCK ? oc - c0 : BLOCK;
       if (chunked) {
-        dot_chunks(&g, at0, at1, weights, c0, channels_even, wide, o.bias + c0, (n + 1) / 2, &block[0][0], columns,
+        dot_chunks(&g, &f0, &f1, weights, c0, channels_even, wide, o.bias + c0, (n + 1) / 2, &block[0][0], columns,
                    row);
       } else {
         dot_pairs(columns, weights + c0 * channel_bytes, g.k_padded, o.bias + c0, (n + 1) / 2, &block[0][0], wide);

@@ -419,44 +419,205 @@ static void channels_last(const int32_t* p, const plane_t* g, const npukit_s8_ou
   channels_last_plain(g, o, in, w, kh, kw, 0, channels);
 }
 
-void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual) {
+// The output pixels `g` gives, their windows read from `in` on (the whole
+// layer, or the interior of a padded one).
+static void depthwise_plane(const int32_t* p, const plane_t* gp, const npukit_s8_output_t* o, const int8_t* in,
+                            const int8_t* weights) {
+  const plane_t g = *gp;
   const int32_t channels = p[NPUKIT_S8_W_OUT_C];
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
-  const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
-  const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
-  const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
-  const plane_t g = {
-      .oh = p[NPUKIT_S8_W_OUT_H], .ow = p[NPUKIT_S8_W_OUT_W], .sh = p[NPUKIT_S8_W_IN_SH], .sw = p[NPUKIT_S8_W_IN_SW],
-      .step_y = p[NPUKIT_S8_W_STRIDE_H] * p[NPUKIT_S8_W_IN_SH], .step_x = p[NPUKIT_S8_W_STRIDE_W] * p[NPUKIT_S8_W_IN_SW],
-      .dy = p[NPUKIT_S8_W_DILATION_H] * p[NPUKIT_S8_W_IN_SH], .dx = p[NPUKIT_S8_W_DILATION_W] * p[NPUKIT_S8_W_IN_SW],
-      .zp = p[NPUKIT_S8_W_IN_ZP],
-  };
   if (p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_TAPS) {
-    channels_last(p, &g, &o, in, weights);
+    channels_last(p, &g, o, in, weights);
     return;
   }
 #if defined(__ARM_FEATURE_DSP)
   const int32_t word_pairs = kh == 3 && kw == 3 && p[NPUKIT_S8_W_STRIDE_H] == 1 && p[NPUKIT_S8_W_STRIDE_W] == 1 &&
                              p[NPUKIT_S8_W_DILATION_H] == 1 && p[NPUKIT_S8_W_DILATION_W] == 1 && g.sw == 1 &&
-                             g.ow >= 2 && g.ow <= ACC_MAX && o.small;
+                             g.ow >= 2 && g.ow <= ACC_MAX && o->small;
 #endif
   const int32_t multiplier = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
   for (int32_t c = 0; c < channels; ++c) {
     const int8_t* plane = in + (c / multiplier) * p[NPUKIT_S8_W_IN_SC];
     const int8_t* w = weights + c * kh * kw;
-    const int32_t m = o.multiplier[c], s = o.shift[c];
+    const int32_t m = o->multiplier[c], s = o->shift[c];
     // The input zero point folded into the bias: bias - zp * sum(w).
-    const int32_t base = o.bias[c] - g.zp * weight_sum(w, kh * kw, 1);
+    const int32_t base = o->bias[c] - g.zp * weight_sum(w, kh * kw, 1);
 #if defined(__ARM_FEATURE_DSP)
     if (word_pairs) {
-      channel_3x3_dsp(&g, &o, plane, w, m, s, base, c);
+      channel_3x3_dsp(&g, o, plane, w, m, s, base, c);
       continue;
     }
 #endif
     if (kh == 3 && kw == 3) {
-      channel(&g, &o, plane, w, m, s, base, c, 3, 3);
+      channel(&g, o, plane, w, m, s, base, c, 3, 3);
     } else {
-      channel(&g, &o, plane, w, m, s, base, c, kh, kw);
+      channel(&g, o, plane, w, m, s, base, c, kh, kw);
     }
   }
+}
+
+// Input padding (s8_layer.h). The output rows [lo, hi) whose windows lie
+// within the input along one dimension: y * stride - pad >= 0 and
+// y * stride - pad + reach <= size - 1.
+static void inside_range(int32_t pad, int32_t stride, int32_t reach, int32_t size, int32_t out, int32_t* lo,
+                         int32_t* hi) {
+  const int32_t last = size - 1 - reach + pad;  // the largest y * stride inside
+  *lo = (pad + stride - 1) / stride;
+  *hi = last < 0 ? 0 : last / stride + 1;
+  if (*hi > out) *hi = out;
+  if (*lo > *hi) *lo = *hi;
+}
+
+// Channels a border pixel's accumulators are computed for at a time.
+#define BORDER_CHANNELS 32
+
+// The output pixels outside rows [y0, y1) x columns [x0, x1). Each channel
+// starts from bias + (PAD_VALUE - IN_ZP) * the sum of its weights, as if
+// every tap read the padding, and each tap inside the input adds
+// (x - PAD_VALUE) * w: the taps in the padding cost nothing, those inside
+// one multiply-accumulate each, channels innermost (a channel-last pixel's
+// values side by side).
+static void border_pixels(const int32_t* p, const npukit_s8_output_t* o, const int8_t* in, const int8_t* weights,
+                          int32_t y0, int32_t y1, int32_t x0, int32_t x1) {
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+  const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W], taps = kh * kw;
+  const int32_t ih = p[NPUKIT_S8_W_IN_H], iw = p[NPUKIT_S8_W_IN_W], pad = p[NPUKIT_S8_W_PAD_VALUE];
+  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
+  const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H], stride_w = p[NPUKIT_S8_W_STRIDE_W];
+  const int32_t dil_h = p[NPUKIT_S8_W_DILATION_H], dil_w = p[NPUKIT_S8_W_DILATION_W];
+  const int32_t top = p[NPUKIT_S8_W_PAD_TOP], left = p[NPUKIT_S8_W_PAD_LEFT];
+  const int32_t tap_form = p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_TAPS;
+  const int32_t multiplier = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
+  const int32_t tap_step = tap_form ? 4 : 1;  // bytes from a channel's weight of tap t to that of tap t + 1
+  int32_t base[BORDER_CHANNELS], acc[BORDER_CHANNELS], x_at[BORDER_CHANNELS], w_at[BORDER_CHANNELS];
+  for (int32_t c0 = 0; c0 < channels; c0 += BORDER_CHANNELS) {
+    const int32_t n = channels - c0 < BORDER_CHANNELS ? channels - c0 : BORDER_CHANNELS;
+    for (int32_t k = 0; k < n; ++k) {
+      const int32_t c = c0 + k;
+      const int32_t sum = tap_form ? tap_weight_sum(weights, taps, c) : weight_sum(weights + c * taps, taps, 1);
+      base[k] = o->bias[c] + (pad - p[NPUKIT_S8_W_IN_ZP]) * sum;
+      x_at[k] = (c / multiplier) * sc;
+      w_at[k] = tap_form ? ((c / 4) * taps * 4 + c % 4) : c * taps;
+    }
+    for (int32_t y = 0; y < oh; ++y) {
+      const int32_t iy0 = y * stride_h - top;
+      int32_t i0 = 0, i1 = kh;  // the kernel rows inside the input
+      while (i0 < kh && iy0 + i0 * dil_h < 0) ++i0;
+      while (i1 > i0 && iy0 + (i1 - 1) * dil_h >= ih) --i1;
+      const int32_t row_inside = y >= y0 && y < y1;
+      for (int32_t x = 0; x < ow; ++x) {
+        if (row_inside && x == x0) {  // the interior's pixels are done
+          x = x1 - 1;
+          continue;
+        }
+        const int32_t ix0 = x * stride_w - left;
+        int32_t j0 = 0, j1 = kw;
+        while (j0 < kw && ix0 + j0 * dil_w < 0) ++j0;
+        while (j1 > j0 && ix0 + (j1 - 1) * dil_w >= iw) --j1;
+        for (int32_t k = 0; k < n; ++k) acc[k] = base[k];
+        for (int32_t i = i0; i < i1; ++i) {
+          for (int32_t j = j0; j < j1; ++j) {
+            const int8_t* xp = in + (iy0 + i * dil_h) * sh + (ix0 + j * dil_w) * sw;
+            const int8_t* wp = weights + (i * kw + j) * tap_step;
+            for (int32_t k = 0; k < n; ++k) acc[k] += (xp[x_at[k]] - pad) * wp[w_at[k]];
+          }
+        }
+        for (int32_t k = 0; k < n; ++k) npukit_s8_store(o, acc[k], c0 + k, y, x);
+      }
+    }
+  }
+}
+
+// Stack bytes a padded channel-last layer's strip of input rows, with their
+// padding, may take.
+#define PAD_STRIP_BYTES 4096
+
+// A padded channel-last layer whose windows' rows fit PAD_STRIP_BYTES: bands
+// of output rows, each from a strip of its input rows with the padding
+// written out (rows and columns of PAD_VALUE), on the paths above. Returns 0
+// when the layer does not fit (the caller then takes interior and borders).
+// (Not inlined: its strip is on the stack only while a padded layer runs.)
+static __attribute__((noinline)) int32_t padded_strips(const int32_t* p, const plane_t* g, const int8_t* in,
+                                                       const int8_t* weights, size_t output, size_t residual) {
+  const int32_t c_in = p[NPUKIT_S8_W_IN_C], ih = p[NPUKIT_S8_W_IN_H], iw = p[NPUKIT_S8_W_IN_W];
+  const int32_t left = p[NPUKIT_S8_W_PAD_LEFT], right = p[NPUKIT_S8_W_PAD_RIGHT], top = p[NPUKIT_S8_W_PAD_TOP];
+  const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H];
+  const int32_t reach = (p[NPUKIT_S8_W_KERNEL_H] - 1) * p[NPUKIT_S8_W_DILATION_H] + 1;
+  const int32_t row_bytes = (left + iw + right) * c_in;
+  if (p[NPUKIT_S8_W_IN_SC] != 1 || (int64_t)reach * row_bytes > PAD_STRIP_BYTES) return 0;
+  const int8_t pad = (int8_t)p[NPUKIT_S8_W_PAD_VALUE];
+  const int32_t in_sh = p[NPUKIT_S8_W_IN_SH], in_sw = p[NPUKIT_S8_W_IN_SW];
+  int32_t band = (PAD_STRIP_BYTES / row_bytes - reach) / stride_h + 1;  // output rows per strip
+  if (band > g->oh) band = g->oh;
+  int8_t strip[PAD_STRIP_BYTES + 4] __attribute__((aligned(4)));  // + 4: word reads of the last values
+  npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  uint8_t* const out = o.out;
+  const uint8_t* const res = o.residual;
+  const int32_t out_bytes = o.mode == NPUKIT_S8_OUT_INT32 ? 4 : 1;
+  const plane_t s = {
+      .oh = band, .ow = g->ow, .sh = row_bytes, .sw = c_in, .step_y = stride_h * row_bytes,
+      .step_x = p[NPUKIT_S8_W_STRIDE_W] * c_in, .dy = p[NPUKIT_S8_W_DILATION_H] * row_bytes,
+      .dx = p[NPUKIT_S8_W_DILATION_W] * c_in, .zp = g->zp,
+  };
+  for (int32_t y = 0; y < g->oh; y += band) {
+    const int32_t rows = g->oh - y < band ? g->oh - y : band;
+    const int32_t first = y * stride_h - top, count = (rows - 1) * stride_h + reach;
+    for (int32_t r = 0; r < count; ++r) {
+      int8_t* to = strip + r * row_bytes;
+      const int32_t iy = first + r;
+      if (iy < 0 || iy >= ih) {
+        for (int32_t b = 0; b < row_bytes; ++b) to[b] = pad;
+        continue;
+      }
+      for (int32_t b = 0; b < left * c_in; ++b) *to++ = pad;
+      const int8_t* from = in + iy * in_sh;
+      for (int32_t x = 0; x < iw; ++x, from += in_sw) {
+        for (int32_t c = 0; c < c_in; ++c) *to++ = from[c];
+      }
+      for (int32_t b = 0; b < right * c_in; ++b) *to++ = pad;
+    }
+    plane_t band_plane = s;
+    band_plane.oh = rows;
+    o.out = out + y * o.sh * out_bytes;
+    if (res) o.residual = res + y * o.add.res_sh;
+    depthwise_plane(p, &band_plane, &o, strip, weights);
+  }
+  return 1;
+}
+
+void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual) {
+  const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
+  const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  plane_t g = {
+      .oh = p[NPUKIT_S8_W_OUT_H], .ow = p[NPUKIT_S8_W_OUT_W], .sh = p[NPUKIT_S8_W_IN_SH], .sw = p[NPUKIT_S8_W_IN_SW],
+      .step_y = p[NPUKIT_S8_W_STRIDE_H] * p[NPUKIT_S8_W_IN_SH], .step_x = p[NPUKIT_S8_W_STRIDE_W] * p[NPUKIT_S8_W_IN_SW],
+      .dy = p[NPUKIT_S8_W_DILATION_H] * p[NPUKIT_S8_W_IN_SH], .dx = p[NPUKIT_S8_W_DILATION_W] * p[NPUKIT_S8_W_IN_SW],
+      .zp = p[NPUKIT_S8_W_IN_ZP],
+  };
+  if (!npukit_s8_padded(p)) {
+    depthwise_plane(p, &g, &o, in, weights);
+    return;
+  }
+  if (padded_strips(p, &g, in, weights, output, residual)) return;
+  // A padded layer: the interior (every window within the input) on the paths above, as a layer of its own
+  // whose input and output start at its first pixel, then the border pixels tap by tap.
+  int32_t y0, y1, x0, x1;
+  inside_range(p[NPUKIT_S8_W_PAD_TOP], p[NPUKIT_S8_W_STRIDE_H],
+               (p[NPUKIT_S8_W_KERNEL_H] - 1) * p[NPUKIT_S8_W_DILATION_H], p[NPUKIT_S8_W_IN_H], g.oh, &y0, &y1);
+  inside_range(p[NPUKIT_S8_W_PAD_LEFT], p[NPUKIT_S8_W_STRIDE_W],
+               (p[NPUKIT_S8_W_KERNEL_W] - 1) * p[NPUKIT_S8_W_DILATION_W], p[NPUKIT_S8_W_IN_W], g.ow, &x0, &x1);
+  if (y1 > y0 && x1 > x0) {
+    npukit_s8_output_t inner = npukit_s8_output(p, output, residual);  // (filled in place: no struct copy)
+    inner.out += (y0 * o.sh + x0 * o.sw) * (o.mode == NPUKIT_S8_OUT_INT32 ? 4 : 1);  // (bytes)
+    if (inner.residual) inner.residual += y0 * o.add.res_sh + x0 * o.add.res_sw;
+    plane_t interior = g;
+    interior.oh = y1 - y0, interior.ow = x1 - x0;
+    const int8_t* first = in + (y0 * p[NPUKIT_S8_W_STRIDE_H] - p[NPUKIT_S8_W_PAD_TOP]) * g.sh +
+                          (x0 * p[NPUKIT_S8_W_STRIDE_W] - p[NPUKIT_S8_W_PAD_LEFT]) * g.sw;
+    depthwise_plane(p, &interior, &inner, first, weights);
+  } else {
+    y0 = y1 = x0 = x1 = 0;  // no interior: every pixel is a border pixel
+  }
+  border_pixels(p, &o, in, weights, y0, y1, x0, x1);
 }

@@ -81,10 +81,14 @@ static void run_layer(const int32_t* p, size_t input, size_t output, size_t resi
     npukit_s8_lanes(p, input, output, residual);
     return;
   }
+#if NPUKIT_S8_X86
+  // The vector kernels read every tap from the input: a padded layer is the portable kernels'.
+  const int32_t padded = npukit_s8_padded(p);
+#endif
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_DEPTHWISE) {
 #if NPUKIT_S8_X86
     // The vector kernels read [OUT_C][taps] weights (NPUKIT_S8_WEIGHTS_INT8).
-    if (p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT8 && npukit_s8_x86_tables(p) &&
+    if (!padded && p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT8 && npukit_s8_x86_tables(p) &&
         npukit_s8_depthwise_x86(p, input, output, residual)) {
       return;
     }
@@ -92,7 +96,7 @@ static void run_layer(const int32_t* p, size_t input, size_t output, size_t resi
     npukit_s8_depthwise(p, input, output, residual);
   } else {
 #if NPUKIT_S8_X86
-    if (npukit_s8_x86_tables(p) && npukit_s8_conv_x86(p, input, output, residual)) return;
+    if (!padded && npukit_s8_x86_tables(p) && npukit_s8_conv_x86(p, input, output, residual)) return;
 #endif
     npukit_s8_conv(p, input, output, residual);
   }

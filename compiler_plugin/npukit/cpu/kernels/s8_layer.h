@@ -190,6 +190,23 @@ enum npukit_s8_word {
   NPUKIT_S8_W_FLOAT_ADD_UPPER,
   NPUKIT_S8_W_FLOAT_ADD_LOW,
   NPUKIT_S8_W_FLOAT_ADD_HIGH,
+  // Input padding the layer reads itself (CONV and DEPTHWISE; 0 for the
+  // others): the input's rows -PAD_TOP .. -1 and IN_H .. IN_H + PAD_BOTTOM - 1
+  // and columns -PAD_LEFT .. -1 and IN_W .. IN_W + PAD_RIGHT - 1 hold
+  // PAD_VALUE (int8), so output pixel (y, x) reads input row y * STRIDE_H -
+  // PAD_TOP + i * DILATION_H (likewise x), and a tap outside rows 0 .. IN_H - 1
+  // or columns 0 .. IN_W - 1 reads PAD_VALUE. PAD_VALUE is
+  // what those positions hold, not a zero point: with IN_ZP 0 (a zero point
+  // folded into the bias) it is that zero point. The portable kernels read
+  // it (s8_conv.c: the im2col gather; s8_depthwise.c: strips of padded
+  // rows, or the interior and the border pixels);
+  // the x86 vector kernels leave padded layers to them, and no lane-ordered
+  // weights are made for one.
+  NPUKIT_S8_W_PAD_TOP,
+  NPUKIT_S8_W_PAD_BOTTOM,
+  NPUKIT_S8_W_PAD_LEFT,
+  NPUKIT_S8_W_PAD_RIGHT,
+  NPUKIT_S8_W_PAD_VALUE,
   NPUKIT_S8_W_COUNT
 };
 
@@ -200,6 +217,11 @@ enum npukit_s8_word {
   NPUKIT_S8_W_BIAS_AT, NPUKIT_S8_W_MULTIPLIER_AT, NPUKIT_S8_W_SHIFT_AT, NPUKIT_S8_W_WEIGHT_SUM_AT,       \
       NPUKIT_S8_W_RES_BIAS_AT, NPUKIT_S8_W_RES_MULTIPLIER_AT, NPUKIT_S8_W_RES_SHIFT_AT, NPUKIT_S8_W_SCALE_AT, \
       NPUKIT_S8_W_FLOAT_AT, NPUKIT_S8_W_WEIGHTS_AT
+
+// Whether the layer reads input padding (the PAD_* words).
+static inline int32_t npukit_s8_padded(const int32_t* p) {
+  return p[NPUKIT_S8_W_PAD_TOP] || p[NPUKIT_S8_W_PAD_BOTTOM] || p[NPUKIT_S8_W_PAD_LEFT] || p[NPUKIT_S8_W_PAD_RIGHT];
+}
 
 // The convolution kernel (s8_conv.c) takes the reduction NPUKIT_S8_K_CHUNK
 // values at a time: its im2col columns live on the stack (2 * 2 bytes per
