@@ -17,6 +17,7 @@
 // channels, each chunk's columns are gathered and its dot products added to
 // the block's int32 sums, so the columns on the stack stay at one chunk's.
 #include "s8_output.h"
+#include "s8_strip.h"
 
 #if defined(__ARM_FEATURE_DSP)
 #define NPUKIT_S8_PAIRED 1
@@ -306,27 +307,41 @@ static void dot_chunks(const gather_t* g, const field_t* f0, const field_t* f1, 
   }
 }
 
-// The layer, with its im2col columns (2 * K_PADDED, or 2 * NPUKIT_S8_K_CHUNK
-// for a longer reduction) and input row (K_PADDED, or NPUKIT_S8_K_CHUNK).
-static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_t output, size_t residual,
-                                           int16_t* columns, int8_t* row) {
-  const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+// A band's strip of padded input rows (s8_strip.h): channel-last rows of
+// `iw` pixels, `sh` bytes apart, `ih` of them, with no padding left to read.
+typedef struct {
+  const int8_t* in;
+  int32_t ih, iw, sh;
+} strip_input_t;
+
+// Output rows [y_first, y_first + oh) of the layer, their windows read from
+// the layer's input, or from `strip` when given; with its im2col columns (2
+// * K_PADDED, or 2 * NPUKIT_S8_K_CHUNK for a longer reduction) and input row
+// (K_PADDED, or NPUKIT_S8_K_CHUNK).
+static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const strip_input_t* strip, size_t output,
+                                           size_t residual, int32_t y_first, int32_t oh, int16_t* columns,
+                                           int8_t* row) {
+  const int32_t oc = p[NPUKIT_S8_W_OUT_C], ow = p[NPUKIT_S8_W_OUT_W], ic = p[NPUKIT_S8_W_IN_C];
   const gather_t g = {
-      .in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET],
-      .ic = p[NPUKIT_S8_W_IN_C], .kh = p[NPUKIT_S8_W_KERNEL_H], .kw = p[NPUKIT_S8_W_KERNEL_W],
-      .sc = p[NPUKIT_S8_W_IN_SC], .sh = p[NPUKIT_S8_W_IN_SH], .sw = p[NPUKIT_S8_W_IN_SW],
+      .in = strip ? strip->in : (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET],
+      .ic = ic, .kh = p[NPUKIT_S8_W_KERNEL_H], .kw = p[NPUKIT_S8_W_KERNEL_W],
+      .sc = strip ? 1 : p[NPUKIT_S8_W_IN_SC], .sh = strip ? strip->sh : p[NPUKIT_S8_W_IN_SH],
+      .sw = strip ? ic : p[NPUKIT_S8_W_IN_SW],
       .stride_h = p[NPUKIT_S8_W_STRIDE_H], .stride_w = p[NPUKIT_S8_W_STRIDE_W],
       .dy = p[NPUKIT_S8_W_DILATION_H], .dx = p[NPUKIT_S8_W_DILATION_W], .zp = p[NPUKIT_S8_W_IN_ZP],
-      .k = p[NPUKIT_S8_W_KERNEL_H] * p[NPUKIT_S8_W_KERNEL_W] * p[NPUKIT_S8_W_IN_C],
+      .k = p[NPUKIT_S8_W_KERNEL_H] * p[NPUKIT_S8_W_KERNEL_W] * ic,
       .k_padded = p[NPUKIT_S8_W_K_PADDED],
       .zp_pair = (int32_t)((uint32_t)(uint16_t)p[NPUKIT_S8_W_IN_ZP] * 0x10001u),
-      .ih = p[NPUKIT_S8_W_IN_H], .iw = p[NPUKIT_S8_W_IN_W], .top = p[NPUKIT_S8_W_PAD_TOP],
-      .left = p[NPUKIT_S8_W_PAD_LEFT], .pad = p[NPUKIT_S8_W_PAD_VALUE],
+      .ih = strip ? strip->ih : p[NPUKIT_S8_W_IN_H], .iw = strip ? strip->iw : p[NPUKIT_S8_W_IN_W],
+      .top = strip ? 0 : p[NPUKIT_S8_W_PAD_TOP], .left = strip ? 0 : p[NPUKIT_S8_W_PAD_LEFT],
+      .pad = p[NPUKIT_S8_W_PAD_VALUE],
   };
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
   const int32_t wide = p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT16;
   const int32_t channel_bytes = wide ? 2 * g.k_padded : g.k_padded;
-  const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  o.out += y_first * o.sh * (o.mode == NPUKIT_S8_OUT_INT32 ? 4 : 1);  // (bytes)
+  if (o.residual) o.residual += y_first * o.add.res_sh;
   int32_t block[BLOCK + 1][2];
   npukit_s8_add_table_t add_table;
   if (o.add_small && !o.fl.table) npukit_s8_add_table(&o.add, &add_table);
@@ -439,11 +454,43 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, size_
   }
 }
 
+// A padded layer whose input is channel-last (or of one channel) and whose
+// windows' rows fit NPUKIT_S8_STRIP_BYTES (s8_strip.h): bands of output
+// rows, each from a strip of its input rows with the padding written out,
+// on the unpadded paths. Returns 0 when the layer does not fit (conv() then
+// reads the padding tap by tap at the border pixels).
+// (Not inlined: its strip is on the stack only while a padded layer runs.)
+static __attribute__((noinline)) int32_t padded_strips(const int32_t* p, size_t input, size_t output,
+                                                       size_t residual, int16_t* columns, int8_t* row) {
+  const int32_t ic = p[NPUKIT_S8_W_IN_C], stride_h = p[NPUKIT_S8_W_STRIDE_H], oh = p[NPUKIT_S8_W_OUT_H];
+  if (p[NPUKIT_S8_W_IN_SC] != 1 && ic != 1) return 0;
+  const npukit_s8_strip_source_t source = {
+      .in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET], .ih = p[NPUKIT_S8_W_IN_H], .iw = p[NPUKIT_S8_W_IN_W],
+      .sh = p[NPUKIT_S8_W_IN_SH], .sw = p[NPUKIT_S8_W_IN_SW], .channels = ic, .top = p[NPUKIT_S8_W_PAD_TOP],
+      .left = p[NPUKIT_S8_W_PAD_LEFT], .right = p[NPUKIT_S8_W_PAD_RIGHT], .pad = (int8_t)p[NPUKIT_S8_W_PAD_VALUE],
+  };
+  const int32_t row_bytes = npukit_s8_strip_row_bytes(&source);
+  const int32_t reach = (p[NPUKIT_S8_W_KERNEL_H] - 1) * p[NPUKIT_S8_W_DILATION_H] + 1;
+  if ((int64_t)reach * row_bytes > NPUKIT_S8_STRIP_BYTES) return 0;
+  int32_t band = (NPUKIT_S8_STRIP_BYTES / row_bytes - reach) / stride_h + 1;  // output rows per strip
+  if (band > oh) band = oh;
+  int8_t strip[NPUKIT_S8_STRIP_BYTES + 4] __attribute__((aligned(4)));  // + 4: word reads of the last values
+  strip_input_t in = {.in = strip, .iw = source.left + source.iw + source.right, .sh = row_bytes};
+  for (int32_t y = 0; y < oh; y += band) {
+    const int32_t rows = oh - y < band ? oh - y : band;
+    in.ih = (rows - 1) * stride_h + reach;
+    npukit_s8_fill_strip(strip, &source, y * stride_h, in.ih);
+    conv(p, 0, &in, output, residual, y, rows, columns, row);
+  }
+  return 1;
+}
+
 void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residual) {
   // Sized to the layer, at most a chunk: a board's stack holds only what the layer uses. They are passed
   // down, so the loops' frame needs no frame pointer for them.
   const int32_t k_padded = p[NPUKIT_S8_W_K_PADDED] < NPUKIT_S8_K_CHUNK ? p[NPUKIT_S8_W_K_PADDED] : NPUKIT_S8_K_CHUNK;
   int16_t columns[2 * k_padded] __attribute__((aligned(8)));
   int8_t row[k_padded] __attribute__((aligned(4)));  // read as words
-  conv(p, input, output, residual, columns, row);
+  if (npukit_s8_padded(p) && padded_strips(p, input, output, residual, columns, row)) return;
+  conv(p, input, 0, output, residual, 0, p[NPUKIT_S8_W_OUT_H], columns, row);
 }

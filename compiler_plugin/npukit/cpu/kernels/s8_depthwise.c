@@ -16,6 +16,7 @@
 // the four accumulators stay in registers, are requantized there and stored
 // as one word per pixel.
 #include "s8_output.h"
+#include "s8_strip.h"
 
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual);
 
@@ -528,11 +529,7 @@ static void border_pixels(const int32_t* p, const npukit_s8_output_t* o, const i
   }
 }
 
-// Stack bytes a padded channel-last layer's strip of input rows, with their
-// padding, may take.
-#define PAD_STRIP_BYTES 4096
-
-// A padded channel-last layer whose windows' rows fit PAD_STRIP_BYTES: bands
+// A padded channel-last layer whose windows' rows fit NPUKIT_S8_STRIP_BYTES: bands
 // of output rows, each from a strip of its input rows with the padding
 // written out (rows and columns of PAD_VALUE), on the paths above. Returns 0
 // when the layer does not fit (the caller then takes interior and borders).
@@ -544,12 +541,10 @@ static __attribute__((noinline)) int32_t padded_strips(const int32_t* p, const p
   const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H];
   const int32_t reach = (p[NPUKIT_S8_W_KERNEL_H] - 1) * p[NPUKIT_S8_W_DILATION_H] + 1;
   const int32_t row_bytes = (left + iw + right) * c_in;
-  if (p[NPUKIT_S8_W_IN_SC] != 1 || (int64_t)reach * row_bytes > PAD_STRIP_BYTES) return 0;
-  const int8_t pad = (int8_t)p[NPUKIT_S8_W_PAD_VALUE];
-  const int32_t in_sh = p[NPUKIT_S8_W_IN_SH], in_sw = p[NPUKIT_S8_W_IN_SW];
-  int32_t band = (PAD_STRIP_BYTES / row_bytes - reach) / stride_h + 1;  // output rows per strip
+  if (p[NPUKIT_S8_W_IN_SC] != 1 || (int64_t)reach * row_bytes > NPUKIT_S8_STRIP_BYTES) return 0;
+  int32_t band = (NPUKIT_S8_STRIP_BYTES / row_bytes - reach) / stride_h + 1;  // output rows per strip
   if (band > g->oh) band = g->oh;
-  int8_t strip[PAD_STRIP_BYTES + 4] __attribute__((aligned(4)));  // + 4: word reads of the last values
+  int8_t strip[NPUKIT_S8_STRIP_BYTES + 4] __attribute__((aligned(4)));  // + 4: word reads of the last values
   npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   uint8_t* const out = o.out;
   const uint8_t* const res = o.residual;
@@ -559,23 +554,13 @@ static __attribute__((noinline)) int32_t padded_strips(const int32_t* p, const p
       .step_x = p[NPUKIT_S8_W_STRIDE_W] * c_in, .dy = p[NPUKIT_S8_W_DILATION_H] * row_bytes,
       .dx = p[NPUKIT_S8_W_DILATION_W] * c_in, .zp = g->zp,
   };
+  const npukit_s8_strip_source_t source = {
+      .in = in, .ih = ih, .iw = iw, .sh = p[NPUKIT_S8_W_IN_SH], .sw = p[NPUKIT_S8_W_IN_SW], .channels = c_in,
+      .top = top, .left = left, .right = right, .pad = (int8_t)p[NPUKIT_S8_W_PAD_VALUE],
+  };
   for (int32_t y = 0; y < g->oh; y += band) {
     const int32_t rows = g->oh - y < band ? g->oh - y : band;
-    const int32_t first = y * stride_h - top, count = (rows - 1) * stride_h + reach;
-    for (int32_t r = 0; r < count; ++r) {
-      int8_t* to = strip + r * row_bytes;
-      const int32_t iy = first + r;
-      if (iy < 0 || iy >= ih) {
-        for (int32_t b = 0; b < row_bytes; ++b) to[b] = pad;
-        continue;
-      }
-      for (int32_t b = 0; b < left * c_in; ++b) *to++ = pad;
-      const int8_t* from = in + iy * in_sh;
-      for (int32_t x = 0; x < iw; ++x, from += in_sw) {
-        for (int32_t c = 0; c < c_in; ++c) *to++ = from[c];
-      }
-      for (int32_t b = 0; b < right * c_in; ++b) *to++ = pad;
-    }
+    npukit_s8_fill_strip(strip, &source, y * stride_h, (rows - 1) * stride_h + reach);
     plane_t band_plane = s;
     band_plane.oh = rows;
     o.out = out + y * o.sh * out_bytes;
