@@ -147,6 +147,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     first = 1 if stream and stream[0] is transients else 0  # the allocations are listed once the slabs are packed
     stream.insert(first, inventory)
     stream.insert(first + 1, allocations)
+    hooks.setdefault("vm", []).append(allocations.check_allocate_calls)
     # Reaching 'stream' is reported before its passes run: a failure from here on may be a tuned pass's.
     hooks["stream"].insert(0, lambda _m: progress("", "stream"))
     if job.read_signatures:

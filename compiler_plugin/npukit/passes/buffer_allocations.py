@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 
 from iree.compiler import ir
 
+from npukit.errors import CompileError
+
 _ALLOCATIONS = ("stream.resource.alloca", "stream.resource.alloc")
 # Operations that would make the runtime allocate buffers the plan does not list.
 _UNPLANNED = ("stream.resource.constants", "stream.file.read", "stream.resource.pack")
@@ -88,6 +90,35 @@ class BufferAllocations:
             self.program = self._analyse(module)
         except (ValueError, KeyError, TypeError, IndexError) as e:
             self.program = ProgramAllocations(refused=f"the program's allocations could not be read ({e})")
+
+    def check_allocate_calls(self, module: ir.Operation) -> None:
+        """The 'vm' hook: the exported function makes one
+        ``hal_inline.buffer.allocate`` call per planned buffer. IREE merges
+        two allocations of identical operands (the same size) into one
+        buffer although both are live, so a program with fewer calls than
+        planned buffers would share bytes between them: a compile error
+        instead of wrong outputs."""
+        program = self.program
+        if program.refused or not program.allocations:
+            return
+        calls = 0
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            nonlocal calls
+            if op.name == "vm.func" and _symbol(op) == program.function:
+                for inner in _nested_ops(op):
+                    if inner.name == "vm.call" and "hal_inline.buffer.allocate" in str(inner.attributes["callee"]):
+                        calls += 1
+                return ir.WalkResult.SKIP
+            return ir.WalkResult.ADVANCE
+
+        module.walk(visit)
+        if calls and calls != len(program.allocations):
+            sizes = ", ".join(f"{a.bytes} B {a.lifetime}" for a in program.allocations)
+            raise CompileError(
+                f"IREE allocates {calls} buffer(s) in {program.function} where the program at 'stream' has "
+                f"{len(program.allocations)} ({sizes}): allocations of the same size were merged into one buffer "
+                "while both are live, which would give wrong outputs", phase="vm")
 
     def _analyse(self, module: ir.Operation) -> ProgramAllocations:
         functions = [op.operation for op in module.regions[0].blocks[0].operations

@@ -91,7 +91,7 @@ class PackTransients:
             try:
                 if size is None:
                     raise Unfollowed("a slab of a size known only at run time")
-                packed = _pack(alloca, size, functions, sites)
+                packed = _pack(alloca, size, functions, sites, _other_allocation_sizes(alloca))
             except Unfollowed as e:
                 self.slabs.append({"bytes": size, "packed": size, "reason": str(e)})
                 continue
@@ -203,7 +203,37 @@ def _groups(buffers: list[_Buffer]) -> list[list[_Buffer]]:
     return list(groups.values())
 
 
-def _pack(alloca: ir.Operation, size: int, functions, sites) -> int:
+def _other_allocation_sizes(alloca: ir.Operation) -> set[int]:
+    """The constant sizes of the other allocations in ``alloca``'s function."""
+    sizes: set[int] = set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "stream.resource.alloca" and op != alloca:
+            value = constant_int(op.operands[0])
+            if value is not None:
+                sizes.add(value)
+        return ir.WalkResult.ADVANCE
+
+    function = alloca.parent
+    while function is not None and function.name not in ("util.func", "func.func"):
+        function = function.parent
+    (function or alloca).walk(visit)
+    return sizes
+
+
+def _distinct_size(size: int, taken: set[int]) -> int:
+    """``size``, or the next multiple of the alignment above it that no
+    other allocation of the function has. With the inline execution model
+    IREE turns each allocation into a ``hal_inline.buffer.allocate`` of its
+    size, and two of the same size are then merged into one buffer although
+    both are live (an external result and a slab of equal size shared their
+    bytes); a distinct size keeps them apart."""
+    while size in taken:
+        size += ALIGNMENT - size % ALIGNMENT if size % ALIGNMENT else ALIGNMENT
+    return size
+
+
+def _pack(alloca: ir.Operation, size: int, functions, sites, taken: set[int]) -> int:
     slab = alloca.results[0]
     executes = [u.owner for u in slab.uses if u.owner.name == "stream.cmd.execute"]
     others = {u.owner.name for u in slab.uses} - {"stream.cmd.execute", "stream.resource.dealloca"}
@@ -223,15 +253,21 @@ def _pack(alloca: ir.Operation, size: int, functions, sites) -> int:
     intervals = [(min(b.first for b in g), max(b.last for b in g)) for g in groups]
     placed = place(extents, intervals)
     new_starts = [p + start % ALIGNMENT for p, start in zip(placed, starts)]
-    new_size = max((p + e for p, e in zip(placed, extents)), default=0)
+    new_size = _distinct_size(max((p + e for p, e in zip(placed, extents)), default=0), taken)
     if not groups or new_size >= size:
-        return size
+        # IREE's own packing kept; its size too, unless another allocation has it.
+        new_size, moves = _distinct_size(size, taken), False
+        if new_size == size:
+            return size
+    else:
+        moves = True
     if any(constant_int(op.operands[at]) != size for op, at in sizes):
         raise Unfollowed("a command names the slab at another size")
-    for group, old, new in zip(groups, starts, new_starts):
-        for buffer in group:
-            for use in buffer.uses:
-                use.move(new, old)
+    if moves:
+        for group, old, new in zip(groups, starts, new_starts):
+            for buffer in group:
+                for use in buffer.uses:
+                    use.move(new, old)
     value = index_constant(alloca, new_size)
     alloca.operands[0] = value
     for op, at in sizes:
