@@ -421,9 +421,11 @@ static void channels_last(const int32_t* p, const plane_t* g, const npukit_s8_ou
 }
 
 // The output pixels `g` gives, their windows read from `in` on (the whole
-// layer, or the interior of a padded one).
+// layer, or the interior of a padded one); with `planes`, a channel-first
+// layer's input channels each copied with its padding into `strip` first
+// and read from there (`g` then addresses the strip).
 static void depthwise_plane(const int32_t* p, const plane_t* gp, const npukit_s8_output_t* o, const int8_t* in,
-                            const int8_t* weights) {
+                            const int8_t* weights, npukit_s8_strip_source_t* planes, int8_t* strip) {
   const plane_t g = *gp;
   const int32_t channels = p[NPUKIT_S8_W_OUT_C];
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
@@ -437,8 +439,17 @@ static void depthwise_plane(const int32_t* p, const plane_t* gp, const npukit_s8
                              g.ow >= 2 && g.ow <= ACC_MAX && o->small;
 #endif
   const int32_t multiplier = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
-  for (int32_t c = 0; c < channels; ++c) {
+  const int32_t padded_h = planes ? planes->top + planes->ih + p[NPUKIT_S8_W_PAD_BOTTOM] : 0;
+  for (int32_t c = 0, filled = -1; c < channels; ++c) {
     const int8_t* plane = in + (c / multiplier) * p[NPUKIT_S8_W_IN_SC];
+    if (planes) {
+      if (c / multiplier != filled) {
+        filled = c / multiplier;
+        planes->in = plane;
+        npukit_s8_fill_strip(strip, planes, 0, padded_h);
+      }
+      plane = strip;
+    }
     const int8_t* w = weights + c * kh * kw;
     const int32_t m = o->multiplier[c], s = o->shift[c];
     // The input zero point folded into the bias: bias - zp * sum(w).
@@ -565,8 +576,38 @@ static __attribute__((noinline)) int32_t padded_strips(const int32_t* p, const p
     band_plane.oh = rows;
     o.out = out + y * o.sh * out_bytes;
     if (res) o.residual = res + y * o.add.res_sh;
-    depthwise_plane(p, &band_plane, &o, strip, weights);
+    depthwise_plane(p, &band_plane, &o, strip, weights, 0, 0);
   }
+  return 1;
+}
+
+// A padded channel-first layer whose padded input plane fits
+// NPUKIT_S8_STRIP_BYTES: each input channel's plane copied with its padding
+// into a strip, the channel's outputs computed from it on the unpadded
+// paths. Returns 0 when the layer does not fit.
+// (Not inlined: its strip is on the stack only while a padded layer runs.)
+static __attribute__((noinline)) int32_t padded_planes(const int32_t* p, const plane_t* g,
+                                                       const npukit_s8_output_t* o, const int8_t* in,
+                                                       const int8_t* weights) {
+  const int32_t left = p[NPUKIT_S8_W_PAD_LEFT], right = p[NPUKIT_S8_W_PAD_RIGHT];
+  const int32_t top = p[NPUKIT_S8_W_PAD_TOP], bottom = p[NPUKIT_S8_W_PAD_BOTTOM];
+  const int32_t ih = p[NPUKIT_S8_W_IN_H], iw = p[NPUKIT_S8_W_IN_W];
+  const int32_t width = left + iw + right;
+  if (p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_TAPS ||
+      (int64_t)(top + ih + bottom) * width > NPUKIT_S8_STRIP_BYTES) {
+    return 0;
+  }
+  int8_t strip[NPUKIT_S8_STRIP_BYTES + 4] __attribute__((aligned(4)));  // + 4: word reads of the last values
+  npukit_s8_strip_source_t planes = {
+      .in = in, .ih = ih, .iw = iw, .sh = p[NPUKIT_S8_W_IN_SH], .sw = p[NPUKIT_S8_W_IN_SW], .channels = 1,
+      .top = top, .left = left, .right = right, .pad = (int8_t)p[NPUKIT_S8_W_PAD_VALUE],
+  };
+  const plane_t s = {
+      .oh = g->oh, .ow = g->ow, .sh = width, .sw = 1, .step_y = p[NPUKIT_S8_W_STRIDE_H] * width,
+      .step_x = p[NPUKIT_S8_W_STRIDE_W], .dy = p[NPUKIT_S8_W_DILATION_H] * width,
+      .dx = p[NPUKIT_S8_W_DILATION_W], .zp = g->zp,
+  };
+  depthwise_plane(p, &s, o, in, weights, &planes, strip);
   return 1;
 }
 
@@ -581,10 +622,11 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
       .zp = p[NPUKIT_S8_W_IN_ZP],
   };
   if (!npukit_s8_padded(p)) {
-    depthwise_plane(p, &g, &o, in, weights);
+    depthwise_plane(p, &g, &o, in, weights, 0, 0);
     return;
   }
   if (padded_strips(p, &g, in, weights, output, residual)) return;
+  if (padded_planes(p, &g, &o, in, weights)) return;
   // A padded layer: the interior (every window within the input) on the paths above, as a layer of its own
   // whose input and output start at its first pixel, then the border pixels tap by tap.
   int32_t y0, y1, x0, x1;
@@ -600,7 +642,7 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
     interior.oh = y1 - y0, interior.ow = x1 - x0;
     const int8_t* first = in + (y0 * p[NPUKIT_S8_W_STRIDE_H] - p[NPUKIT_S8_W_PAD_TOP]) * g.sh +
                           (x0 * p[NPUKIT_S8_W_STRIDE_W] - p[NPUKIT_S8_W_PAD_LEFT]) * g.sw;
-    depthwise_plane(p, &interior, &inner, first, weights);
+    depthwise_plane(p, &interior, &inner, first, weights, 0, 0);
   } else {
     y0 = y1 = x0 = x1 = 0;  // no interior: every pixel is a border pixel
   }
