@@ -33,7 +33,6 @@ from __future__ import annotations
 import bisect
 import re
 import subprocess
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +45,6 @@ from npukit.stack.indirect_calls import IMPORT_CALLERS, OWN_FILE_CALLERS, RECURS
 # Relocation types that are calls or branches (not address-taking), per machine.
 _ARM_BRANCH_RELOCS = {10, 28, 29, 30, 102, 103, 104, 105, 25, 26, 27, 11}  # THM_CALL, CALL, JUMP24, THM_JUMP24/19/8/11...
 _RISCV_BRANCH_RELOCS = {16, 17, 18, 19, 44, 45, 51}  # BRANCH, JAL, CALL, CALL_PLT, RVC_BRANCH, RVC_JUMP, RELAX
-_RISCV_PAIR_RELOCS = {24, 25, 26, 27, 28, 29, 23, 20, 21, 22}  # HI20/LO12/PCREL parts: address formation
 
 
 # The board support's vector table (Cortex-M) and reset code (RV32): what
