@@ -49,8 +49,10 @@ KINDS: dict[str, str] = {
     "executable_vtable": r"^(library|mynpu_executable)_\w+$",
     # npukit_hal_executable_loader_vtable_t
     "loader_vtable": r"^(static|elf|mynpu)_(supports|load)$",
-    # npukit_mynpu_backend_vtable_t
-    "npu_backend_vtable": r"^simulator_\w+$",
+    # npukit_mynpu_backend_vtable_t: the simulator's, and the deploy firmware's measuring wrapper around it
+    # (samples/model/main.c)
+    "npu_backend_vtable": r"^(simulator|npu)_(query_capabilities|submit|wait|read_counters)$",
+    "npu_simulator_vtable": r"^simulator_(query_capabilities|submit|wait|read_counters)$",
     # a static library's query function (iree_hal_executable_library_query_fn_t)
     "library_query": r"_library_query$",
     # a library's export table: IREE's dispatch functions
@@ -58,7 +60,7 @@ KINDS: dict[str, str] = {
     # npukit_module_create_fn_t: a vm-c module's <name>_create, the HAL modules' creators
     "module_create": r"_create$",
     # npukit_hal_library_release_fn_t
-    "library_release": r"_release$",
+    "library_release": r"(_release$|^release_image$)",
 }
 
 # Functions that call through pointers: the kinds they call (a pattern of the
@@ -80,9 +82,18 @@ CALLERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"^library_destroy$", ("library_release",)),
     (r"^npukit_hal_loader_\w+$", ("loader_vtable",)),
     (r"^mynpu_\w+$", ("npu_backend_vtable",)),
+    (r"^npu_(query_capabilities|submit|wait|read_counters)$", ("npu_simulator_vtable",)),
     (r"^npukit_hal_static_library_loader_initialize$", ("library_query",)),
     (r"^npukit_runtime_load_module$", ("module_create", "module_interface")),
+    # The ELF loader calls the query function of the image it loaded: code that
+    # is not part of the firmware. A firmware without embedded ELFs never gets
+    # there; the deploy gives no bound for one with them.
+    (r"^elf_load$", ()),
 )
+# Kinds whose functions a firmware with embedded ELFs loads at run time: a
+# call through one of them in a program that has none reaches code the
+# analysis cannot see.
+LOADED_KINDS = frozenset({"library_export", "library_query"})
 
 # Recursion in the runtime: releasing a reference destroys the object when
 # it held the last one, which releases what the object holds: a list its
@@ -97,6 +108,15 @@ RECURSION_LIMITS: dict[str, int] = {
     "list_destroy": 2,
     "view_destroy": 2,
     "buffer_destroy": 3,
+    # A mynpu executable hands what the NPU does not run to its host
+    # executable, which load_host_code loads with the CPU loaders (a static or
+    # embedded library, never another mynpu executable): its functions are
+    # active once on a chain, as is the mynpu loader.
+    "mynpu_executable_lookup_function": 1,
+    "mynpu_executable_dispatch": 1,
+    "mynpu_executable_export_name": 1,
+    "mynpu_executable_destroy": 1,
+    "mynpu_load": 1,
 }
 
 # A native module's shim calls the functions of its own module's table,
@@ -131,11 +151,17 @@ def called_kinds(caller: str) -> tuple[str, ...] | None:
     return None
 
 
-def reachable(caller: str, address_taken: dict[int, str]) -> set[int]:
+def reachable(caller: str, address_taken: dict[int, str]) -> set[int] | None:
     """Of the address-taken functions (address -> name), those a call through
-    a pointer in |caller| may reach."""
+    a pointer in |caller| may reach; None when the program has no function
+    of the kinds |caller| calls that an embedded ELF provides (its pointers
+    lead to code loaded at run time, which the program does not contain)."""
     kinds = called_kinds(caller)
     if kinds is None:
         return set(address_taken)
+    if not kinds:
+        return set()
+    if set(kinds) <= LOADED_KINDS and not any(kinds_of(name) & set(kinds) for name in address_taken.values()):
+        return None
     return {address for address, name in address_taken.items()
             if not kinds_of(name) or kinds_of(name) & set(kinds)}

@@ -193,11 +193,12 @@ class _Riscv:
             if mnemonic == "li":
                 consts[rd] = _imm(parts[1])
                 return
-            if mnemonic == "lui":
-                consts[rd] = _imm(parts[1]) << 12
+            if mnemonic == "lui":  # the upper 20 bits, sign-extended from bit 31
+                value = (_imm(parts[1]) << 12) & 0xFFFFFFFF
+                consts[rd] = value - (1 << 32) if value >> 31 else value
                 return
-            if mnemonic == "addi" and parts[1] in consts:
-                consts[rd] = consts[parts[1]] + _imm(parts[2])
+            if mnemonic in ("addi", "add") and parts[1] in consts and re.fullmatch(r"-?\d+", parts[2]):
+                consts[rd] = consts[parts[1]] + int(parts[2])
                 return
         except (ValueError, IndexError):
             pass
@@ -430,7 +431,11 @@ def bound(graph: CallGraph, root: str, *, dynamic_bounds: dict[str, int] | None 
             if not graph.relocations:
                 return done(key, None, (), f"{f.name} calls through a pointer and the ELF has no relocations to "
                                            "tell which functions it may reach")
-            for target in reachable(f.name, taken):
+            targets = reachable(f.name, taken)
+            if targets is None:
+                return done(key, None, (), f"{f.name} calls through pointers to code the program does not "
+                                           "contain (loaded at run time?)")
+            for target in targets:
                 t = graph.functions[target]
                 if OWN_FILE_CALLERS.search(base_name(f.name)) and t.file != f.file:
                     continue
@@ -444,7 +449,7 @@ def bound(graph: CallGraph, root: str, *, dynamic_bounds: dict[str, int] | None 
             if depth is None:
                 on_path.pop()
                 return done(key, None, (), reason, cache=not reason.startswith("recursion"))
-            if depth > best:
+            if depth > best or not best_path:
                 best, best_path = depth, path
         on_path.pop()
         return done(key, frame + best, ((f.name, frame),) + best_path, None)
