@@ -116,3 +116,18 @@ def test_recursion_and_run_time_frames_have_no_bound_unless_limited(tmp_path, cp
     stated = bound(graph, "entry_sized", dynamic_bounds={"sized_at_run_time": 400})
     frame = graph.functions[graph.named("sized_at_run_time")[0]].frame
     assert stated.bytes == usage["entry_sized"][0] + frame + 400 + usage["leaf"][0]
+
+
+@pytest.mark.parametrize("target", ["cortex-m4", "rv32imf"])
+def test_static_library_header_states_the_dispatch_stack(artifact_cache, shared_models, target):
+    artifact = artifact_cache(shared_models / "kws_int8.tflite", target, "static")
+    stack = artifact.manifest["stack"]
+    assert stack["reason"] is None and stack["dispatch_stack"] > 0, stack
+    assert re.match(r"main_dispatch_\d+", stack["deepest_dispatch"])
+    header = artifact.files["model_wrapper_h"].read_text()
+    assert f"#define KWS_INT8_DISPATCH_STACK_SIZE {stack['dispatch_stack']}u" in header
+    # Every convolution's reduction is recorded, so the kernel's columns are
+    # bounded by the model's largest one, not by the kernels' chunk.
+    layers = [e for e in artifact.manifest["cpu_kernels"].values() if "operation" in e]
+    assert layers and all("k_padded" in e for e in layers)
+    assert stack["dispatch_stack"] < 5 * 2048
