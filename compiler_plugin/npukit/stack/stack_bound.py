@@ -67,6 +67,9 @@ class Function:
     unknown: list[str] = field(default_factory=list)  # instructions that move sp in ways not understood
     calls: set[str] = field(default_factory=set)
     indirect_sites: list[int] = field(default_factory=list)
+    # Calls into its own body (hand-written assembly's local subroutines, as
+    # in libgcc): counted as the function's frame once more.
+    local_calls: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,8 +121,10 @@ def _imm(text: str) -> int:
     return int(text, 0)
 
 
+_CONDITION = "(eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al)"
+
+
 class _Arm:
-    RETURN = re.compile(r"^(bx\s+lr|pop(\.w)?\s+\{.*pc\}|ldmia(\.w)?\s+sp!,\s*\{.*pc\}|ldr(\.w)?\s+pc,\s*\[sp\].*)$")
 
     @staticmethod
     def frame_step(mnemonic: str, ops: str, consts: dict[str, int]) -> int | str | None:
@@ -145,12 +150,19 @@ class _Arm:
     @staticmethod
     def call_kind(mnemonic: str, ops: str) -> str | None:
         m = mnemonic.split(".")[0]
+        if re.match(r"^b" + _CONDITION + "?$", m):  # bls, blt, ble, blo: branches, not bl
+            return "branch" if _TARGET.match(ops) else None
+        m = re.sub("^(blx|bl|bx)" + _CONDITION + "$", r"\1", m)  # in an IT block: blne, blxeq, bxne
         if m in ("bl", "blx"):
             return "indirect" if re.match(r"^(r\d+|ip|sl|fp|lr)$", ops) else "call"
         if m == "bx":
             return None if ops == "lr" else "indirect"
-        if re.match(r"^b(eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al)?$", m) and _TARGET.match(ops):
-            return "branch"
+        if re.match(r"^ldr\w*$", m) and re.match(r"^pc, \[\w+, \w+, lsl #2\]$", ops):
+            return "table"  # a switch's jump table, whose entries follow the instruction
+        if re.match(r"^ldr\w*$", m) and re.match(r"^pc, \[(?!sp\])", ops):
+            return "indirect"  # a jump through a loaded pointer (not the return of ldr pc, [sp], #4)
+        if m in ("mov", "add") and ops.startswith("pc,"):
+            return "indirect"
         return None
 
 
@@ -340,6 +352,7 @@ def read_call_graph(elf_path: Path) -> CallGraph:
     text = _objdump(elf_path, machine)
     current: Function | None = None
     consts: dict[str, int] = {}
+    table_site: int | None = None
     for line in text.splitlines():
         header = _FUNC_HEADER.match(line)
         if header:
@@ -353,6 +366,14 @@ def read_call_graph(elf_path: Path) -> CallGraph:
         if not insn or current is None:
             continue
         address, mnemonic, ops = insn.groups()
+        if table_site is not None and mnemonic == ".word":
+            # A jump table's entry: a branch inside the function, or a jump anywhere else.
+            entry = int(ops.split()[0], 16) & ~1
+            if not current.start <= entry < current.end:
+                current.indirect_sites.append(table_site)
+                table_site = None
+            continue
+        table_site = None
         if mnemonic.startswith(".") or mnemonic == "<UNDEFINED>":
             continue
         step = isa.frame_step(mnemonic, ops, consts)
@@ -365,6 +386,9 @@ def read_call_graph(elf_path: Path) -> CallGraph:
         kind = isa.call_kind(mnemonic, ops)
         if isa is _Riscv:
             _Riscv.track(mnemonic, ops, consts)
+        if kind == "table":
+            table_site = int(address, 16)  # its entries follow as .word lines
+            continue
         if kind == "indirect":
             current.indirect_sites.append(int(address, 16))
         elif kind in ("call", "branch"):
@@ -373,6 +397,9 @@ def read_call_graph(elf_path: Path) -> CallGraph:
                 continue
             inside = current.start <= target[0] < current.end
             if kind == "branch" and inside:
+                continue
+            if inside and target[0] != current.start:
+                current.local_calls = True
                 continue
             callee = graph.containing(target[0])
             if callee is None:
@@ -420,7 +447,7 @@ def bound(graph: CallGraph, root: str, *, dynamic_bounds: dict[str, int] | None 
         if f.unknown:
             return done(key, None, (), f"{f.name} moves the stack pointer or branches in a way not read "
                                        f"({f.unknown[0]})")
-        frame = f.frame
+        frame = 2 * f.frame if f.local_calls else f.frame
         if f.dynamic:
             if f.name not in dynamic_bounds:
                 return done(key, None, (), f"{f.name} lowers the stack pointer by an amount only known at run time")
