@@ -38,13 +38,28 @@ __attribute__((noinline)) int through_pointer(int which, int x) { return ops[whi
 __attribute__((noinline)) int recursive(int n) { volatile int keep = n; return n <= 0 ? 0 : recursive(n - 1) + keep; }
 __attribute__((noinline)) int sized_at_run_time(int n) { volatile char buf[n]; buf[0] = 1; return buf[n - 1] + leaf(n); }
 __attribute__((noinline)) int tail(int x) { volatile int keep[20]; keep[1] = x; return big_locals(keep[1]); }
+__attribute__((noinline)) int switch_on(int op, int x) {
+  switch (op) {
+    case 0: return leaf(x);
+    case 1: return x + 7;
+    case 2: return big_locals(x);
+    case 3: return x * x;
+    case 4: return leaf(x + 1) * 3;
+    case 5: return x - 9;
+    case 6: return x ^ 0x55;
+    case 7: return x << 3;
+    case 8: return x / 3;
+    default: return 0;
+  }
+}
+int entry_switch(int op, int x) { return switch_on(op, x); }
 int entry(int x) { return through_pointer(x, x) + (int)floats(1.0f, 2.0f, x) + tail(x) + never_pointed(x); }
 int entry_recursive(int x) { return recursive(x) + leaf(x); }
 int entry_sized(int x) { return sized_at_run_time(x); }
 """
 
 FUNCTIONS = ("leaf", "big_locals", "floats", "deep_op", "shallow_op", "never_pointed", "through_pointer", "recursive",
-             "tail", "entry", "entry_recursive", "entry_sized")
+             "tail", "entry", "entry_recursive", "entry_sized", "switch_on")
 
 TOOLCHAINS = {
     "cortex-m4": ("arm-none-eabi-gcc", ["-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard"],
@@ -63,7 +78,8 @@ def _build(tmp_path: Path, cpu: str, optimize: str) -> tuple[Path, dict[str, tup
     subprocess.run([gcc, *cflags, optimize, "-ffunction-sections", "-fstack-usage", "-c", str(source), "-o", str(obj)],
                    check=True, cwd=tmp_path)
     subprocess.run([gcc, *cflags, *link, "-nostartfiles", "-Wl,-e,entry", "-Wl,--emit-relocs",
-                    "-Wl,--undefined=entry_recursive", "-Wl,--undefined=entry_sized", "-o", str(elf), str(obj)],
+                    "-Wl,--undefined=entry_recursive", "-Wl,--undefined=entry_sized",
+                    "-Wl,--undefined=entry_switch", "-o", str(elf), str(obj)],
                    check=True, cwd=tmp_path)
     usage = {}
     for line in (tmp_path / "program.su").read_text().splitlines():
@@ -97,6 +113,10 @@ def test_bound_follows_calls_and_pointers(tmp_path, cpu):
     assert got.bytes == via_pointer and got.reason is None, got
     assert [f for f, _ in got.path] == ["through_pointer", "deep_op", "big_locals", "leaf"]
     assert bound(graph, "tail").bytes == frame["tail"] + frame["big_locals"] + frame["leaf"]
+    # A switch's jump table is a branch inside the function, not a call through a pointer.
+    switch = graph.functions[graph.named("switch_on")[0]]
+    assert not switch.indirect_sites
+    assert bound(graph, "switch_on").bytes == frame["switch_on"] + frame["big_locals"] + frame["leaf"]
     expected = frame["entry"] + max(via_pointer, frame["floats"] + frame["leaf"],
                                     frame["tail"] + frame["big_locals"] + frame["leaf"], frame["never_pointed"])
     assert bound(graph, "entry").bytes == expected

@@ -196,8 +196,29 @@ class _Riscv:
 
     @staticmethod
     def track(mnemonic: str, ops: str, consts: dict[str, int]) -> None:
+        """Constants in registers (lui, li, addi) and, for a switch's jump
+        table, which registers hold a table's address plus an index
+        ("table:A") or an entry loaded from it ("entry:A")."""
         parts = [p.strip() for p in ops.split("#")[0].split(",")]
         _Riscv.last_auipc = parts[0] if mnemonic == "auipc" else None
+        tables = consts.setdefault("#tables", {})
+        if mnemonic == "add" and len(parts) == 3 and not re.fullmatch(r"-?\d+", parts[2]):
+            base = next((consts[r] for r in parts[1:] if isinstance(consts.get(r), int)), None)
+            consts.pop(parts[0], None)
+            tables.pop(parts[0], None)
+            if base is not None:
+                tables[parts[0]] = ("table", base & 0xFFFFFFFF)
+            return
+        if mnemonic == "lw" and len(parts) == 2:
+            m = re.match(r"^0\((\w+)\)$", parts[1])
+            source = tables.get(m.group(1)) if m else None
+            consts.pop(parts[0], None)
+            tables.pop(parts[0], None)
+            if source is not None and source[0] == "table":
+                tables[parts[0]] = ("entry", source[1])
+            return
+        if parts and parts[0] in tables and mnemonic not in ("jr", "c.jr", "sw", "sh", "sb"):
+            tables.pop(parts[0])
         if not parts or not parts[0]:
             return
         rd = parts[0]
@@ -260,7 +281,8 @@ def _symbols(elf: ELFFile) -> list[tuple[str, int, int, int, str | None]]:
     return list(out.values())
 
 
-def _address_taken(elf: ELFFile, functions: dict[tuple[int, int], int]) -> set[int]:
+def _address_taken(elf: ELFFile, functions: dict[tuple[int, int], int],
+                   slots: dict[int, int] | None = None) -> set[int]:
     """Start addresses of the functions a relocation other than a call or
     branch refers to (in a linked ELF with --emit-relocs)."""
     machine = elf["e_machine"]
@@ -298,6 +320,8 @@ def _address_taken(elf: ELFFile, functions: dict[tuple[int, int], int]) -> set[i
             sym = symtab.get_symbol(rel["r_info_sym"])
             if section.is_RELA():
                 candidates = [sym["st_value"] + rel["r_addend"]]
+                if slots is not None and rel["r_info_type"] == 1:  # R_RISCV_32: a word holding an address
+                    slots[rel["r_offset"]] = candidates[0]
             else:  # REL: the addend was in the word, which now holds the linked value
                 candidates = [sym["st_value"]]
                 word = word_at(rel["r_offset"])
@@ -328,6 +352,14 @@ class CallGraph:
         self._starts = sorted(self.functions)
 
 
+def _table_inside(slots: dict[int, int], start: int, f: Function) -> bool:
+    """Whether |start| is a jump table of |f|: a word holding the address of
+    a place in |f|. (Compilers bound a switch's index by its table's length
+    before they jump, and a table holds only its own function's places; the
+    next table may belong to another function.)"""
+    return start in slots and f.start <= slots[start] < f.end
+
+
 def read_call_graph(elf_path: Path) -> CallGraph:
     """The functions of a linked ELF, their frames and calls."""
     with open(elf_path, "rb") as f:
@@ -340,7 +372,8 @@ def read_call_graph(elf_path: Path) -> CallGraph:
         symbols = _symbols(elf)
         relocations = any(isinstance(s, RelocationSection) for s in elf.iter_sections())
         by_address = {(s[3], s[1]): s[1] for s in symbols}
-        taken = _address_taken(elf, by_address) if relocations else set()
+        slots: dict[int, int] = {}  # data words holding code addresses (RV32 jump tables' entries)
+        taken = _address_taken(elf, by_address, slots) if relocations else set()
     isa = _Arm if machine == "EM_ARM" else _Riscv
     functions = {start: Function(name, start, start + size, file) for name, start, size, _, file in symbols}
     starts = sorted(functions)
@@ -384,6 +417,10 @@ def read_call_graph(elf_path: Path) -> CallGraph:
         elif isinstance(step, int) and step > 0:
             current.frame += step
         kind = isa.call_kind(mnemonic, ops)
+        if kind == "indirect" and isa is _Riscv and mnemonic in ("jr", "c.jr"):
+            loaded = consts.get("#tables", {}).get(ops.strip())
+            if loaded is not None and loaded[0] == "entry" and _table_inside(slots, loaded[1], current):
+                kind = None  # a switch: its jump table's entries all lie in this function
         if isa is _Riscv:
             _Riscv.track(mnemonic, ops, consts)
         if kind == "table":
