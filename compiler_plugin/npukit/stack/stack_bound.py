@@ -1,8 +1,8 @@
 """The deepest stack a program can use, bounded statically from its machine code.
 
-Reads an ELF (a linked firmware, linked with ``--emit-relocs``, or a
-relocatable object such as a model's static library) for Armv7-M Thumb-2 or
-RV32 and bounds the stack of every function:
+Reads a linked ELF (with ``--emit-relocs``: the relocations say which
+functions the program takes the address of) for Armv7-M Thumb-2 or RV32
+and bounds the stack of every function:
 
 - its frame, from the instructions that lower the stack pointer (Thumb-2:
   push, vpush, stmdb/str/strd with sp write-back, sub/subw sp by an
@@ -15,8 +15,8 @@ RV32 and bounds the stack of every function:
 - its callees: direct calls and tail branches to other functions, and
   indirect calls (blx/bx through a register, jalr/jr), which may reach any
   function whose address the program takes (a relocation against it other
-  than a call or branch) and which is not ruled out for that call site
-  (``indirect_excluded``).
+  than a call or branch) of a kind that call may reach
+  (npukit.stack.indirect_calls). A switch's jump table is a branch.
 
 A function's bound is its frame plus the largest bound of its callees. A
 cycle in the call graph (recursion, possibly through function pointers), a
@@ -43,7 +43,8 @@ from elftools.elf.sections import SymbolTableSection
 from npukit.stack.indirect_calls import IMPORT_CALLERS, OWN_FILE_CALLERS, RECURSION_LIMITS, base_name, reachable
 
 # Relocation types that are calls or branches (not address-taking), per machine.
-_ARM_BRANCH_RELOCS = {10, 28, 29, 30, 102, 103, 104, 105, 25, 26, 27, 11}  # THM_CALL, CALL, JUMP24, THM_JUMP24/19/8/11...
+# PC24, THM_CALL, PLT32, CALL, JUMP24, THM_JUMP24, THM_JUMP19, THM_JUMP11, THM_JUMP8
+_ARM_BRANCH_RELOCS = {1, 10, 27, 28, 29, 30, 51, 102, 103}
 _RISCV_BRANCH_RELOCS = {16, 17, 18, 19, 44, 45, 51}  # BRANCH, JAL, CALL, CALL_PLT, RVC_BRANCH, RVC_JUMP, RELAX
 
 
