@@ -32,3 +32,12 @@ def test_measured_stack_within_the_static_bound(model, board, npu, shared_models
     assert dispatch is not None and dispatch < stack.model.bytes, context
     limits = {a.split(" at most ")[0] for a in stack.whole.assumptions}
     assert limits <= set(RECURSION_LIMITS), context
+
+
+@pytest.mark.slow
+def test_embedded_executables_have_no_bound(shared_models):
+    # Their code is loaded into RAM at run time: the firmware's machine code does not hold it.
+    result = deploy(shared_models / "kws_int8.tflite", "mps2-an386", mode="embedded", seed=5)
+    assert result.outputs_match_host
+    assert result.stack.bytes is None and "loaded at run time" in result.stack.whole.reason
+    assert result.ram.stack_size == 32768 and "stack" not in result.artifact.manifest
