@@ -33,10 +33,11 @@ def _link(gcc: str, flags: list[str], library: Path, entry: str, out: Path) -> N
     # Room for any library: picolibc's default linker script has a small flash region.
     room = ["-Wl,--defsym=__flash_size=0x10000000", "-Wl,--defsym=__ram_size=0x1000000"]
     cmd = [gcc, *flags, *room, "-nostartfiles", "-Wl,--emit-relocs", f"-Wl,-e,{entry}", "-Wl,--gc-sections",
-           "-o", str(out), str(library), "-lc", "-lgcc"]
+           "-o", str(out), str(library), "-lm", "-lc", "-lgcc"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise StackBoundError(f"linking {library.name} on its own failed: {proc.stderr.strip()[:300]}")
+        errors = [line for line in proc.stderr.splitlines() if "warning:" not in line and "NOTE:" not in line]
+        raise StackBoundError(f"linking {library.name} on its own failed: {' '.join(errors)[:300]}")
 
 
 def dispatch_stack(library: Path, query: str, gcc: str, link_flags: list[str], manifest: dict | None) -> DispatchStack:

@@ -144,8 +144,25 @@ class _Arm:
             return -_imm(ops.rsplit("#", 1)[1].split()[0])
         if m == "sub" and re.match(r"sp, (sp, )?\w+$", ops):
             return "dynamic"
-        if m in ("mov", "add") and ops.startswith("sp,") and "#" not in ops and not re.match(r"sp, r7$", ops):
-            return "dynamic" if m == "mov" else "unknown"
+        # LLVM's stack realignment (mov rX, sp; bfc rX, #0, #N; mov sp, rX) lowers sp by
+        # at most 2^N - 4; its epilogue puts sp back from the frame pointer (sub rX, r7, #M).
+        parts = [p.strip() for p in ops.split(",")]
+        if m == "mov" and len(parts) == 2 and parts[0] != "sp":
+            consts[parts[0]] = {"sp": "sp", "r7": "fp"}.get(parts[1])
+        if m in ("sub", "add") and len(parts) == 3 and parts[0] != "sp":
+            consts[parts[0]] = "fp" if parts[1] == "r7" else None
+        if m == "bfc" and len(parts) == 3 and consts.get(parts[0]) == "sp" and parts[1] == "#0":
+            consts[parts[0]] = ("aligned", _imm(parts[2].lstrip("#")))
+            return None
+        if m == "mov" and len(parts) == 2 and parts[0] == "sp":
+            held = consts.get(parts[1])
+            if parts[1] == "r7" or held == "fp":
+                return None
+            if isinstance(held, tuple):
+                return (1 << held[1]) - 4
+            return "dynamic"
+        if m == "add" and ops.startswith("sp,") and "#" not in ops:
+            return "unknown"
         return None
 
     @staticmethod
