@@ -13,7 +13,8 @@ from npukit.stack.indirect_calls import RECURSION_LIMITS
 
 CASES = [(model, board, npu) for model in ("kws_int8.tflite", "resnet8_int8.tflite")
          for board in ("mps2-an386", "virt-rv32imf") for npu in (None, "mynpu")]
-CASES += [("zoo/hello_world_int8.tflite", "mps2-an386", None), ("zoo/micro_speech_quantized.tflite", "mps2-an386", None),
+# kws_int8.onnx: IREE's float code realigns its stack on Cortex-M4.
+CASES += [("kws_int8.onnx", "mps2-an386", None), ("zoo/hello_world_int8.tflite", "mps2-an386", None), ("zoo/micro_speech_quantized.tflite", "mps2-an386", None),
           ("zoo/micro_speech_quantized.tflite", "virt-rv32imf", "mynpu")]
 
 
