@@ -79,7 +79,7 @@ def main() -> int:
                      f"{r['run_bound'] or '-'} | {r['firmware_bound'] or r['reason']} | {r['stack_size']} | "
                      f"{r['measured']} | {ratio} |")
     assumptions = sorted({a for r in rows for a in r.get("assumptions", [])})
-    lines += ["", "The bounds rely on these recursion limits of the runtime's reference release "
+    lines += ["", "The bounds rely on these stated recursion limits "
               "(npukit/stack/indirect_calls.py): " + (", ".join(assumptions) or "none") + "."]
     (args.out / "stack_bound.md").write_text("\n".join(lines) + "\n")
     return 0
