@@ -424,11 +424,18 @@ def _dispatch_stack(request: _Request, files: dict[str, Path], compiled: _Compil
     from npukit.cpu.archive_build import gcc_for
     from npukit.stack.executables_stack import dispatch_stack
 
+    from npukit.errors import ToolchainError
+    from npukit.stack.executables_stack import DispatchStack
+
     queries = static_library_queries(files["static_library_h"])
     tc = preset.toolchain
     link_flags = [*tc.cflags, *tc.libc_flags, *(["--specs=nano.specs"] if tc.gcc.startswith("arm") else [])]
     kernels = {"cpu_kernels": compiled.result.cpu_kernels} if compiled.result.cpu_kernels else None
-    return dispatch_stack(files["static_library"], queries[0], gcc_for(preset), link_flags, kernels)
+    try:
+        gcc = gcc_for(preset)
+    except ToolchainError as e:  # a stock compile needs no C compiler; the bound then waits for one
+        return DispatchStack(None, None, str(e))
+    return dispatch_stack(files["static_library"], queries[0], gcc, link_flags, kernels)
 
 
 def _model_wrapper(request: _Request, paths, entry_points, files: dict[str, Path],
