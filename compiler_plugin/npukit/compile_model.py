@@ -22,6 +22,7 @@ from npukit.targets.target_spec import Target
 
 if TYPE_CHECKING:
     from npukit.codegen.memory_plan import MemoryPlan
+    from npukit.stack.executables_stack import DispatchStack
     from npukit.cpu.kernel_choice import KernelChoice
     from npukit.cpu.target_kernels import TargetKernels
     from npukit.driver.compile_job import JobResult
@@ -235,9 +236,12 @@ def compile(
         entry_points = imported.entry_points or [EntryPoint.from_json(e) for e in compiled.result.entry_points]
         notes = _notes(imported, compiled, say)
         memory = _memory_plan(request, compiled, entry_points)
-        files.update(_model_wrapper(request, paths, entry_points, files, notes, memory))
+        stack = _dispatch_stack(request, files, compiled)
+        files.update(_model_wrapper(request, paths, entry_points, files, notes, memory, stack))
         manifest = _manifest(request, imported, plan, compiled, entry_points, files, paths, notes)
         manifest["memory_plan"] = memory.to_json() if not isinstance(memory, str) else {"refused": memory}
+        if stack is not None:
+            manifest["stack"] = stack.to_json()
         manifest["activations"] = _activations(request.model)
         write_manifest(paths.manifest, manifest)
         if compiled.result.mynpu_report is not None:
@@ -435,8 +439,33 @@ def _activations(model: Path) -> dict | None:
     return liveness.to_json() if liveness is not None else None
 
 
+def _dispatch_stack(request: _Request, files: dict[str, Path], compiled: _Compiled) -> "DispatchStack | None":
+    """The stack one dispatch of a board's static library takes (None for
+    other artifacts)."""
+    preset = request.target.cpu
+    if "static_library" not in files or preset.toolchain is None:
+        return None
+    from npukit.codegen.model_wrapper import static_library_queries
+    from npukit.cpu.archive_build import gcc_for
+    from npukit.stack.executables_stack import dispatch_stack
+
+    from npukit.errors import ToolchainError
+    from npukit.stack.executables_stack import DispatchStack
+
+    queries = static_library_queries(files["static_library_h"])
+    tc = preset.toolchain
+    link_flags = [*tc.cflags, *tc.libc_flags, *(["--specs=nano.specs"] if tc.gcc.startswith("arm") else [])]
+    kernels = {"cpu_kernels": compiled.result.cpu_kernels} if compiled.result.cpu_kernels else None
+    try:
+        gcc = gcc_for(preset)
+    except ToolchainError as e:  # a stock compile needs no C compiler; the bound then waits for one
+        return DispatchStack(None, None, str(e))
+    return dispatch_stack(files["static_library"], queries[0], gcc, link_flags, kernels)
+
+
 def _model_wrapper(request: _Request, paths, entry_points, files: dict[str, Path],
-                   notes: list[str], memory: "MemoryPlan | str") -> dict[str, Path]:
+                   notes: list[str], memory: "MemoryPlan | str",
+                   stack: "DispatchStack | None" = None) -> dict[str, Path]:
     """The C wrapper of a vm-c module's first entry point (none for a .vmfb)."""
     if not request.mode.is_vm_c or not entry_points:
         return {}
@@ -448,6 +477,7 @@ def _model_wrapper(request: _Request, paths, entry_points, files: dict[str, Path
             embedded=request.mode is OutputMode.EMBEDDED,
             mynpu_sram_bytes=request.mynpu.sram_kib * 1024 if request.mynpu is not None else None,
             memory_plan=memory if not isinstance(memory, str) else None,
+            dispatch_stack=stack,
         )
     except ValueError as e:
         notes.append(f"no C model wrapper: {e}")

@@ -48,7 +48,8 @@ def test_cli_prints_table_writes_json_and_keeps_a_project(tmp_path, capsys):
     assert status == 0, out
     for label in ("flash (text + rodata)", "model code", "model constants", "npukit runtime", "RAM",
                   "arena high-water", "stack high-water", "instructions per inference", "instructions per MAC",
-                  "RAM without the stack", "planned buffers", "live-activation lower bound"):
+                  "RAM without the stack", "planned buffers", "live-activation lower bound",
+                  "stack bound (before running)"):
         assert label in out
     for png in ("memory.png", "flash.png"):
         assert (plots / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -56,8 +57,9 @@ def test_cli_prints_table_writes_json_and_keeps_a_project(tmp_path, capsys):
     data = json.loads(report.read_text())
     for key in ("board", "flash_bytes", "ram_bytes", "instructions", "instructions_per_mac", "outputs",
                 "outputs_match_host", "ram_without_stack", "arena_planned", "arena_plan_high_water",
-                "activation_lower_bound"):
+                "activation_lower_bound", "stack_bound"):
         assert key in data
+    assert data["ram"]["stack_high_water"] <= data["stack_bound"]["bound"] < data["ram"]["stack_size"]
     assert data["arena_planned"] == data["arena_plan_high_water"] > 0
     assert data["activation_lower_bound"] > 0
     assert data["board"] == "mps2-an386" and data["outputs_match_host"] is True

@@ -71,7 +71,9 @@ def add_parser(sub) -> None:
         "--execution-model", choices=["inline-dynamic", "async"],
         help="inline-dynamic (the small runtime path, default) or async (IREE's full HAL)",
     )
-    p.add_argument("--stack-size", type=int, default=32768, help="bytes of stack for the firmware (default: 32768)")
+    p.add_argument("--stack-size", type=int, default=None,
+                   help="bytes of stack for the firmware (default: the stack bound read from the firmware's code "
+                   "and 1 KiB, or 32768 when there is no bound)")
     p.add_argument(
         "--arena-limit", type=int, metavar="BYTES",
         help="cap the runtime's arena at BYTES, to check that the model fits a part with less RAM",

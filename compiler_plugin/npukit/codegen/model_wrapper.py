@@ -18,6 +18,7 @@ from npukit.frontends.signature import EntryPoint, TensorSpec
 
 if TYPE_CHECKING:
     from npukit.codegen.memory_plan import MemoryPlan
+    from npukit.stack.executables_stack import DispatchStack
 
 # HAL element types: (numerical type << 24) | bits.
 _ELEMENT_TYPES = {
@@ -81,11 +82,13 @@ def static_library_queries(header: Path) -> list[str]:
 def write_model_wrapper(
     directory: Path, name: str, entry: EntryPoint, static_header: Path | None, embedded: bool = False,
     mynpu_sram_bytes: int | None = None, memory_plan: "MemoryPlan | None" = None,
+    dispatch_stack: "DispatchStack | None" = None,
 ) -> list[Path]:
     """Writes <name>_model.h/.c; |embedded| artifacts register the ELF loader,
     mynpu artifacts the mynpu simulator with |mynpu_sram_bytes| of SRAM; with
     |memory_plan| the header states <NAME>_ARENA_SIZE and loading the model
-    puts the plan in use."""
+    puts the plan in use; with |dispatch_stack| it states
+    <NAME>_DISPATCH_STACK_SIZE."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("npukit.codegen", "templates"),
         keep_trailing_newline=True,
@@ -105,6 +108,7 @@ def write_model_wrapper(
         "embedded": embedded,
         "mynpu_sram_bytes": mynpu_sram_bytes,
         "plan": memory_plan,
+        "stack": dispatch_stack,
     }
     header = directory / f"{name}_model.h"
     source = directory / f"{name}_model.c"

@@ -29,6 +29,7 @@ from npukit.targets.boards import Board, get_board
 from npukit.targets.cpu_pipeline import DEFAULT_CPU_PIPELINE
 from npukit.deploy.firmware_build import BoardCapacityError, check_toolchain, require_tool
 from npukit.deploy.firmware_project import FirmwareProject, write_project
+from npukit.deploy.firmware_stack import DEFAULT_STACK_SIZE, FirmwareStack, firmware_stack, stack_size_for
 from npukit.deploy.firmware_size import FlashSplit, classify_by_path, firmware_size, flash_split
 from npukit.errors import NpukitError, RunError, TargetError
 from npukit.runtime.sources import runtime_source_root
@@ -120,6 +121,7 @@ class DeployResult:
     dispatches: int
     project_dir: Path | None  # the kept firmware project, if any
     console: str
+    stack: "FirmwareStack | None" = None  # the stack bound read from the firmware before it ran
     npu: "NpuUse | None" = None  # with --npu: what the NPU did in that inference
     # With profile_dispatches: export -> its instructions in that inference.
     dispatch_instructions: dict[str, int] = field(default_factory=dict)
@@ -197,6 +199,7 @@ class DeployResult:
             "ram_without_stack_over_lower_bound": (round(self.ram.without_stack / self.activation_lower_bound, 3)
                                                    if self.activation_lower_bound else None),
             "memory_plan_refused": (self.artifact.manifest.get("memory_plan") or {}).get("refused"),
+            "stack_bound": self.stack.to_json() if self.stack else None,
             "ram": {
                 "static_data": self.ram.static_data,
                 "arena_high_water": self.ram.arena_high_water,
@@ -341,7 +344,7 @@ def deploy(
     keep: str | Path | None = None,
     execution_model: str | None = None,
     iree_flags: Sequence[str] = (),
-    stack_size: int = 32768,
+    stack_size: int | None = None,
     arena_limit: int | None = None,
     status_messages: bool = False,
     progress: Progress | None = None,
@@ -368,6 +371,11 @@ def deploy(
     checked against the host, which makes the same calls in the same order
     (a model with variable tensors carries its state alike); the figures
     come from the first.
+
+    Before it runs, the firmware's stack is bounded from its machine code
+    (npukit.deploy.firmware_stack: ``stack``); without ``stack_size`` the
+    firmware's stack is that bound and a margin (32 KiB when there is no
+    bound), else ``stack_size`` bytes.
 
     ``keep`` is a directory (which must not exist yet) that receives the
     firmware project, the model compiled for the board and the host's
@@ -433,13 +441,21 @@ def deploy(
                 artifact.name, sample_inputs, host_outputs, arena_limit,
                 mynpu_sram_bytes=artifact.manifest["mynpu"]["hardware"]["sram_bytes"] if npu else None,
                 profile_dispatches=profile_dispatches)},
-            name=artifact.name, stack_size=stack_size,
+            name=artifact.name, stack_size=stack_size if stack_size is not None else DEFAULT_STACK_SIZE,
             # An arena limit asks how much RAM the model needs: the arena's
             # message says it when it runs out.
             status_messages=status_messages or arena_limit is not None,
         )
         say("building the firmware")
         firmware_build.build(project)
+        stack = firmware_stack(project.elf, artifact.name, artifact.manifest)
+        if stack_size is None and stack_size_for(stack.bytes) != DEFAULT_STACK_SIZE:
+            say(f"linking it with the stack bounded to {stack.bytes:,} B and a margin")
+            sized = stack_size_for(stack.bytes)
+            cmake = project.directory / "CMakeLists.txt"  # a kept project configures with the same stack
+            cmake.write_text(cmake.read_text().replace(f"set(NPUKIT_STACK_SIZE {DEFAULT_STACK_SIZE} ",
+                                                       f"set(NPUKIT_STACK_SIZE {sized} "))
+            firmware_build.build(project, stack_size=sized)
         flash, static_data = _measure_flash(project, artifact)
         say(f"running it on {board.name} under QEMU" + (f" ({samples} samples)" if samples > 1 else ""))
         run = qemu_runner.run(board, project.elf, timeout=qemu_runner.DEFAULT_TIMEOUT_SECONDS * (1 + samples) / 2)
@@ -468,6 +484,7 @@ def deploy(
             dispatches=run.number("dispatches"),
             project_dir=None,
             console=run.console,
+            stack=stack,
             npu=_npu_use(run, artifact) if npu else None,
             dispatch_instructions=_dispatch_instructions(run),
         )

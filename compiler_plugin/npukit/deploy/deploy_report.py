@@ -73,6 +73,15 @@ def _instruction_rows(result: DeployResult) -> list[str]:
     ]
 
 
+def _stack_bound_row(result: DeployResult) -> str:
+    s = result.stack
+    if s is None or s.bytes is None:
+        return _row("  stack bound", "none", s.whole.reason if s else "not computed")
+    model = f", {s.model.bytes:,} B from the model's run" if s.model and s.model.bytes is not None else ""
+    return _row("  stack bound (before running)", f"{s.bytes:,} B",
+                f"stack {result.ram.stack_size:,} B{model}")
+
+
 def _memory_plan_rows(result: DeployResult) -> list[str]:
     r = result.ram
     planned, bound = result.arena_planned, result.activation_lower_bound
@@ -126,6 +135,7 @@ def format_table(result: DeployResult) -> str:
         _bytes_row("  static data (.data + .bss)", r.static_data, r.total),
         _bytes_row("  runtime arena high-water", r.runtime_arena, r.total),
         _bytes_row("  stack high-water", r.stack_high_water, r.total),
+        _stack_bound_row(result),
     ]
     if result.npu:
         lines.append(_row("  simulated NPU SRAM (not counted)", f"{r.simulated_npu_sram:,} B"))

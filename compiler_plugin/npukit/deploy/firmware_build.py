@@ -50,12 +50,16 @@ def _capacity_error(project: FirmwareProject, output: str) -> BoardCapacityError
     return None
 
 
-def build(project: FirmwareProject, build_type: str = "MinSizeRel") -> None:
-    """Configures and builds; the ELF and its linker map end up in build/."""
+def build(project: FirmwareProject, build_type: str = "MinSizeRel", stack_size: int | None = None) -> None:
+    """Configures and builds; the ELF and its linker map end up in build/.
+    ``stack_size`` sets the stack the linker script reserves (the project's
+    own setting otherwise); a change only links again."""
     check_toolchain(project.board)
+    stack = [f"-DNPUKIT_STACK_SIZE={stack_size}"] if stack_size is not None else []
     steps = (
         ("configuring", ["cmake", "-S", str(project.directory), "-B", str(project.build_dir), "-G", "Ninja",
-                         f"-DCMAKE_TOOLCHAIN_FILE={project.toolchain_file}", f"-DCMAKE_BUILD_TYPE={build_type}"]),
+                         f"-DCMAKE_TOOLCHAIN_FILE={project.toolchain_file}", f"-DCMAKE_BUILD_TYPE={build_type}",
+                         *stack]),
         ("building", ["cmake", "--build", str(project.build_dir)]),
     )
     for what, cmd in steps:

@@ -31,7 +31,7 @@ from iree.compiler import ir
 from npukit.layer_recognition.accumulator_average import match_accumulator_average
 from npukit.cpu.flash_budget import BudgetOutcome, LayerForms, fit_budget
 from npukit.cpu.kernel_choice import KernelChoice, LayerChoices, candidates, layer_key
-from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, compact_blocks, layer_block
+from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, compact_blocks, layer_block, reduction_length
 from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, read_dispatch
 from npukit.layer_recognition.layer_match import match_layer_at_site, reduces_accumulators
@@ -50,6 +50,7 @@ class KernelDispatch:
     choice: KernelChoice | None = None
     tuned: bool = False
     candidates: list[KernelChoice] = field(default_factory=list)
+    k_padded: int = 0  # the reduction the convolution kernel takes (0: a kernel without one)
 
     @property
     def replaced(self) -> bool:
@@ -59,7 +60,7 @@ class KernelDispatch:
         if not self.replaced:
             return {"reason": self.reason}
         return {"operation": self.operation, "layer": self.layer, "choice": self.choice.to_json(),
-                "tuned": self.tuned, "candidates": [c.to_json() for c in self.candidates]}
+                "tuned": self.tuned, "candidates": [c.to_json() for c in self.candidates], "k_padded": self.k_padded}
 
 
 @dataclass
@@ -102,7 +103,8 @@ class LayerKernelCalls:
             executable.erase()
             self.dispatches[body.name] = KernelDispatch(
                 operation=spec.operation, layer=layer_key(spec), choice=forms.choice, tuned=forms.tuned,
-                candidates=candidates(spec, self.choices.preset))
+                candidates=candidates(spec, self.choices.preset),
+                k_padded=0 if spec.kind in ("depthwise", "average") else reduction_length(spec))
 
     def summary(self) -> dict[str, dict]:
         """Export name -> {"operation": the layer the kernel runs, "layer":

@@ -1,0 +1,1 @@
+"""Static stack bounds of compiled programs, read from their machine code."""
