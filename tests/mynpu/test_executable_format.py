@@ -39,7 +39,7 @@ EXPORT0 = HEADER_BYTES
 @pytest.mark.parametrize("data,message", [
     (GOOD[:63], "shorter than its 64-byte header"),
     (b"MNPX" + GOOD[4:], "bad magic"),
-    (patch(GOOD, 4, "<H", 2), "version 2.0; this runtime reads version 1"),
+    (patch(GOOD, 4, "<H", 2), "version 2.1; this runtime reads version 1"),
     (patch(GOOD, 8, "<I", len(GOOD) + 1), "truncated"),
     (patch(GOOD, 8, "<I", 40), "smaller than the header"),
     (patch(GOOD, 12, "<I", 0), "pes out of 1..4096"),
@@ -52,7 +52,8 @@ EXPORT0 = HEADER_BYTES
     (patch(HOSTED, 60, "<I", 4096), "host code lies outside the file"),
     (patch(HOSTED, 52, "<I", 65), "format name lies outside"),
     (patch(GOOD, EXPORT0, "<I", len(GOOD)), "export 0: its name lies outside"),
-    (patch(GOOD, EXPORT0 + 12, "<I", 12), "export 0: its stream is not"),
+    (patch(GOOD, EXPORT0 + 12, "<I", 10), "export 0: its stream is not"),
+    (patch(GOOD, EXPORT0 + 12, "<I", 12), "command 1: a long command is cut off"),
     (patch(GOOD, EXPORT0 + 12, "<I", 8 * 1000), "export 0: its stream lies outside"),
     (patch(GOOD, EXPORT0 + 16, "<I", 9), "export 0: it has more than 8 bindings"),
     (patch(GOOD, EXPORT0 + 24, "<I", 1), "export 0: its reserved words"),

@@ -54,8 +54,8 @@ static iree_status_t check_export_tables(const npukit_mynpu_executable_info_t* i
   const char* problem = NULL;
   if (name_length == 0 || !inside(info->size, name_at, name_length)) {
     problem = "its name lies outside the file";
-  } else if (stream_length == 0 || stream_length % NPUKIT_MYNPU_COMMAND_BYTES || stream_at % 4) {
-    problem = "its stream is not a non-empty, 4-byte aligned list of 8-byte commands";
+  } else if (stream_length == 0 || stream_length % NPUKIT_MYNPU_SHORT_COMMAND_BYTES || stream_at % 4) {
+    problem = "its stream is not a non-empty, 4-byte aligned list of 4- or 8-byte commands";
   } else if (!inside(info->size, stream_at, stream_length)) {
     problem = "its stream lies outside the file";
   } else if (binding_count > NPUKIT_MYNPU_MAX_BINDINGS) {
