@@ -8,7 +8,8 @@ the kernel's Prepare builds them).
 int8 input (int8 or int16 output): TFLite's reference kernel in gemmlowp's
 fixed point. Each exponential depends only on the difference to the row's
 maximum (-255..0), so the compiler tabulates them (and their Q12.19 share
-of the sum); at run time each row sums its table entries, takes the
+of the sum; both cut after the first zero of their zero tail, the index
+clamped to it); at run time each row sums its table entries, takes the
 reciprocal of the sum with the kernel's three Newton-Raphson steps, and
 scales each exponential by it. Float: exp((x - max) * beta) / sum.
 """
