@@ -11,7 +11,7 @@ from npukit.mynpu.isa import PARALLELISM_CODES, HardwareConfig
 
 FORMAT = "mynpu-v1"
 MAGIC = b"MNPU"
-VERSION = (1, 1)  # 1.1: short commands, three-dimensional DMA
+VERSION = (1, 1)  # 1.1: short commands, three-dimensional DMA, exports named by hash
 HEADER_BYTES = 64
 EXPORT_BYTES = 32
 MAX_BINDINGS = 8

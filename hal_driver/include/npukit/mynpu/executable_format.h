@@ -17,7 +17,7 @@ extern "C" {
 #define NPUKIT_MYNPU_FORMAT "mynpu-v1"
 #define NPUKIT_MYNPU_MAGIC "MNPU"
 #define NPUKIT_MYNPU_VERSION_MAJOR 1
-#define NPUKIT_MYNPU_VERSION_MINOR 1  // 1.1: short commands and three-dimensional DMA
+#define NPUKIT_MYNPU_VERSION_MINOR 1  // 1.1: short commands, three-dimensional DMA, exports named by hash
 #define NPUKIT_MYNPU_HEADER_BYTES 64
 #define NPUKIT_MYNPU_EXPORT_BYTES 32
 
