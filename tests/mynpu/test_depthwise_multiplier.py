@@ -14,7 +14,7 @@ import pytest
 
 from npukit.layer_recognition.dispatch_ir import SystemTensor
 from npukit.layer_recognition.layer_spec import LayerSpec, TensorLayout
-from npukit.mynpu.isa import HardwareConfig, Op
+from npukit.mynpu.isa import HardwareConfig, Op, decode
 from npukit.mynpu.simulator import run_stream
 from npukit.mynpu.stream_generator import Constants, generate
 from npukit.quantization.fixed_point_reference import multiply_by_quantized_multiplier_array
@@ -90,7 +90,7 @@ def test_depthwise_multiplier_is_exact(case, layout):
                                (256 << 10, "per-channel", HardwareConfig().without(Op.DEPTH_CONV))):
         got, plan, counters = _run(spec, config, mode, x)
         np.testing.assert_array_equal(got, want, err_msg=f"{layout} {mode} {sram} bytes of SRAM")
-        opcodes = set(plan.stream[::8])
+        opcodes = {c[0] for c in decode(plan.stream)}
         assert (Op.DEPTH_CONV in opcodes) == (mode == "instruction")
         assert counters.macs == spec.macs
         whole = whole or plan

@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from npukit.mynpu.executable import HEADER_BYTES, Executable, Export
+from npukit.mynpu.executable import HEADER_BYTES, Executable, Export, name_hash
 from npukit.mynpu.isa import HardwareConfig, Op
 from npukit.mynpu.simulator import StreamError, validate_executable
 from support.mynpu_streams import every_instruction_executable, pack_header_size, relu_stream
@@ -39,7 +39,7 @@ EXPORT0 = HEADER_BYTES
 @pytest.mark.parametrize("data,message", [
     (GOOD[:63], "shorter than its 64-byte header"),
     (b"MNPX" + GOOD[4:], "bad magic"),
-    (patch(GOOD, 4, "<H", 2), "version 2.0; this runtime reads version 1"),
+    (patch(GOOD, 4, "<H", 2), "version 2.1; this runtime reads version 1"),
     (patch(GOOD, 8, "<I", len(GOOD) + 1), "truncated"),
     (patch(GOOD, 8, "<I", 40), "smaller than the header"),
     (patch(GOOD, 12, "<I", 0), "pes out of 1..4096"),
@@ -52,7 +52,8 @@ EXPORT0 = HEADER_BYTES
     (patch(HOSTED, 60, "<I", 4096), "host code lies outside the file"),
     (patch(HOSTED, 52, "<I", 65), "format name lies outside"),
     (patch(GOOD, EXPORT0, "<I", len(GOOD)), "export 0: its name lies outside"),
-    (patch(GOOD, EXPORT0 + 12, "<I", 12), "export 0: its stream is not"),
+    (patch(GOOD, EXPORT0 + 12, "<I", 10), "export 0: its stream is not"),
+    (patch(GOOD, EXPORT0 + 12, "<I", 12), "command 1: a long command is cut off"),
     (patch(GOOD, EXPORT0 + 12, "<I", 8 * 1000), "export 0: its stream lies outside"),
     (patch(GOOD, EXPORT0 + 16, "<I", 9), "export 0: it has more than 8 bindings"),
     (patch(GOOD, EXPORT0 + 24, "<I", 1), "export 0: its reserved words"),
@@ -100,3 +101,31 @@ def test_every_truncation_is_rejected():
         if n >= 12:  # the header agreeing with the shorter data must not help
             with pytest.raises(StreamError):
                 validate_executable(pack_header_size(data[:n]))
+
+
+def test_names_become_hashes_only_with_host_code_and_without_collisions():
+    """An export whose name the host code has too keeps only its FNV-1a hash
+    (the host's string is the name); without host code, or when two of the
+    executable's names share a hash, names stay."""
+    hosted = dict(host_format="embedded-elf-x86_64", host_code=b"\x7fELF" + bytes(60), hashed_names=True)
+    data = relu_executable(**hosted, all_names=("relu", "other"))
+    name_at, name_length, *_, hash_word, reserved = struct.unpack_from("<8I", data, EXPORT0)
+    assert name_length == 0 and hash_word == name_hash("relu") and reserved == 0
+    assert b"relu" not in data and b"relu" in relu_executable(**{**hosted, "hashed_names": False})
+    validate_executable(data)
+    assert struct.unpack_from("<I", relu_executable(hashed_names=True), EXPORT0 + 4)[0] == len("relu")
+    # Two names of one FNV-1a hash: the names stay.
+    a, b = "l9On", "H8aa"
+    assert name_hash(a) == name_hash(b)
+    kept = relu_executable(**hosted, exports=[Export(a, relu_stream(), (64, 64))], all_names=(a, b))
+    assert struct.unpack_from("<I", kept, EXPORT0 + 4)[0] == 4
+    # A stored name hash without host code to look it up in is refused.
+    with pytest.raises(StreamError, match="no name, and no host code"):
+        validate_executable(patch(GOOD, EXPORT0 + 4, "<I", 0))
+    # With a stored name, the hash word is reserved.
+    with pytest.raises(StreamError, match="reserved words"):
+        validate_executable(patch(GOOD, EXPORT0 + 24, "<I", name_hash("relu")))
+
+
+def test_name_hash_is_fnv1a():
+    assert name_hash("") == 0x811C9DC5 and name_hash("a") == 0xE40C292C

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npukit.mynpu.isa import DMA_OVERHEAD_CYCLES, OP_OVERHEAD_CYCLES, REGISTERS, CommandStream, HardwareConfig, Op
+from npukit.mynpu.isa import DMA_OVERHEAD_CYCLES, OP_OVERHEAD_CYCLES, REGISTERS, CommandStream, HardwareConfig, Op, decode
 from npukit.mynpu.simulator import StreamError, run_stream
 from npukit.quantization.fixed_point_reference import scale_rounded_once_array
 from tests.support.tflite_arithmetic import requantize
@@ -280,7 +280,7 @@ def test_per_instruction_costs_add_up_to_the_layers():
     run = run_stream(CONFIG, stream, bindings=[source, dest])
     assert len(run.instructions) == run.counters.instructions
     for record in run.instructions:  # each record names its command
-        assert stream[8 * record.command_index] == record.opcode
+        assert decode(stream)[record.command_index][0] == record.opcode
     for index, layer in enumerate(run.layers):
         mine = [r for r in run.instructions if r.layer == index]
         assert sum(r.dma_cycles for r in mine) == layer.dma_cycles
@@ -326,11 +326,12 @@ def test_missing_instruction_is_rejected():
 
 def test_a_set_to_the_value_a_register_holds_is_left_out():
     """Registers start at 0 in a stream and keep their values: a SET that
-    changes nothing is not written, in set() and in dma() alike."""
+    changes nothing is not written, in set() and in dma() alike, nor a count of
+    1 where the register already means 1 (0 counts as 1)."""
     s = CommandStream().set(IFM_H=0, IFM_W=3).set(IFM_W=3, IFM_H=2)
     s.dma(False, 0, 16, 0, 4, 1, 0, 0).dma(False, 0, 32, 0, 4, 1, 0, 0)
     register = {name: i for i, name in enumerate(REGISTERS)}
     assert s.commands == [
         (Op.SET, register["IFM_W"], 3), (Op.SET, register["IFM_H"], 2),
-        (Op.SET, register["DMA_OFFSET"], 16), (Op.SET, register["DMA_LENGTH"], 4), (Op.SET, register["DMA_ROWS"], 1),
+        (Op.SET, register["DMA_OFFSET"], 16), (Op.SET, register["DMA_LENGTH"], 4),
         (Op.DMA_READ, 0, 0), (Op.SET, register["DMA_OFFSET"], 32), (Op.DMA_READ, 0, 0)]

@@ -167,9 +167,10 @@ def pack_header_size(data: bytes) -> bytes:
     return data[:8] + struct.pack("<I", len(data)) + data[12:]
 
 
-def relu_stream(n: int = 64, zp: int = 5) -> bytes:
-    """max(x, zp) over n int8 values: binding 0 in, binding 1 out."""
-    s = CommandStream().set(DMA_BINDING=0, DMA_LENGTH=n, DMA_SRAM_ADDR=0).op(Op.DMA_READ)
+def relu_stream(n: int = 64, zp: int = 5, short: bool = False) -> bytes:
+    """max(x, zp) over n int8 values: binding 0 in, binding 1 out; 8-byte
+    commands only (a version 1.0 stream) unless ``short``."""
+    s = CommandStream(short=short).set(DMA_BINDING=0, DMA_LENGTH=n, DMA_SRAM_ADDR=0).op(Op.DMA_READ)
     s.set(IFM_ADDR=0, IFM_H=1, IFM_W=1, IFM_C=n, OFM_ADDR=n, OFM_H=1, OFM_W=1, OFM_C=n, IFM_ZP=zp, ACT_MIN=-128,
           ACT_MAX=127).op(Op.ACT_RELU)
     return s.set(DMA_BINDING=1, DMA_SRAM_ADDR=n).op(Op.DMA_WRITE).end().encode()

@@ -11,7 +11,7 @@ from npukit.mynpu.isa import PARALLELISM_CODES, HardwareConfig
 
 FORMAT = "mynpu-v1"
 MAGIC = b"MNPU"
-VERSION = (1, 0)
+VERSION = (1, 1)  # 1.1: short commands, three-dimensional DMA, exports named by hash
 HEADER_BYTES = 64
 EXPORT_BYTES = 32
 MAX_BINDINGS = 8
@@ -28,6 +28,14 @@ class Export:
     binding_sizes: tuple[int, ...]
 
 
+def name_hash(name: str) -> int:
+    """The 32-bit FNV-1a hash of an export's name (docs/mynpu-isa.md)."""
+    h = 2166136261
+    for byte in name.encode():
+        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
+    return h
+
+
 @dataclass
 class Executable:
     """NPU exports, their constants, and optionally the CPU code of the
@@ -40,12 +48,20 @@ class Executable:
     constants: bytes = b""
     host_format: str = ""
     host_code: bytes = b""
+    #: Store each export's name as its hash, the string being the host
+    #: code's (every export is there too); only where no two of
+    #: ``all_names`` (every export name of the host code) share a hash.
+    hashed_names: bool = False
+    all_names: tuple[str, ...] = ()
 
     def to_bytes(self) -> bytes:
         if len({e.name for e in self.exports}) != len(self.exports):
             raise ValueError("mynpu-v1 export names must be unique")
         if any(len(e.binding_sizes) > MAX_BINDINGS for e in self.exports):
             raise ValueError(f"a mynpu-v1 export has at most {MAX_BINDINGS} bindings")
+        names = {e.name for e in self.exports} | set(self.all_names)
+        hashed = (self.hashed_names and bool(self.host_code)
+                  and len({name_hash(n) for n in names}) == len(names))
         body = bytearray()
         at = HEADER_BYTES + EXPORT_BYTES * len(self.exports)
 
@@ -59,12 +75,12 @@ class Executable:
 
         table = bytearray()
         for export in self.exports:
-            name = export.name.encode()
-            name_at = place(name)
+            name = b"" if hashed else export.name.encode()
+            name_at = place(name) if name else 0
             stream_at = place(export.stream)
             sizes_at = place(struct.pack(f"<{len(export.binding_sizes)}I", *export.binding_sizes))
             table += struct.pack("<8I", name_at, len(name), stream_at, len(export.stream),
-                                 len(export.binding_sizes), sizes_at, 0, 0)
+                                 len(export.binding_sizes), sizes_at, name_hash(export.name) if hashed else 0, 0)
         constants_at = place(self.constants)
         if bool(self.host_format) != bool(self.host_code):
             raise ValueError("host code needs its format name, and a format name needs host code")

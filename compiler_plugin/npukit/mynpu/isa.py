@@ -35,7 +35,8 @@ REGISTERS = (
     "PAD_TOP", "PAD_LEFT", "DILATION_H", "DILATION_W", "IFM_ZP", "OFM_ZP", "ACT_MIN", "ACT_MAX",
     "OUT_INT32", "IFM2_ADDR", "IFM2_ZP", "IFM_MULT", "IFM_SHIFT", "IFM2_MULT", "IFM2_SHIFT",
     "OUT_MULT", "OUT_SHIFT", "LEFT_SHIFT", "DMA_BINDING", "DMA_OFFSET", "DMA_SRAM_ADDR", "DMA_LENGTH",
-    "DMA_ROWS", "DMA_SYS_STRIDE", "DMA_SRAM_STRIDE", "LAYOUT",
+    "DMA_ROWS", "DMA_SYS_STRIDE", "DMA_SRAM_STRIDE", "LAYOUT", "DMA_PLANES", "DMA_SYS_PLANE_STRIDE",
+    "DMA_SRAM_PLANE_STRIDE",
 )
 REGISTER = {name: i for i, name in enumerate(REGISTERS)}
 CONSTANTS_BINDING = 0xFF
@@ -70,20 +71,48 @@ class HardwareConfig:
                               self.clock_mhz, mask)
 
 
+#: Opcode bit 6: the command's short form, one 32-bit word whose value is
+#: bytes 2..3 sign-extended (docs/mynpu-isa.md, "Command stream").
+SHORT_FORM = 0x40
 _COMMAND = struct.Struct("<BBHI")
-_DMA_REGISTERS = tuple(REGISTER[name] for name in ("DMA_BINDING", "DMA_OFFSET", "DMA_SRAM_ADDR", "DMA_LENGTH",
-                                                    "DMA_ROWS", "DMA_SYS_STRIDE", "DMA_SRAM_STRIDE"))
+_SHORT = struct.Struct("<BBh")
+
+
+def _signed16(value: int) -> bool:
+    """Whether a 32-bit register value is an int16 sign-extended (its short SET)."""
+    signed = value - (1 << 32) if value & 0x80000000 else value
+    return -0x8000 <= signed < 0x8000
+
+
+def decode(data: bytes) -> list[tuple[int, int, int]]:
+    """(opcode, arg, value) of every command of an encoded stream, short or
+    long (the opcode without the short-form bit, the value as 32 bits)."""
+    out, at = [], 0
+    while at < len(data):
+        if data[at] & SHORT_FORM:
+            opcode, arg, value = _SHORT.unpack_from(data, at)
+            out.append((opcode & ~SHORT_FORM, arg, value & 0xFFFFFFFF))
+            at += _SHORT.size
+        else:
+            opcode, arg, _, value = _COMMAND.unpack_from(data, at)
+            out.append((opcode, arg, value))
+            at += _COMMAND.size
+    return out
 
 
 class CommandStream:
     """Builds a stream: ``s.set(IFM_H=8, ...)``, ``s.op(Op.CONV)``, ``s.end()``;
-    ``commands``: (opcode, arg, value) to start with, as they are. A SET of
-    a register to the value it already holds is left out (registers start at
-    0 in every stream and keep their values): the stream is smaller and
-    computes the same."""
+    ``commands``: (opcode, arg, value) to start with, as they are (long
+    form). A SET of a register to the value it already holds is left out
+    (registers start at 0 in every stream and keep their values): the
+    stream is smaller and computes the same. With ``short`` (the default)
+    every instruction and every SET of a value that fits 16 bits signed
+    takes the one-word short form; ``short=False`` writes 8-byte commands
+    only (a version 1.0 stream)."""
 
-    def __init__(self, commands: Iterable[tuple[int, int, int]] = ()) -> None:
+    def __init__(self, commands: Iterable[tuple[int, int, int]] = (), short: bool = True) -> None:
         self.data = bytearray()
+        self.short = short
         self._registers: dict[int, int] = {}
         for opcode, arg, value in commands:
             self.data += _COMMAND.pack(opcode, arg, 0, value & 0xFFFFFFFF)
@@ -93,7 +122,10 @@ class CommandStream:
     def _set(self, register: int, value: int) -> None:
         value &= 0xFFFFFFFF
         if self._registers.get(register, 0) != value:
-            self.data += _COMMAND.pack(Op.SET, register, 0, value)
+            if self.short and _signed16(value):
+                self.data += _SHORT.pack(Op.SET | SHORT_FORM, register, value - (1 << 32) if value >> 31 else value)
+            else:
+                self.data += _COMMAND.pack(Op.SET, register, 0, value)
             self._registers[register] = value
 
     def set(self, **registers: int) -> "CommandStream":
@@ -102,15 +134,31 @@ class CommandStream:
         return self
 
     def op(self, opcode: Op, arg: int = 0) -> "CommandStream":
-        self.data += _COMMAND.pack(opcode, arg, 0, 0)
+        self.data += _SHORT.pack(opcode | SHORT_FORM, arg, 0) if self.short else _COMMAND.pack(opcode, arg, 0, 0)
         return self
 
-    def dma(self, write: bool, binding: int, sys_offset: int, sram_address: int, length: int, rows: int,
-            sys_stride: int, sram_stride: int) -> "CommandStream":
-        """The seven DMA registers and OP_DMA_WRITE (``write``) or OP_DMA_READ."""
-        values = (binding, sys_offset, sram_address, length, rows, sys_stride, sram_stride)
-        for register, value in zip(_DMA_REGISTERS, values):
-            self._set(register, value)
+    def dma(self, write: bool, binding: int, sys_offset: int, sram_address: int, length: int, rows: int = 1,
+            sys_stride: int = 0, sram_stride: int = 0, planes: int = 1, sys_plane_stride: int = 0,
+            sram_plane_stride: int = 0) -> "CommandStream":
+        """The DMA registers and OP_DMA_WRITE (``write``) or OP_DMA_READ:
+        ``planes`` planes of ``rows`` rows of ``length`` bytes. Only the
+        registers the transfer reads are written: a count of 1 is left as
+        it is when the register already means 1 (0 or 1), and then the
+        strides it would multiply are left too."""
+        r = self._registers
+        self._set(REGISTER["DMA_BINDING"], binding)
+        self._set(REGISTER["DMA_OFFSET"], sys_offset)
+        self._set(REGISTER["DMA_SRAM_ADDR"], sram_address)
+        self._set(REGISTER["DMA_LENGTH"], length)
+        for count, strides, names in ((rows, (sys_stride, sram_stride), ("DMA_ROWS", "DMA_SYS_STRIDE", "DMA_SRAM_STRIDE")),
+                                      (planes, (sys_plane_stride, sram_plane_stride),
+                                       ("DMA_PLANES", "DMA_SYS_PLANE_STRIDE", "DMA_SRAM_PLANE_STRIDE"))):
+            if count <= 1 and r.get(REGISTER[names[0]], 0) <= 1:
+                continue
+            self._set(REGISTER[names[0]], count)
+            if count > 1:
+                self._set(REGISTER[names[1]], strides[0])
+                self._set(REGISTER[names[2]], strides[1])
         return self.op(Op.DMA_WRITE if write else Op.DMA_READ)
 
     def layer(self, double_buffered: bool = False) -> "CommandStream":
@@ -122,7 +170,7 @@ class CommandStream:
     @property
     def commands(self) -> list[tuple[int, int, int]]:
         """(opcode, arg, value) of every command so far."""
-        return [(op, arg, value) for op, arg, _, value in _COMMAND.iter_unpack(bytes(self.data))]
+        return decode(bytes(self.data))
 
     def encode(self) -> bytes:
         return bytes(self.data)

@@ -127,6 +127,29 @@ def _merged(dmas):
     return merged
 
 
+def _in_planes(dmas):
+    """``dmas`` (2-D transfers) with each run of equal transfers at a fixed
+    distance from one another on both sides, no closer than one transfer's
+    span, folded into one three-dimensional transfer (DMA_PLANES): a
+    channel-planar region, or one channel plane after another, is one DMA."""
+    out: list[list[int]] = []  # sys, sram, length, rows, sys stride, sram stride, planes, plane strides
+    for sys_at, sram, length, rows, sys_stride, sram_stride in dmas:
+        if out:
+            last = out[-1]
+            spans = ((rows - 1) * sys_stride + length, (rows - 1) * sram_stride + length)
+            if last[2:6] == [length, rows, sys_stride, sram_stride]:
+                if last[6] == 1:
+                    deltas = (sys_at - last[0], sram - last[1])
+                    if deltas[0] >= spans[0] and deltas[1] >= spans[1]:
+                        last[6], last[7], last[8] = 2, *deltas
+                        continue
+                elif (sys_at == last[0] + last[6] * last[7]) and sram == last[1] + last[6] * last[8]:
+                    last[6] += 1
+                    continue
+        out.append([sys_at, sram, length, rows, sys_stride, sram_stride, 1, 0, 0])
+    return [tuple(d) for d in out]
+
+
 def _plane_dmas(t: TensorLayout, rows: tuple[int, int], channels: "range | list[int]", plane_bytes: int,
                 sram_at: int):
     """DMAs moving each channel of ``channels`` (rows ``rows``) of a system
@@ -142,10 +165,10 @@ def _plane_dmas(t: TensorLayout, rows: tuple[int, int], channels: "range | list[
 
 
 def _dma(s: CommandStream, binding: int, dmas, write: bool) -> None:
-    for sys_at, sram, length, rows, sys_stride, sram_stride in dmas:
-        if length > MAX_DMA_LENGTH:
+    for transfer in _in_planes(dmas):
+        if transfer[2] > MAX_DMA_LENGTH:
             raise NotSupported("a transfer longer than the DMA engine's 16 MiB")
-        s.dma(write, binding, sys_at, sram, length, rows, sys_stride, sram_stride)
+        s.dma(write, binding, *transfer)
 
 
 def _candidates(n: int) -> list[int]:
@@ -349,14 +372,18 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
                 tile_weights = weights[o0:o0 + t]
             if per_channel:
                 tile_weights = np.ascontiguousarray(tile_weights.transpose(2, 0, 1))  # [C][KH][KW] = [OC][KH][KW][1]
-            blobs = [(np.ascontiguousarray(tile_weights).tobytes(), buffers.weights),
-                     (np.asarray(bias[o0:o0 + t], np.int32).tobytes(), buffers.bias)]
-            if spec.kind == "fully_connected" and spec.scales is not None and spec.multipliers is not None:
-                blobs.append((scale_table(spec.scales[o0:o0 + t]), buffers.quant))
-            elif spec.multipliers is not None:
-                blobs.append((quant_pairs[o0:o0 + t].tobytes(), buffers.quant))
-            for blob, sram_at in blobs:
-                _dma(s, CONSTANTS_BINDING, [(constants.add(blob), sram_at, len(blob), 1, 0, 0)], False)
+            # Weights, biases and the requantization table, laid out in the
+            # constants as in the SRAM (the gaps zero): one DMA.
+            blob = bytearray(np.ascontiguousarray(tile_weights).tobytes())
+            blob += bytes(buffers.bias - buffers.weights - len(blob))
+            blob += np.asarray(bias[o0:o0 + t], np.int32).tobytes()
+            if spec.multipliers is not None:
+                blob += bytes(buffers.quant - buffers.weights - len(blob))
+                if spec.kind == "fully_connected" and spec.scales is not None:
+                    blob += scale_table(spec.scales[o0:o0 + t])
+                else:
+                    blob += quant_pairs[o0:o0 + t].tobytes()
+            _dma(s, CONSTANTS_BINDING, [(constants.add(bytes(blob)), buffers.weights, len(blob), 1, 0, 0)], False)
             in_c = t if spec.kind == "depthwise" else ic
             s.set(IFM_ADDR=ifm, IFM_H=band_in, IFM_W=iw, IFM_C=in_c, PAD_TOP=pad_top, OFM_ADDR=buffers.ofm, OFM_H=r,
                   OFM_W=ow,

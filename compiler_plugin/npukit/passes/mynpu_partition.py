@@ -170,8 +170,11 @@ class MynpuTarget:
         from npukit.mynpu.simulator import StreamError, validate_executable
 
         exports = [Export(name, plan.stream, plan.binding_sizes) for name, (_, plan) in self.exports.items()]
+        # The host code has every dispatch (the NPU's ones emptied), names
+        # included: the NPU's exports keep only their names' hashes.
         executable = Executable(self.options.config(self.parallelism), exports, bytes(self.constants.data),
-                                host_format, host_code)
+                                host_format, host_code, hashed_names=True,
+                                all_names=tuple(d.name for d in self.recognised))
         data = executable.to_bytes()
         static = host_format == STATIC_FORMAT
         self._placed.append({"name": name, "bytes": len(data), "npu_constants_bytes": len(self.constants.data),

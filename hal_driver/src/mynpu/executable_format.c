@@ -22,11 +22,18 @@ static const uint8_t* export_entry(const npukit_mynpu_executable_info_t* info, u
   return info->data + NPUKIT_MYNPU_HEADER_BYTES + (size_t)ordinal * NPUKIT_MYNPU_EXPORT_BYTES;
 }
 
+uint32_t npukit_mynpu_name_hash(iree_string_view_t name) {
+  uint32_t hash = 2166136261u;
+  for (iree_host_size_t i = 0; i < name.size; ++i) hash = (hash ^ (uint8_t)name.data[i]) * 16777619u;
+  return hash;
+}
+
 void npukit_mynpu_executable_export(const npukit_mynpu_executable_info_t* info, uint32_t ordinal,
                                     npukit_mynpu_export_t* out) {
   const uint8_t* e = export_entry(info, ordinal);
   memset(out, 0, sizeof(*out));
   out->name = iree_make_string_view((const char*)info->data + read32(e), read32(e + 4));
+  out->name_hash = out->name.size ? 0 : read32(e + 24);
   out->commands = info->data + read32(e + 8);
   out->command_bytes = read32(e + 12);
   out->binding_count = read32(e + 16);
@@ -52,17 +59,19 @@ static iree_status_t check_export_tables(const npukit_mynpu_executable_info_t* i
   uint32_t name_at = read32(e), name_length = read32(e + 4), stream_at = read32(e + 8), stream_length = read32(e + 12);
   uint32_t binding_count = read32(e + 16), bindings_at = read32(e + 20);
   const char* problem = NULL;
-  if (name_length == 0 || !inside(info->size, name_at, name_length)) {
+  if (name_length == 0 && info->host_code.data_length == 0) {
+    problem = "it has no name, and no host code to find it in by its name hash";
+  } else if (!inside(info->size, name_at, name_length)) {
     problem = "its name lies outside the file";
-  } else if (stream_length == 0 || stream_length % NPUKIT_MYNPU_COMMAND_BYTES || stream_at % 4) {
-    problem = "its stream is not a non-empty, 4-byte aligned list of 8-byte commands";
+  } else if (stream_length == 0 || stream_length % NPUKIT_MYNPU_SHORT_COMMAND_BYTES || stream_at % 4) {
+    problem = "its stream is not a non-empty, 4-byte aligned list of 4- or 8-byte commands";
   } else if (!inside(info->size, stream_at, stream_length)) {
     problem = "its stream lies outside the file";
   } else if (binding_count > NPUKIT_MYNPU_MAX_BINDINGS) {
     problem = "it has more than 8 bindings";
   } else if (bindings_at % 4 || !inside(info->size, bindings_at, 4ull * binding_count)) {
     problem = "its binding table lies outside the file or is unaligned";
-  } else if (read32(e + 24) || read32(e + 28)) {
+  } else if ((name_length && read32(e + 24)) || read32(e + 28)) {
     problem = "its reserved words are not zero";
   }
   if (problem) {

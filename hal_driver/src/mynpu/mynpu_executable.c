@@ -15,6 +15,9 @@ typedef struct mynpu_executable_t {
   // The CPU code of the other dispatches (NULL when there is none): its
   // exports follow the NPU's, at ordinals info.export_count and up.
   npukit_hal_executable_t* host;
+  // The names of the exports stored by hash, once looked up: the host
+  // code's string of the same name (info.export_count of them).
+  iree_string_view_t* hashed_names;
 } mynpu_executable_t;
 
 static void mynpu_executable_destroy(npukit_hal_executable_t* base) {
@@ -26,10 +29,23 @@ static void mynpu_executable_destroy(npukit_hal_executable_t* base) {
 static iree_status_t mynpu_executable_lookup_function(npukit_hal_executable_t* base, iree_string_view_t name,
                                                       uint32_t* out_ordinal) {
   const mynpu_executable_t* executable = (const mynpu_executable_t*)base;
+  uint32_t hash = npukit_mynpu_name_hash(name);
   for (uint32_t i = 0; i < executable->info.export_count; ++i) {
     npukit_mynpu_export_t ex;
     npukit_mynpu_executable_export(&executable->info, i, &ex);
-    if (iree_string_view_equal(ex.name, name)) {
+    if (ex.name.size ? iree_string_view_equal(ex.name, name) : ex.name_hash == hash) {
+      if (!ex.name.size) {
+        // Stored by hash: the name is one of the host code's exports (the
+        // compiler keeps hashes only where the executable's names do not
+        // share one), and the host keeps the string.
+        uint32_t host_ordinal = 0;
+        iree_status_t status = npukit_hal_executable_lookup_function(executable->host, name, &host_ordinal);
+        if (!iree_status_is_ok(status)) {
+          iree_status_ignore(status);
+          continue;
+        }
+        executable->hashed_names[i] = executable->host->vtable->export_name(executable->host, host_ordinal);
+      }
       *out_ordinal = i;
       return iree_ok_status();
     }
@@ -88,7 +104,7 @@ static iree_string_view_t mynpu_executable_export_name(npukit_hal_executable_t* 
   if (ordinal < executable->info.export_count) {
     npukit_mynpu_export_t ex;
     npukit_mynpu_executable_export(&executable->info, ordinal, &ex);
-    return ex.name;
+    return ex.name.size ? ex.name : executable->hashed_names[ordinal];
   }
   npukit_hal_executable_t* host = executable->host;
   return host ? host->vtable->export_name(host, ordinal - executable->info.export_count) : iree_make_cstring_view("?");
@@ -156,7 +172,8 @@ static iree_status_t mynpu_load(const npukit_hal_executable_loader_t* base, iree
   npukit_hal_executable_t* host = NULL;
   if (info.host_code.data_length) IREE_RETURN_IF_ERROR(load_host_code(loader, &info, allocator, &host));
   mynpu_executable_t* executable = NULL;
-  iree_status_t status = iree_allocator_malloc(allocator, sizeof(*executable), (void**)&executable);
+  iree_host_size_t names_bytes = info.export_count * sizeof(iree_string_view_t);
+  iree_status_t status = iree_allocator_malloc(allocator, sizeof(*executable) + names_bytes, (void**)&executable);
   if (!iree_status_is_ok(status)) {
     npukit_hal_executable_release(host);
     return status;
@@ -165,6 +182,8 @@ static iree_status_t mynpu_load(const npukit_hal_executable_loader_t* base, iree
   executable->backend = loader->backend;
   executable->info = info;
   executable->host = host;
+  executable->hashed_names = (iree_string_view_t*)(executable + 1);
+  for (uint32_t i = 0; i < info.export_count; ++i) executable->hashed_names[i] = iree_make_cstring_view("?");
   *out_executable = &executable->base;
   return iree_ok_status();
 }

@@ -432,8 +432,15 @@ static iree_status_t dma(machine_t* m, int to_sram) {
   uint64_t length = r[NPUKIT_MYNPU_DMA_LENGTH];
   uint64_t rows = r[NPUKIT_MYNPU_DMA_ROWS] ? r[NPUKIT_MYNPU_DMA_ROWS] : 1;
   uint64_t sys_stride = r[NPUKIT_MYNPU_DMA_SYS_STRIDE], sram_stride = r[NPUKIT_MYNPU_DMA_SRAM_STRIDE];
+  uint64_t planes = r[NPUKIT_MYNPU_DMA_PLANES] ? r[NPUKIT_MYNPU_DMA_PLANES] : 1;
+  uint64_t sys_plane_stride = r[NPUKIT_MYNPU_DMA_SYS_PLANE_STRIDE];
+  uint64_t sram_plane_stride = r[NPUKIT_MYNPU_DMA_SRAM_PLANE_STRIDE];
   if (length < 1 || length > (1u << 24)) return reject(m, "DMA_LENGTH out of 1..2^24");
   if (rows > 1 && (sys_stride < length || sram_stride < length)) return reject(m, "DMA rows overlap (stride < length)");
+  uint64_t sys_plane = (rows - 1) * sys_stride + length, sram_plane = (rows - 1) * sram_stride + length;
+  if (planes > 1 && (sys_plane_stride < sys_plane || sram_plane_stride < sram_plane)) {
+    return reject(m, "DMA planes overlap (plane stride < plane)");
+  }
   const uint8_t* sys_read = NULL;
   uint8_t* sys_write = NULL;
   size_t sys_length;
@@ -447,8 +454,8 @@ static iree_status_t dma(machine_t* m, int to_sram) {
   } else {
     return reject(m, "DMA names a binding the export does not have");
   }
-  uint64_t sys_span = (rows - 1) * sys_stride + length;
-  uint64_t sram_span = (rows - 1) * sram_stride + length;
+  uint64_t sys_span = (planes - 1) * sys_plane_stride + sys_plane;
+  uint64_t sram_span = (planes - 1) * sram_plane_stride + sram_plane;
   if (r[NPUKIT_MYNPU_DMA_OFFSET] + sys_span > sys_length) return reject(m, "DMA outside its binding");
   uint64_t sram_at = r[NPUKIT_MYNPU_DMA_SRAM_ADDR];
   IREE_RETURN_IF_ERROR(check_sram(m, sram_at, sram_span, to_sram, "DMA outside the SRAM"));
@@ -463,17 +470,19 @@ static iree_status_t dma(machine_t* m, int to_sram) {
     m->sram_writes[m->sram_write_count][1] = sram_at + sram_span;
     m->sram_write_count++;
   }
-  uint64_t bytes = rows * length;
+  uint64_t bytes = planes * rows * length;
   count(m, 0, 0, bytes, ceil_div(bytes, s->config->dma_bytes_per_cycle) + NPUKIT_MYNPU_DMA_OVERHEAD_CYCLES);
   if (!s->sram) return iree_ok_status();
   if (to_sram ? sys_read == NULL : sys_write == NULL) return reject(m, "DMA binding has no memory");
-  for (uint64_t row = 0; row < rows; ++row) {
-    uint8_t* sram_row = s->sram + sram_at + row * sram_stride;
-    uint64_t sys_at = r[NPUKIT_MYNPU_DMA_OFFSET] + row * sys_stride;
-    if (to_sram) {
-      memcpy(sram_row, sys_read + sys_at, length);
-    } else {
-      memcpy(sys_write + sys_at, sram_row, length);
+  for (uint64_t plane = 0; plane < planes; ++plane) {
+    for (uint64_t row = 0; row < rows; ++row) {
+      uint8_t* sram_row = s->sram + sram_at + plane * sram_plane_stride + row * sram_stride;
+      uint64_t sys_at = r[NPUKIT_MYNPU_DMA_OFFSET] + plane * sys_plane_stride + row * sys_stride;
+      if (to_sram) {
+        memcpy(sram_row, sys_read + sys_at, length);
+      } else {
+        memcpy(sys_write + sys_at, sram_row, length);
+      }
     }
   }
   return iree_ok_status();
@@ -510,12 +519,25 @@ iree_status_t npukit_mynpu_config_check(const npukit_mynpu_config_t* c) {
   return iree_ok_status();
 }
 
-static iree_status_t step(machine_t* m, const uint8_t* cmd, int* out_end) {
-  uint8_t opcode = cmd[0], arg = cmd[1];
+// Decodes the command at |cmd| (|available| bytes left) and runs it; its
+// length is stored in |out_length|.
+static iree_status_t step(machine_t* m, const uint8_t* cmd, size_t available, size_t* out_length, int* out_end) {
+  uint8_t opcode = cmd[0] & (uint8_t)~NPUKIT_MYNPU_SHORT_FORM, arg = cmd[1];
   m->opcode = opcode;
   uint32_t value;
-  memcpy(&value, cmd + 4, 4);
-  if (cmd[2] || cmd[3]) return reject(m, "reserved bytes are not zero");
+  if (cmd[0] & NPUKIT_MYNPU_SHORT_FORM) {
+    // Short form: the value is bytes 2..3, sign-extended.
+    int16_t imm;
+    memcpy(&imm, cmd + 2, 2);
+    value = (uint32_t)(int32_t)imm;
+    *out_length = NPUKIT_MYNPU_SHORT_COMMAND_BYTES;
+  } else {
+    if (available < NPUKIT_MYNPU_COMMAND_BYTES) return reject(m, "a long command is cut off by the stream's end");
+    memcpy(&value, cmd + 4, 4);
+    if (cmd[2] || cmd[3]) return reject(m, "reserved bytes are not zero");
+    *out_length = NPUKIT_MYNPU_COMMAND_BYTES;
+  }
+  if (cmd[0] & 0x80) return reject(m, "unknown opcode");
   if (opcode == NPUKIT_MYNPU_SET) {
     if (arg >= NPUKIT_MYNPU_REGISTER_COUNT) return reject(m, "register index out of range");
     m->reg[arg] = value;
@@ -559,7 +581,7 @@ iree_status_t npukit_mynpu_run_stream(const npukit_mynpu_stream_t* stream, npuki
     return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "mynpu stream: more than %d bindings",
                             NPUKIT_MYNPU_MAX_BINDINGS);
   }
-  if (stream->command_bytes == 0 || stream->command_bytes % NPUKIT_MYNPU_COMMAND_BYTES) {
+  if (stream->command_bytes == 0 || stream->command_bytes % NPUKIT_MYNPU_SHORT_COMMAND_BYTES) {
     return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "mynpu stream: %zu bytes is not a whole number of commands",
                             stream->command_bytes);
   }
@@ -567,16 +589,18 @@ iree_status_t npukit_mynpu_run_stream(const npukit_mynpu_stream_t* stream, npuki
   memset(&m, 0, sizeof(m));
   m.s = stream;
   m.total = out_counters;
-  size_t count = stream->command_bytes / NPUKIT_MYNPU_COMMAND_BYTES;
+  size_t at = 0;
   int end = 0;
-  for (m.index = 0; m.index < count && !end; ++m.index) {
-    IREE_RETURN_IF_ERROR(step(&m, stream->commands + m.index * NPUKIT_MYNPU_COMMAND_BYTES, &end));
+  for (m.index = 0; at < stream->command_bytes && !end; ++m.index) {
+    size_t length = 0;
+    IREE_RETURN_IF_ERROR(step(&m, stream->commands + at, stream->command_bytes - at, &length, &end));
+    at += length;
   }
   if (!end) {
-    m.index = count - 1;
+    m.index--;
     return reject(&m, "the stream does not end with END");
   }
-  if (m.index != count) return reject(&m, "commands after END");
+  if (at != stream->command_bytes) return reject(&m, "commands after END");
   close_layer(&m);
   return iree_ok_status();
 }

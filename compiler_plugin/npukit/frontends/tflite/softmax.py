@@ -8,7 +8,8 @@ the kernel's Prepare builds them).
 int8 input (int8 or int16 output): TFLite's reference kernel in gemmlowp's
 fixed point. Each exponential depends only on the difference to the row's
 maximum (-255..0), so the compiler tabulates them (and their Q12.19 share
-of the sum); at run time each row sums its table entries, takes the
+of the sum; both cut after the first zero of their zero tail, the index
+clamped to it); at run time each row sums its table entries, takes the
 reciprocal of the sum with the kernel's three Newton-Raphson steps, and
 scales each exponential by it. Float: exp((x - max) * beta) / sum.
 """
@@ -51,6 +52,24 @@ def _with_row(ctx: LoweringContext, x: Value, row: list[Value], dtype: str, body
 
 def _table_entry(table: Value, index: ir.Value) -> ir.Value:
     return tensor.ExtractOp(table.value, [arith.IndexCastOp(ir.IndexType.get(), index).result]).result
+
+
+def without_zero_tail(table: np.ndarray) -> tuple[np.ndarray, int | None]:
+    """A table whose entries are all zero from some index on, cut after the
+    first of those zeros, and the last index it keeps (None: nothing cut).
+    An index clamped to that last index reads what the whole table holds."""
+    nonzero = np.flatnonzero(table)
+    last = int(nonzero[-1]) + 1 if nonzero.size else 0
+    if last + 1 >= len(table):
+        return table, None
+    return table[:last + 1], last
+
+
+def _clamped_entry(fixed: FixedPoint, table: Value, last: int | None, index: ir.Value) -> ir.Value:
+    """``table[index]`` of a table cut by ``without_zero_tail``."""
+    if last is not None:
+        index = arith.MinSIOp(index, fixed.constant(last)).result
+    return _table_entry(table, index)
 
 
 def _reciprocal(fixed: FixedPoint, total: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -105,6 +124,10 @@ def softmax(ctx: LoweringContext, op) -> None:
     exponentials = softmax_exponentials(params)
     # Each exponential's part of the sum: Q0.31 rescaled to Q12.19.
     shares = np.array([rdbpot(int(e), ACCUMULATION_INTEGER_BITS) for e in exponentials], np.int32)
+    # Both tables end in zeros (exponentials of large differences underflow):
+    # only the first of those zeros is kept, and the index is clamped to it.
+    exponentials, exp_last = without_zero_tail(exponentials)
+    shares, share_last = without_zero_tail(shares)
     exp_table, share_table = builder.constant(exponentials), builder.constant(shares)
     out_bits = 8 if y_t.dtype == "int8" else 16
     type_min = -(1 << (out_bits - 1))
@@ -114,7 +137,7 @@ def softmax(ctx: LoweringContext, op) -> None:
         return fixed.sub(m, arith.ExtSIOp(i32, v).result)  # max - x: the table index, 0..255
 
     row_max = _row_reduce(ctx, x, "int8", -128, lambda v, m: arith.MaxSIOp(m, v).result)
-    total = _row_reduce_with(ctx, x, row_max, share_table, difference)
+    total = _row_reduce_with(ctx, x, row_max, share_table, share_last, difference)
 
     def row_scale(s, _r, _e):
         fixed = FixedPoint()
@@ -129,7 +152,7 @@ def softmax(ctx: LoweringContext, op) -> None:
 
     def output(v, m, reciprocal, exponent):
         fixed = FixedPoint()
-        e = _table_entry(exp_table, difference(fixed, v, arith.ExtSIOp(i32, m).result))
+        e = _clamped_entry(fixed, exp_table, exp_last, difference(fixed, v, arith.ExtSIOp(i32, m).result))
         unsaturated = fixed.rounding_divide_by_power_of_two(fixed.saturating_doubling_high_multiply(reciprocal, e),
                                                             exponent)
         value = fixed.clamp(fixed.add(unsaturated, type_min), type_min, -type_min - 1)
@@ -138,7 +161,8 @@ def softmax(ctx: LoweringContext, op) -> None:
     ctx.define(0, _with_row(ctx, x, [row_max, reciprocals, exponents], y_t.dtype, output))
 
 
-def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, share_table: Value, difference) -> Value:
+def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, share_table: Value, share_last: int | None,
+                     difference) -> Value:
     """Each row's sum of its elements' table entries (a wrapping int32 sum)."""
     builder = ctx.builder
     rank = x.rank
@@ -147,7 +171,7 @@ def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, share_table
 
     def body(v, m, acc):
         fixed = FixedPoint()
-        share = _table_entry(share_table, difference(fixed, v, arith.ExtSIOp(i32, m).result))
+        share = _clamped_entry(fixed, share_table, share_last, difference(fixed, v, arith.ExtSIOp(i32, m).result))
         return arith.AddIOp(acc, share).result
 
     return builder.generic([(x, affine_map(rank, list(range(rank)))), (row_max, affine_map(rank, list(range(rank - 1))))],

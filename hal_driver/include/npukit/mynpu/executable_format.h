@@ -17,7 +17,7 @@ extern "C" {
 #define NPUKIT_MYNPU_FORMAT "mynpu-v1"
 #define NPUKIT_MYNPU_MAGIC "MNPU"
 #define NPUKIT_MYNPU_VERSION_MAJOR 1
-#define NPUKIT_MYNPU_VERSION_MINOR 0
+#define NPUKIT_MYNPU_VERSION_MINOR 1  // 1.1: short commands, three-dimensional DMA, exports named by hash
 #define NPUKIT_MYNPU_HEADER_BYTES 64
 #define NPUKIT_MYNPU_EXPORT_BYTES 32
 
@@ -36,7 +36,10 @@ typedef struct {
 } npukit_mynpu_executable_info_t;
 
 typedef struct {
+  // The export's name; empty when it is found by |name_hash| among the
+  // host code's exports instead.
   iree_string_view_t name;
+  uint32_t name_hash;  // FNV-1a of the name (when |name| is empty)
   const uint8_t* commands;
   size_t command_bytes;
   uint32_t binding_count;
@@ -48,6 +51,10 @@ typedef struct {
 // constants). Malformed input gives INVALID_ARGUMENT naming the export and
 // the command.
 iree_status_t npukit_mynpu_executable_parse(iree_const_byte_span_t data, npukit_mynpu_executable_info_t* out_info);
+
+// The 32-bit FNV-1a hash of |name| (the name hash of an export without a
+// stored name).
+uint32_t npukit_mynpu_name_hash(iree_string_view_t name);
 
 // Export |ordinal| of a parsed executable.
 void npukit_mynpu_executable_export(const npukit_mynpu_executable_info_t* info, uint32_t ordinal,
