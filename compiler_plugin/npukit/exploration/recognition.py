@@ -25,10 +25,11 @@ def recognise(model: "str | os.PathLike[str]", target: str = "mynpu", iree_flags
     partitioning and returns its dispatches with their recognised layers."""
     from npukit.compile_model import _explain_failure, _run_worker
     from npukit.driver.compile_job import CompileJob
-    from npukit.driver.compile_plan import OutputPaths, plan_for_target
+    from npukit.driver.compile_plan import OutputPaths, flag_name, plan_for_target
     from npukit.frontends.isolated_import import import_isolated
     from npukit.frontends.limits import limits
     from npukit.mynpu.options import MynpuOptions
+    from npukit.passes.fused_padding import FUSE_PADDING_FLAG
     from npukit.passes.module_naming import c_identifier
     from npukit.targets.output_modes import ExecutionModel, OutputMode
     from npukit.targets.target_spec import Target
@@ -53,7 +54,10 @@ def recognise(model: "str | os.PathLike[str]", target: str = "mynpu", iree_flags
         else:
             input_path = imported.path.resolve()
         layers = work / "recognised.pickle"
-        job = CompileJob(input_path=str(input_path), flags=plan.flags, module_name=module_name,
+        flags = list(plan.flags)
+        if not any(flag_name(f) == flag_name(FUSE_PADDING_FLAG) for f in flags):
+            flags.append(FUSE_PADDING_FLAG)  # as npukit compile's NPU builds: the layers read their padding
+        job = CompileJob(input_path=str(input_path), flags=flags, module_name=module_name,
                          output_format="vm-bytecode", output_path=str(work / "unused.vmfb"),
                          environment=plan.environment, mynpu=MynpuOptions().to_json(),
                          recognised_layers=str(layers))

@@ -228,34 +228,40 @@ class _Tiling:
                            f"(one output channel and row need {self.ifm_bytes(1, 1) + self.tile_bytes(1, 1)} bytes)")
 
 
-def _pixel_row(t: TensorLayout) -> int | None:
-    """The pixel count of a whole, dense tensor of one row of pixels (W, C), else None."""
+def _pixel_row(t: TensorLayout) -> tuple[int, bool] | None:
+    """(the pixel count, channel-first) of a whole, dense tensor of one row
+    of pixels, (W, C) or (C, W), else None."""
     shape, roles = t.tensor.shape, t.roles
     kept = [(r, n) for r, n in zip(roles, shape) if not (r is None and n == 1)]
-    if not t.tensor.is_whole or [r for r, _ in kept] != ["W", "C"]:
+    if not t.tensor.is_whole or [r for r, _ in kept] not in (["W", "C"], ["C", "W"]):
         return None
-    return kept[0][1]
+    channel_first = kept[0][0] == "C"
+    return kept[1 if channel_first else 0][1], channel_first
 
 
 def rows_of_pixels(spec: LayerSpec) -> LayerSpec:
     """A pointwise layer whose pixels IREE flattened into one row (H 1, W
     the pixel count) seen as a rectangle of rows: a 1x1 kernel of stride 1
-    on whole dense channel-last tensors computes the same whatever the
-    rectangle, and only rows of a bounded width tile into SRAM."""
+    on whole dense tensors (channel-last or channel-first) computes the same
+    whatever the rectangle, and only rows of a bounded width tile into SRAM."""
     tensors = [spec.ifm, spec.ofm] + ([spec.add.residual] if spec.add is not None else [])
     if spec.kind != "conv" or spec.kernel != (1, 1) or spec.stride != (1, 1) or spec.ofm_chw[1] != 1 or spec.padded:
         return spec
-    pixels = {_pixel_row(t) for t in tensors}
-    if len(pixels) != 1 or None in pixels:
+    rows = {_pixel_row(t) for t in tensors}
+    if len(rows) != 1 or None in rows:
         return spec
-    n = pixels.pop()
+    n, channel_first = rows.pop()
     height = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
     if height == 1:
         return spec
 
     def rectangle(t: TensorLayout) -> TensorLayout:
-        shape = (height, n // height, t.tensor.shape[-1])
-        return TensorLayout(replace(t.tensor, shape=shape, offsets=(0, 0, 0), sizes=shape), ("H", "W", "C"))
+        channels = next(size for role, size in zip(t.roles, t.tensor.shape) if role == "C")
+        if channel_first:
+            shape, roles = (channels, height, n // height), ("C", "H", "W")
+        else:
+            shape, roles = (height, n // height, channels), ("H", "W", "C")
+        return TensorLayout(replace(t.tensor, shape=shape, offsets=(0, 0, 0), sizes=shape), roles)
 
     add = replace(spec.add, residual=rectangle(spec.add.residual)) if spec.add is not None else None
     return replace(spec, ifm=rectangle(spec.ifm), ofm=rectangle(spec.ofm), add=add,
