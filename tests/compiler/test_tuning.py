@@ -39,7 +39,9 @@ def test_database_choice_reaches_the_compile(shared_models, tmp_path, rng):
     assert all(not e["tuned"] for e in first.manifest["cpu_kernels"].values() if "layer" in e)
     db = TuningDatabase(tmp_path / "tuning.json")
     forced = {}
-    convolutions = [key for key in sorted(layers) if _is_convolution(key)]
+    # The x86 forms (packed, direct) are choices of unpadded layers only: the
+    # vector kernels leave padded layers to the portable kernel.
+    convolutions = [key for key in sorted(layers) if _is_convolution(key) and "padding" not in key]
     assert convolutions
     for i, key in enumerate(convolutions):
         forced[key] = KernelChoice(conv_form=("direct", "packed")[i % 2])

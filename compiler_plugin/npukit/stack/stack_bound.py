@@ -125,6 +125,12 @@ def _imm(text: str) -> int:
 _CONDITION = "(eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al)"
 
 
+# Hand-written kernels (npukit/cpu/kernels/s8_dot_dsp.S) that enter their
+# own unrolled loop through an address they formed with ADR and keep in
+# their frame (`ldr pc, [sp, #N]`): a jump inside the function, not a call.
+LOCAL_JUMP_FUNCTIONS = frozenset({"npukit_s8_dot_pairs_dsp", "npukit_s8_dot_pairs_dsp16"})
+
+
 class _Arm:
 
     @staticmethod
@@ -205,7 +211,9 @@ class _Riscv:
         if mnemonic in ("add", "addi") and parts[1] == "s0":
             return None  # the epilogue of a frame with a frame pointer: sp back from s0
         if mnemonic in ("mv", "c.mv"):
-            return None if parts[1] == "s0" else "unknown"
+            # sp back from the frame pointer, or from a register that holds an earlier sp (a frame with
+            # variable-length arrays keeps one to free them)
+            return None if parts[1] == "s0" or parts[1] in consts.get("#sp_copies", set()) else "unknown"
         if mnemonic in ("lui", "auipc", "li", "la"):
             return "unknown"  # sp set outright: only the start-up code does it
         return None
@@ -240,6 +248,13 @@ class _Riscv:
         if not parts or not parts[0]:
             return
         rd = parts[0]
+        copies = consts.setdefault("#sp_copies", set())
+        if mnemonic in ("mv", "c.mv") and len(parts) == 2 and parts[1] == "sp" and rd != "sp":
+            copies.add(rd)
+            return
+        if rd != "sp" and mnemonic not in ("sw", "sh", "sb", "c.sw", "c.swsp", "beq", "bne", "blt", "bge",
+                                           "bltu", "bgeu", "c.beqz", "c.bnez", "jr", "c.jr"):
+            copies.discard(rd)  # overwritten
         try:
             if mnemonic == "li":
                 consts[rd] = _imm(parts[1])
@@ -435,6 +450,9 @@ def read_call_graph(elf_path: Path) -> CallGraph:
         elif isinstance(step, int) and step > 0:
             current.frame += step
         kind = isa.call_kind(mnemonic, ops)
+        if (kind == "indirect" and isa is _Arm and current.name in LOCAL_JUMP_FUNCTIONS
+                and mnemonic.split(".")[0] == "ldr" and ops.startswith("pc, [sp, #")):
+            kind = None  # a jump into its own loop, the address kept in its frame (see LOCAL_JUMP_FUNCTIONS)
         if kind == "indirect" and isa is _Riscv and mnemonic in ("jr", "c.jr"):
             loaded = consts.get("#tables", {}).get(ops.strip())
             if loaded is not None and loaded[0] == "entry" and _table_inside(slots, loaded[1], current):
