@@ -12,18 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npukit.layer_recognition.dispatch_ir import SystemTensor
-from npukit.layer_recognition.layer_spec import LayerSpec, TensorLayout
+from npukit.layer_recognition.layer_spec import LayerSpec
 from npukit.mynpu.isa import HardwareConfig, Op, decode
-from npukit.mynpu.simulator import run_stream
-from npukit.mynpu.stream_generator import Constants, generate
-from npukit.quantization.fixed_point_reference import multiply_by_quantized_multiplier_array
-
-
-def _tensor(binding: int, chw: tuple[int, int, int], layout: str) -> TensorLayout:
-    c, h, w = chw
-    shape, roles = ((h, w, c), ("H", "W", "C")) if layout == "HWC" else ((c, h, w), ("C", "H", "W"))
-    return TensorLayout(SystemTensor(binding, 0, shape, "i8", (0, 0, 0), shape), roles)
+from support.mynpu_streams import layer_tensor, requantized_int8, run_generated_layer
 
 
 def _spec(rng, channels: int, multiplier: int, size: tuple[int, int], kernel: tuple[int, int],
@@ -32,7 +23,7 @@ def _spec(rng, channels: int, multiplier: int, size: tuple[int, int], kernel: tu
     (h, w), (kh, kw), (sh, sw), (dh, dw) = size, kernel, stride, dilation
     oh, ow = (h - (kh - 1) * dh - 1) // sh + 1, (w - (kw - 1) * dw - 1) // sw + 1
     multipliers = [(int(rng.integers(1 << 30, 1 << 31)), int(rng.integers(-12, -5))) for _ in range(oc)]
-    return LayerSpec("depthwise", _tensor(0, (channels, h, w), layout), _tensor(1, (oc, oh, ow), layout),
+    return LayerSpec("depthwise", layer_tensor(0, (channels, h, w), layout), layer_tensor(1, (oc, oh, ow), layout),
                      (channels, h, w), (oc, oh, ow), kernel, stride, dilation,
                      rng.integers(-127, 128, (kh, kw, oc), dtype=np.int8),
                      rng.integers(-(1 << 16), 1 << 16, oc).astype(np.int32), multipliers,
@@ -50,21 +41,7 @@ def _reference(spec: LayerSpec, x: np.ndarray) -> np.ndarray:
         for j in range(kw):
             window = planes[:, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw]
             acc += window * spec.weights[i, j].astype(np.int64)[:, None, None]
-    m = np.array([q for q, _ in spec.multipliers])[:, None]
-    s = np.array([q for _, q in spec.multipliers])[:, None]
-    scaled = multiply_by_quantized_multiplier_array(acc.reshape(oc, -1), m, s).reshape(acc.shape)
-    return np.clip(scaled + spec.ofm_zp, spec.act_min, spec.act_max).astype(np.int8)
-
-
-def _run(spec: LayerSpec, config: HardwareConfig, mode: str, x: np.ndarray):
-    constants = Constants()
-    plan = generate(spec, config, constants, 2, mode)
-    bindings = [np.zeros(max(n, 1), np.uint8) for n in plan.binding_sizes]
-    data = x if spec.ifm.roles[0] == "C" else x.transpose(1, 2, 0)
-    bindings[0][:x.size] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
-    run = run_stream(config, plan.stream, bindings, bytes(constants.data), max_instructions=1)
-    out = bindings[1][:spec.ofm.tensor.extent].view(np.int8).reshape(spec.ofm.tensor.shape)
-    return (out if spec.ofm.roles[0] == "C" else out.transpose(2, 0, 1)), plan, run.counters
+    return requantized_int8(spec, acc)
 
 
 CASES = [
@@ -88,7 +65,7 @@ def test_depthwise_multiplier_is_exact(case, layout):
     for sram, mode, config in ((256 << 10, "instruction", HardwareConfig()),
                                (1024, "instruction", HardwareConfig(sram_bytes=1024)),
                                (256 << 10, "per-channel", HardwareConfig().without(Op.DEPTH_CONV))):
-        got, plan, counters = _run(spec, config, mode, x)
+        got, plan, counters = run_generated_layer(spec, config, mode, x)
         np.testing.assert_array_equal(got, want, err_msg=f"{layout} {mode} {sram} bytes of SRAM")
         opcodes = {c[0] for c in decode(plan.stream)}
         assert (Op.DEPTH_CONV in opcodes) == (mode == "instruction")
@@ -104,7 +81,7 @@ def test_depthwise_multiplier_reads_each_plane_once_per_output_channel():
     rng = np.random.default_rng(1)
     spec = _spec(rng, 8, 4, (10, 10), (3, 3), (1, 1), (1, 1), "HWC")
     x = rng.integers(-128, 128, spec.ifm_chw, dtype=np.int8)
-    _, plan, counters = _run(spec, HardwareConfig(), "instruction", x)
+    _, plan, counters = run_generated_layer(spec, HardwareConfig(), "instruction", x)
     c, h, w = spec.ifm_chw
     oc, oh, ow = spec.ofm_chw
     constants = spec.weights.size + 4 * oc + 8 * oc

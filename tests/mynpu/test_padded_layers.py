@@ -15,20 +15,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npukit.layer_recognition.dispatch_ir import SystemTensor
-from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
+from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
 from npukit.mynpu.isa import HardwareConfig, Op
 from npukit.mynpu.options import MynpuOptions
-from npukit.mynpu.simulator import run_stream
-from npukit.mynpu.stream_generator import Constants, generate
 from npukit.mynpu.supported_operators import check_npu_supported
-from npukit.quantization.fixed_point_reference import multiply_by_quantized_multiplier_array
-
-
-def _tensor(binding: int, chw: tuple[int, int, int], layout: str) -> TensorLayout:
-    c, h, w = chw
-    shape, roles = ((h, w, c), ("H", "W", "C")) if layout == "HWC" else ((c, h, w), ("C", "H", "W"))
-    return TensorLayout(SystemTensor(binding, 0, shape, "i8", (0, 0, 0), shape), roles)
+from support.mynpu_streams import layer_tensor, requantized_int8, run_generated_layer
 
 
 def _spec(rng, kind: str, ic: int, oc: int, size, kernel, stride, dilation, padding, layout: str,
@@ -39,7 +30,7 @@ def _spec(rng, kind: str, ic: int, oc: int, size, kernel, stride, dilation, padd
     ow = (w + left + right - (kw - 1) * dw - 1) // sw + 1
     shape = (kh, kw, oc) if kind == "depthwise" else (oc, kh, kw, ic)
     multipliers = [(int(rng.integers(1 << 30, 1 << 31)), int(rng.integers(-14, -8))) for _ in range(oc)]
-    return LayerSpec(kind, _tensor(0, (ic, h, w), layout), _tensor(1, (oc, oh, ow), layout), (ic, h, w),
+    return LayerSpec(kind, layer_tensor(0, (ic, h, w), layout), layer_tensor(1, (oc, oh, ow), layout), (ic, h, w),
                      (oc, oh, ow), kernel, stride, dilation, rng.integers(-127, 128, shape, dtype=np.int8),
                      rng.integers(-(1 << 16), 1 << 16, oc).astype(np.int32), multipliers, ifm_zp,
                      int(rng.integers(-20, 20)), -128, 127, False, multiplier=multiplier, padding=padding,
@@ -63,21 +54,7 @@ def _reference(spec: LayerSpec, x: np.ndarray) -> np.ndarray:
                 acc += window * spec.weights[i, j].astype(np.int64)[:, None, None]
             else:
                 acc += np.einsum("oc,chw->ohw", spec.weights[:, i, j, :].astype(np.int64), window)
-    m = np.array([q for q, _ in spec.multipliers])[:, None]
-    s = np.array([q for _, q in spec.multipliers])[:, None]
-    scaled = multiply_by_quantized_multiplier_array(acc.reshape(oc, -1), m, s).reshape(acc.shape)
-    return np.clip(scaled + spec.ofm_zp, spec.act_min, spec.act_max).astype(np.int8)
-
-
-def _run(spec: LayerSpec, config: HardwareConfig, mode: str, x: np.ndarray):
-    constants = Constants()
-    plan = generate(spec, config, constants, 2, mode)
-    bindings = [np.zeros(max(n, 1), np.uint8) for n in plan.binding_sizes]
-    data = x if spec.ifm.roles[0] == "C" else x.transpose(1, 2, 0)
-    bindings[0][:x.size] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
-    run_stream(config, plan.stream, bindings, bytes(constants.data), max_instructions=1)
-    out = bindings[1][:spec.ofm.tensor.extent].view(np.int8).reshape(spec.ofm.tensor.shape)
-    return (out if spec.ofm.roles[0] == "C" else out.transpose(2, 0, 1)), plan
+    return requantized_int8(spec, acc)
 
 
 CASES = {
@@ -113,7 +90,7 @@ def test_padded_layer_is_exact(name, layout, folded):
     if kind == "depthwise":
         runs.append(("per-channel", HardwareConfig().without(Op.DEPTH_CONV)))
     for mode, config in runs:
-        got, plan = _run(spec, config, mode, x)
+        got, plan, _ = run_generated_layer(spec, config, mode, x)
         np.testing.assert_array_equal(got, want, err_msg=f"{mode}, {config.sram_bytes} bytes of SRAM")
 
 

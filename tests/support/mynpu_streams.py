@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from npukit.layer_recognition.dispatch_ir import SystemTensor
+from npukit.layer_recognition.layer_spec import TensorLayout
 from npukit.mynpu.executable import Executable, Export
 from npukit.mynpu.isa import CONSTANTS_BINDING, DMA_OVERHEAD_CYCLES, OP_OVERHEAD_CYCLES, CommandStream, \
     HardwareConfig, Op
@@ -215,3 +217,37 @@ def every_instruction_executable(config: HardwareConfig = HardwareConfig()) -> b
     s.set(DMA_BINDING=1, DMA_OFFSET=0, DMA_SRAM_ADDR=out[0], DMA_LENGTH=64, DMA_ROWS=12, DMA_SYS_STRIDE=64,
           DMA_SRAM_STRIDE=256).op(Op.DMA_WRITE)
     return Executable(config, [Export("every_instruction", s.end().encode(), (64, 1024))], constants).to_bytes()
+
+
+def layer_tensor(binding: int, chw: tuple[int, int, int], layout: str) -> TensorLayout:
+    """A whole int8 tensor of binding ``binding``, (C, H, W) as ``layout`` ("HWC" or "CHW") lays it out."""
+    c, h, w = chw
+    shape, roles = ((h, w, c), ("H", "W", "C")) if layout == "HWC" else ((c, h, w), ("C", "H", "W"))
+    return TensorLayout(SystemTensor(binding, 0, shape, "i8", (0, 0, 0), shape), roles)
+
+
+def requantized_int8(spec, acc: np.ndarray) -> np.ndarray:
+    """TFLite's per-channel requantization of (C, H, W) accumulators to the layer's int8 output."""
+    from npukit.quantization.fixed_point_reference import multiply_by_quantized_multiplier_array
+
+    m = np.array([q for q, _ in spec.multipliers])[:, None]
+    s = np.array([q for _, q in spec.multipliers])[:, None]
+    scaled = multiply_by_quantized_multiplier_array(acc.reshape(acc.shape[0], -1), m, s).reshape(acc.shape)
+    return np.clip(scaled + spec.ofm_zp, spec.act_min, spec.act_max).astype(np.int8)
+
+
+def run_generated_layer(spec, config: HardwareConfig, mode: str, x: np.ndarray):
+    """The layer's stream generated for ``config`` and run on the simulator
+    with the (C, H, W) input ``x``: its (C, H, W) output, the plan and the
+    run's counters."""
+    from npukit.mynpu.simulator import run_stream
+    from npukit.mynpu.stream_generator import Constants, generate
+
+    constants = Constants()
+    plan = generate(spec, config, constants, 2, mode)
+    bindings = [np.zeros(max(n, 1), np.uint8) for n in plan.binding_sizes]
+    data = x if spec.ifm.roles[0] == "C" else x.transpose(1, 2, 0)
+    bindings[0][:x.size] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+    run = run_stream(config, plan.stream, bindings, bytes(constants.data), max_instructions=1)
+    out = bindings[1][:spec.ofm.tensor.extent].view(np.int8).reshape(spec.ofm.tensor.shape)
+    return (out if spec.ofm.roles[0] == "C" else out.transpose(2, 0, 1)), plan, run.counters
