@@ -2,7 +2,8 @@
 tuned CPU kernels run, why the rest does not, and whether the answers are
 exact.
 
-    python benchmarks/zoo_coverage.py [--jobs N] [--models NAME,...] [--no-board] [--out benchmarks/reports/zoo]
+    python benchmarks/zoo_coverage.py [--jobs N] [--models NAME,...] [--no-board] [--no-timing] [--no-vela]
+                                      [--out benchmarks/reports/zoo]
 
 For every int8 .tflite model of the zoo (the shared models, the third-party
 models beside them and the generated ones; tests/zoo/README.md), in worker
@@ -17,7 +18,14 @@ processes:
 - cortex-m4 (static, tuned): the share of MACs in npukit's kernels, and,
   where the model fits the board, the firmware run on mps2-an386 under QEMU
   (``npukit deploy``): instructions per MAC of one inference and whether its
-  outputs equal the host's (``--no-board`` leaves the boards out).
+  outputs equal the host's (``--no-board`` leaves the boards out);
+- host time: the tuned model as a user calls it (``npukit.load``) against the
+  TFLite interpreter (XNNPACK, one thread: ``set_tensor`` + ``invoke`` +
+  ``get_tensor``), median CPU time of the calling thread over alternating
+  rounds (benchmarks/tflite_host.py's timing; ``--no-timing`` leaves it out);
+- beside Arm's Vela (``ethos-u55-128``, benchmarks/vela_comparison.py):
+  mynpu compiled with as many PEs (128) and both tools' utilisation, NPU MACs
+  / (cycles x 128) (``--no-vela`` leaves it out).
 
 Shares are MACs of recognised dispatches times their calls over the model's
 MACs (the manifest's count). Every refusal is kept with its reason, and the
@@ -93,8 +101,51 @@ def measure_board(path: str, out: dict) -> None:
     out["board_identical"] = all(sample.identical_to_host for sample in result.samples)
 
 
-def measure(name: str, path: str, work: str, input_range=None, board: bool = True) -> dict:
-    """One model on the three paths (in a worker process), and on the board."""
+TIMED_CALLS = 200  # host calls of each side timed, after warm-up
+
+
+def measure_host_time(path: str, loaded, inputs: tuple, out: dict) -> None:
+    """The tuned model's call against TFLite's (XNNPACK, one thread): median CPU ms of each."""
+    from ai_edge_litert.interpreter import Interpreter
+    from tflite_host import _interleaved_ms
+
+    interpreter = Interpreter(model_path=path, num_threads=1)
+    interpreter.allocate_tensors()
+    details, result = interpreter.get_input_details(), interpreter.get_output_details()
+
+    def tflite():
+        for d, x in zip(details, inputs):
+            interpreter.set_tensor(d["index"], x.reshape(d["shape"]).astype(d["dtype"]))
+        interpreter.invoke()
+        return [interpreter.get_tensor(d["index"]) for d in result]
+
+    _, _, cpu = _interleaved_ms({"tflite": tflite, "npukit": lambda: loaded(*inputs)}, TIMED_CALLS)
+    out["tflite_cpu_ms"], out["npukit_cpu_ms"] = cpu["tflite"], cpu["npukit"]
+    out["host_time_ratio"] = cpu["npukit"] / cpu["tflite"] if cpu["tflite"] else None
+
+
+def measure_beside_vela(path: str, vela: str, work_dir: Path, out: dict) -> None:
+    """Vela and mynpu at Vela's 128 PEs: each tool's NPU utilisation."""
+    from vela_comparison import PES, run_mynpu, run_vela
+
+    work_dir.mkdir(parents=True, exist_ok=True)
+    v = run_vela(Path(vela), Path(path), work_dir)
+    if "error" in v:
+        out["vela_error"] = v["error"]
+    else:
+        npu_macs = out["macs"] - v["cpu_macs"]
+        out["vela_npu_share"] = npu_macs / out["macs"] if out["macs"] else None
+        out["vela_cycles"] = v["cycles_total"]
+        out["vela_utilisation"] = npu_macs / (v["cycles_total"] * PES) if v["cycles_total"] else None
+    n = run_mynpu(Path(path), work_dir)
+    out["npu128_cycles"] = n["total_cycles"]
+    out["npu128_utilisation"] = n["npu_macs"] / (n["total_cycles"] * PES) if n["total_cycles"] else None
+
+
+def measure(name: str, path: str, work: str, input_range=None, board: bool = True, timing: bool = True,
+            vela: str | None = None) -> dict:
+    """One model on the three paths (in a worker process), on the board, timed beside TFLite and
+    compiled beside Vela."""
     import npukit
     from npukit.mynpu.options import MynpuOptions
     from support.zoo_oracles import reference_run
@@ -136,10 +187,17 @@ def measure(name: str, path: str, work: str, input_range=None, board: bool = Tru
             if key == "host":
                 loaded = npukit.load(result)
                 out["host_max_lsb"] = max(_max_lsb(loaded(*x), want) for x, want in zip(ref.inputs, ref.outputs))
+                if timing:
+                    measure_host_time(path, loaded, tuple(ref.inputs[0]), out)
         except Exception as e:  # noqa: BLE001
             out[f"{key}_error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
     if board and "m4_error" not in out:
         measure_board(path, out)
+    if vela and "macs" in out:
+        try:
+            measure_beside_vela(path, vela, work_dir / "vela", out)
+        except Exception as e:  # noqa: BLE001
+            out["vela_error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
     return out
 
 
@@ -149,23 +207,38 @@ def _models(selected: set[str] | None) -> list[tuple[str, Path, tuple[float, flo
     return [(name, record.path, record.input_range) for name, record in int8_tflite_models(selected)]
 
 
+HOST_TIME_MACS = 1_000_000  # the host-speed bound applies to models above this
+
+
+def _pair(a, b) -> str:
+    return "" if a is None or b is None else f"{a:.3f}, {b:.3f}"
+
+
 def _percent(value) -> str:
     return "" if value is None else f"{100 * value:.1f}%"
 
 
 def _report(results: list[dict], seconds: float) -> str:
+    from npukit.mynpu.options import MynpuOptions
+
     lines = ["# Zoo coverage: the NPU and the tuned kernels on every int8 model", "",
              "Written by `benchmarks/zoo_coverage.py`: every int8 .tflite model of the zoo (shared, third-party "
              "and generated; recurrent models excluded) compiled for `mynpu` (embedded, run on npukit's "
              "runtime), the host (tuned pipeline, IREE's runtime) and cortex-m4 (static, tuned). Shares are of "
              "the model's MACs; `max LSB` is the largest difference from TFLite's reference kernels on "
-             f"{SEEDED_INPUTS} seeded inputs. `cortex-m4 instr/MAC`: one inference of the tuned firmware on "
+             f"{SEEDED_INPUTS} seeded inputs. Host CPU ms: the median CPU time of one call of the first seeded input, "
+             f"TFLite with XNNPACK on one thread against npukit's loaded model, {TIMED_CALLS} calls each in alternating "
+             "rounds (CPU time, not wall time: the workers share the machine). Utilisation at 128 PEs: mynpu compiled "
+             "with 128 PEs beside Vela 5.2 for ethos-u55-128 on the same file, NPU MACs / (cycles x 128), each from "
+             "its own cycle model. `cortex-m4 instr/MAC`: one inference of the tuned firmware on "
              f"{BOARD} under QEMU (instructions counted in the board timer's steps of 40), blank where the model "
              "does not fit the board (see Errors); `board = host`: its outputs equal the host's. "
              f"{len(results)} models in {seconds:.0f} s.", "",
-             "| model | MACs | NPU share | NPU cycles | NPU utilisation (64 PEs) | NPU max LSB | host kernels share "
-             "| host max LSB | stock pipeline max LSB | cortex-m4 kernels share | cortex-m4 instr/MAC | board = host |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             f"| model | MACs | NPU share | NPU cycles | NPU utilisation (default {MynpuOptions().pes} PEs) | NPU max LSB | host kernels share "
+             "| host max LSB | stock pipeline max LSB | cortex-m4 kernels share | cortex-m4 instr/MAC | board = host "
+             "| host CPU ms: TFLite, npukit | npukit / TFLite | NPU utilisation at 128 PEs | Vela utilisation "
+             "(ethos-u55-128) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
     for r in sorted(results, key=lambda r: -r.get("macs", 0)):
         def cell(key, fmt=str):
             if f"{key.split('_')[0]}_error" in r:
@@ -178,7 +251,10 @@ def _report(results: list[dict], seconds: float) -> str:
                      f"{cell('npu_max_lsb')} | "
                      f"{cell('host_share', _percent)} | {cell('host_max_lsb')} | {cell('stock_max_lsb')} | "
                      f"{cell('m4_share', _percent)} | {cell('m4_instructions_per_mac', lambda v: f'{v:.2f}')} | "
-                     f"{cell('board_identical', lambda v: 'yes' if v else '**no**')} |")
+                     f"{cell('board_identical', lambda v: 'yes' if v else '**no**')} | "
+                     f"{_pair(r.get('tflite_cpu_ms'), r.get('npukit_cpu_ms'))} | "
+                     f"{'' if r.get('host_time_ratio') is None else format(r['host_time_ratio'], '.2f')} | "
+                     f"{_percent(r.get('npu128_utilisation'))} | {_percent(r.get('vela_utilisation'))} |")
     large = [r for r in results if r.get("macs", 0) > LARGE_MODEL_MACS]
     lines += ["", f"Models above {LARGE_MODEL_MACS:,} MACs: {len(large)}."]
     for key, what in (("npu", "on the NPU"), ("host", "in the host's kernels"), ("m4", "in cortex-m4's kernels")):
@@ -195,6 +271,17 @@ def _report(results: list[dict], seconds: float) -> str:
                      f"{sum(1 for r in on_board if r['m4_instructions_per_mac'] <= 1.5)} at 1.5 instructions per MAC "
                      f"or fewer (most: {worst['name']}, {worst['m4_instructions_per_mac']:.2f}); outputs equal the "
                      f"host's on {sum(1 for r in on_board if r.get('board_identical'))}")
+    timed = [r for r in results if r.get("macs", 0) > HOST_TIME_MACS and r.get("host_time_ratio") is not None]
+    if timed:
+        slowest = max(timed, key=lambda r: r["host_time_ratio"])
+        lines.append(f"- host, models above {HOST_TIME_MACS:,} MACs: {len(timed)} timed; "
+                     f"{sum(1 for r in timed if r['host_time_ratio'] <= 1.3)} at 1.3x TFLite's CPU time or less "
+                     f"(slowest: {slowest['name']}, {slowest['host_time_ratio']:.2f}x)")
+    besides = [r for r in large if r.get("npu128_utilisation") is not None and r.get("vela_utilisation")]
+    if besides:
+        lines.append(f"- beside Vela at 128 PEs: mynpu's utilisation above Vela's on "
+                     f"{sum(1 for r in besides if r['npu128_utilisation'] > r['vela_utilisation'])} of {len(besides)} "
+                     "models (both from their own cycle models: mynpu's simulator, Vela's performance estimate)")
     errors = [(r["name"], k, v) for r in results for k, v in r.items() if k.endswith("_error")]
     if errors:
         lines += ["", "## Errors", ""] + [f"- {n} ({k.removesuffix('_error')}): {v}" for n, k, v in errors]
@@ -222,15 +309,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--models", help="comma-separated model names (default: every int8 .tflite zoo model)")
     parser.add_argument("--no-board", action="store_true", help=f"do not run the firmware on {BOARD}")
+    parser.add_argument("--no-timing", action="store_true", help="do not time the host against TFLite")
+    parser.add_argument("--no-vela", action="store_true",
+                        help="do not compile beside Vela (installed from PyPI into a scratch environment once)")
     args = parser.parse_args(argv)
     from tqdm import tqdm
+
+    vela = None
+    if not args.no_vela:
+        from npukit.cpu.archive_build import cache_dir
+        from vela_comparison import scratch_vela
+
+        vela = str(scratch_vela(cache_dir() / "vela-venv"))
 
     models = _models(set(args.models.split(",")) if args.models else None)
     started = time.perf_counter()
     results = []
     with tempfile.TemporaryDirectory(prefix="npukit-zoo-coverage-") as work, \
             ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(measure, name, str(path), work, input_range, not args.no_board): name
+        futures = {pool.submit(measure, name, str(path), work, input_range, not args.no_board,
+                               not args.no_timing, vela): name
                    for name, path, input_range in models}
         for future in tqdm(as_completed(futures), total=len(futures), desc="models", file=sys.stderr):
             try:
