@@ -103,6 +103,19 @@ def _first_line(e: Exception) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
+def _nodes_with_subgraphs(graph):
+    """(op type, name, outputs) of every node, those of If/Loop/Scan bodies included: IREE's
+    importer names a body's operations after the body's own nodes."""
+    import onnx
+
+    for node in graph.node:
+        yield node.op_type, node.name, list(node.output)
+        for attribute in node.attribute:
+            bodies = [attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else list(attribute.graphs)
+            for body in bodies:
+                yield from _nodes_with_subgraphs(body)
+
+
 def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelFormat.ONNX,
                       stage: Stage = _no_stage, checks: OnnxChecks | None = None) -> ImportedModel:
     """Imports a parsed model; ``checks`` are those its parsing passed (run here otherwise)."""
@@ -142,7 +155,7 @@ def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelForm
     notes = []
     if dynamic:
         notes.append(f"inputs with dynamic dimensions: {', '.join(dynamic)}")
-    nodes = [(n.op_type, n.name, list(n.output)) for n in model.graph.node]
+    nodes = list(_nodes_with_subgraphs(model.graph))
     return ImportedModel(
         path=path,
         format=fmt,
