@@ -70,3 +70,33 @@ def test_pooling_with_requantization_is_refused(op, tmp_path):
     build_model([Branch(op, [x], [y], dict(padding=1, strideH=2, strideW=2, filterHeight=2, filterWidth=2))], path)
     with pytest.raises(UnsupportedOperator, match=f"{op}.*quantized differently"):
         npukit.compile(path, out_dir=tmp_path / "out")
+
+
+def test_quantized_prelu_is_refused(tmp_path):
+    """TFLite's integer PRELU is not lowered: refused by name, not approximated."""
+    x = Spec((1, 4, 4, 2), np.int8, np.float32(0.05), 3)
+    alpha = Spec.constant(np.array([10, -20], np.int8), scale=np.float32(0.01), zero_point=0)
+    path = tmp_path / "prelu.tflite"
+    build_model([Branch("PRELU", [x, alpha], [Spec((1, 4, 4, 2), np.int8, np.float32(0.05), 3)])], path)
+    with pytest.raises(UnsupportedOperator, match="PRELU of int8 with int8 slopes"):
+        npukit.compile(path, out_dir=tmp_path / "out")
+
+
+def test_inconsistent_sparse_constant_is_refused(tmp_path):
+    """A sparse encoding whose indices leave its dimension: a ModelError naming the tensor, not a crash."""
+    from support.tflite_builder import DENSE, SPARSE_CSR, SparseEncoding
+    from npukit.errors import ModelError
+
+    weights = np.zeros((4, 6), np.float32)
+    weights[1, 2] = 1.5
+    stored = Spec.constant(weights)
+    stored.sparse = SparseEncoding([0, 1], [DENSE, SPARSE_CSR])
+    path = tmp_path / "sparse.tflite"
+    data = bytearray(build_model([Branch("DENSIFY", [stored], [Spec((4, 6), np.float32)])]))
+    # The indices vector is one int32, 2 (length-prefixed: 1, 2): make the coordinate 9, past the 6 columns.
+    at = data.find(np.array([1, 2], np.int32).tobytes())
+    assert at > 0 and data.find(np.array([1, 2], np.int32).tobytes(), at + 1) < 0
+    data[at + 4:at + 8] = np.array([9], np.int32).tobytes()
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelError, match="sparse constant whose encoding does not fit its shape"):
+        npukit.compile(path, out_dir=tmp_path / "out")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from support.tflite_builder import Branch, Spec
+from support.tflite_builder import DENSE, SPARSE_CSR, Branch, SparseEncoding, Spec
 
 SAME, VALID = 0, 1
 NONE, RELU, RELU_N1_TO_1, RELU6 = 0, 1, 2, 3
@@ -243,6 +243,57 @@ def wide_depthwise_multiplier_sweep(seed: int = 27) -> list[Branch]:
     return branches
 
 
+def exported_forms_sweep(seed: int = 28) -> list[Branch]:
+    """What exporters write into float and mobile models: PRELU with per-channel and per-pixel slopes,
+    DEPTH_TO_SPACE and SPACE_TO_DEPTH, float16 weights (a DEQUANTIZE of a float16 constant) and weights
+    stored sparse (a DENSIFY of a constant in TFLite's sparsity encoding: CSR levels, dense levels, a
+    traversal order other than the dimensions', blocks)."""
+    rng = np.random.default_rng(seed)
+    branches = []
+    x_shape = (1, 5, 6, 7)
+    for alpha_shape in ((1, 1, 7), (7,), (5, 6, 7), (1,)):
+        alpha = Spec.constant(rng.uniform(-0.5, 1.5, alpha_shape).astype(np.float32))
+        branches.append(Branch("PRELU", [_q(rng, x_shape, np.float32), alpha], [_q(rng, x_shape, np.float32)]))
+    branches.append(Branch("PRELU", [_q(rng, x_shape, np.float32), _q(rng, (1, 1, 7), np.float32)],
+                           [_q(rng, x_shape, np.float32)]))
+    for dtype in (np.int8, np.float32):
+        for (h, w, c), b in (((3, 4, 8), 2), ((2, 3, 18), 3), ((1, 1, 4), 2)):
+            x = _q(rng, (1, h, w, c), dtype)
+            branches.append(Branch("DEPTH_TO_SPACE", [x], [_same_as(x, (1, h * b, w * b, c // (b * b)))],
+                                   dict(blockSize=b)))
+        for (h, w, c), b in (((6, 8, 3), 2), ((6, 9, 2), 3), ((2, 2, 1), 2)):
+            x = _q(rng, (1, h, w, c), dtype)
+            branches.append(Branch("SPACE_TO_DEPTH", [x], [_same_as(x, (1, h // b, w // b, c * b * b))],
+                                   dict(blockSize=b)))
+    for shape in ((3, 3, 4, 5), (16,)):
+        weights = rng.uniform(-3, 3, shape).astype(np.float16)
+        branches.append(Branch("DEQUANTIZE", [Spec.constant(weights)], [_q(rng, shape, np.float32)]))
+    encodings = [
+        ((8, 12), SparseEncoding([0, 1], [DENSE, SPARSE_CSR])),
+        ((8, 12), SparseEncoding([0, 1], [SPARSE_CSR, SPARSE_CSR])),
+        ((3, 4, 5), SparseEncoding([0, 2, 1], [SPARSE_CSR, SPARSE_CSR, SPARSE_CSR])),
+        ((4, 3, 2, 6), SparseEncoding([0, 1, 2, 3], [DENSE, DENSE, DENSE, SPARSE_CSR])),
+        ((8, 12), SparseEncoding([0, 1, 2], [DENSE, SPARSE_CSR, DENSE], block_map=[1], block_sizes=[4])),
+        ((6, 8), SparseEncoding([0, 1, 2, 3], [DENSE, SPARSE_CSR, DENSE, DENSE], block_map=[0, 1],
+                                block_sizes=[2, 4])),
+    ]
+    for dtype in (np.float32, np.int8):
+        for shape, encoding in encodings:
+            values = rng.uniform(-4, 4, shape) if dtype == np.float32 else rng.integers(-128, 128, shape)
+            mask = rng.uniform(size=shape) < 0.35
+            if encoding.block_map:  # whole blocks zero or not, as a block-sparse exporter writes them
+                d, size = encoding.block_map[-1], encoding.block_sizes[-1]
+                blocks = rng.uniform(size=shape[:d] + (shape[d] // size,) + shape[d + 1:]) < 0.4
+                mask = np.repeat(blocks, size, axis=d)
+            weights = np.where(mask, values, 0).astype(dtype)
+            quantization = dict(scale=np.float32(0.05), zero_point=0) if dtype == np.int8 else {}
+            stored = Spec.constant(weights, **quantization)
+            stored.sparse = encoding
+            branches.append(Branch("DENSIFY", [stored], [Spec(shape, dtype, **quantization)]))
+    return branches
+
+
 SWEEPS = {"resampling": resampling_sweep, "pooling": pooling_sweep, "activations": activation_sweep,
           "binary": binary_sweep, "softmax": softmax_sweep, "reductions": reduction_sweep,
-          "wide_layers": wide_layers_sweep, "wide_depthwise_multiplier": wide_depthwise_multiplier_sweep}
+          "wide_layers": wide_layers_sweep, "wide_depthwise_multiplier": wide_depthwise_multiplier_sweep,
+          "exported_forms": exported_forms_sweep}

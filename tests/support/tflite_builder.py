@@ -17,7 +17,8 @@ import flatbuffers
 import numpy as np
 from ai_edge_litert import schema_py_generated as schema
 
-_TYPES = {np.dtype(np.float32): schema.TensorType.FLOAT32, np.dtype(np.int8): schema.TensorType.INT8,
+_TYPES = {np.dtype(np.float32): schema.TensorType.FLOAT32, np.dtype(np.float16): schema.TensorType.FLOAT16,
+          np.dtype(np.int8): schema.TensorType.INT8,
           np.dtype(np.int16): schema.TensorType.INT16, np.dtype(np.int32): schema.TensorType.INT32,
           np.dtype(np.int64): schema.TensorType.INT64, np.dtype(np.uint8): schema.TensorType.UINT8}
 
@@ -43,6 +44,8 @@ _OPTIONS = {
     "SUM": ("ReducerOptions", schema.ReducerOptionsT),
     "REDUCE_MAX": ("ReducerOptions", schema.ReducerOptionsT),
     "REDUCE_MIN": ("ReducerOptions", schema.ReducerOptionsT),
+    "DEPTH_TO_SPACE": ("DepthToSpaceOptions", schema.DepthToSpaceOptionsT),
+    "SPACE_TO_DEPTH": ("SpaceToDepthOptions", schema.SpaceToDepthOptionsT),
 }
 
 
@@ -57,11 +60,81 @@ class Spec:
     zero_point: "int | np.ndarray" = 0
     axis: int = 0
     data: np.ndarray | None = None
+    #: Stored sparse: SparseEncoding of ``data``.
+    sparse: "SparseEncoding | None" = None
 
     @staticmethod
     def constant(data: np.ndarray, scale=None, zero_point=0, axis: int = 0) -> "Spec":
         data = np.asarray(data)
         return Spec(tuple(data.shape), data.dtype.type, scale, zero_point, axis, data)
+
+
+DENSE, SPARSE_CSR = 0, 1
+
+
+@dataclass
+class SparseEncoding:
+    """How a constant is stored sparse (TFLite's SparsityParameters): the walk's order over the tensor's
+    dimensions and its blocked ones (``block_map[j]`` blocked by ``block_sizes[j]``), and each level's
+    format (DENSE or SPARSE_CSR)."""
+
+    traversal_order: list[int]
+    formats: list[int]
+    block_map: list[int] = field(default_factory=list)
+    block_sizes: list[int] = field(default_factory=list)
+
+    def encode(self, dense: np.ndarray):
+        """The stored values and SparsityParametersT of ``dense``: a level in SPARSE_CSR keeps the
+        coordinates under which anything is nonzero."""
+        rank = dense.ndim
+        split = []
+        for d, size in enumerate(dense.shape):
+            if d in self.block_map:
+                block = self.block_sizes[self.block_map.index(d)]
+                split += [size // block, block]
+            else:
+                split.append(size)
+        expanded = dense.reshape(split)
+        # Axes of ``expanded``: per original dimension its block index (and, when blocked, the position
+        # in the block); ordered as the tensor's dimensions, then the blocked ones in block_map order.
+        axis, outer, inner = 0, [], {}
+        for d in range(rank):
+            outer.append(axis)
+            axis += 1
+            if d in self.block_map:
+                inner[d] = axis
+                axis += 1
+        order = outer + [inner[d] for d in self.block_map]
+        walk = expanded.transpose(order).transpose(self.traversal_order)
+        nodes = [walk]
+        metadata = []
+        for level, fmt in enumerate(self.formats):
+            meta = schema.DimensionMetadataT()
+            meta.format = fmt
+            size = walk.shape[level]
+            if fmt == DENSE:
+                meta.denseSize = size
+                nodes = [node[i] for node in nodes for i in range(size)]
+            else:
+                segments, indices, kept = [0], [], []
+                for node in nodes:
+                    for i in range(size):
+                        if np.any(node[i] != 0):
+                            indices.append(i)
+                            kept.append(node[i])
+                    segments.append(len(indices))
+                nodes = kept
+                for name, values in (("arraySegments", segments), ("arrayIndices", indices)):
+                    vector = schema.Int32VectorT()
+                    vector.values = list(values)
+                    setattr(meta, name, vector)
+                    setattr(meta, name + "Type", schema.SparseIndexVector.Int32Vector)
+            metadata.append(meta)
+        parameters = schema.SparsityParametersT()
+        parameters.traversalOrder = list(self.traversal_order)
+        parameters.blockMap = list(self.block_map)
+        parameters.dimMetadata = metadata
+        return np.array([np.asarray(node).item() for node in nodes], dense.dtype), parameters
 
 
 @dataclass
@@ -105,7 +178,10 @@ def build_model(branches: list[Branch], path: Path | None = None) -> bytes:
         t.quantization = _quantization(spec)
         buffer = schema.BufferT()
         if spec.data is not None:
-            buffer.data = np.frombuffer(np.ascontiguousarray(spec.data.astype(spec.dtype)).tobytes(), np.uint8)
+            stored = spec.data.astype(spec.dtype)
+            if spec.sparse is not None:
+                stored, t.sparsity = spec.sparse.encode(stored)
+            buffer.data = np.frombuffer(np.ascontiguousarray(stored).tobytes(), np.uint8)
         model.buffers.append(buffer)
         t.buffer = len(model.buffers) - 1
         subgraph.tensors.append(t)

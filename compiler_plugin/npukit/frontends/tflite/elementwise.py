@@ -1,6 +1,6 @@
 """Element-by-element operators: ADD, SUB, MUL (numpy broadcasting),
 MAXIMUM, MINIMUM, QUANTIZE, DEQUANTIZE, the activations (RELU, RELU6,
-RELU_N1_TO_1, LEAKY_RELU, HARD_SWISH, LOGISTIC, TANH) and ABS.
+RELU_N1_TO_1, LEAKY_RELU, PRELU, HARD_SWISH, LOGISTIC, TANH) and ABS.
 
 Quantized forms are TFLite's reference integer arithmetic (docs/
 tflite-arithmetic.md). An int8 operator of one input whose reference kernel
@@ -290,6 +290,23 @@ def leaky_relu(ctx: LoweringContext, op) -> None:
         return fixed.truncate(fixed.clamp(fixed.add(chosen, qy.zero_point), low, high), WIDTHS[dtype])
 
     ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], dtype, body))
+
+
+@lowers("PRELU")
+def prelu(ctx: LoweringContext, op) -> None:
+    """float32 PRELU: x where x >= 0, else alpha * x (alpha broadcast as numpy does). TFLite's quantized
+    PRELU is refused, not approximated."""
+    x_t, alpha_t, y_t = ctx.input(0), ctx.input(1), ctx.output()
+    if {x_t.dtype, alpha_t.dtype, y_t.dtype} != {"float32"}:
+        raise ctx.unsupported(f"a PRELU of {x_t.dtype} with {alpha_t.dtype} slopes", supported="float32 throughout")
+    shape = _broadcast_shape(ctx, x_t, alpha_t, y_t)
+
+    def body(x, alpha):
+        negative = arith.MulFOp(x, alpha).result
+        non_negative = arith.CmpFOp(arith.CmpFPredicate.OGE, x, f32_constant(0.0)).result
+        return arith.SelectOp(non_negative, x, negative).result
+
+    ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index), ctx.value(alpha_t.index)], "float32", body, shape))
 
 
 def lookup_int8(ctx: LoweringContext, x: Value, table: np.ndarray) -> Value:

@@ -223,7 +223,8 @@ def _quantization(reader: _Reader, tensor, shape: tuple[int, ...]) -> Quantizati
     return Quantization(scales, zero_points, dimension)
 
 
-def _buffer_data(reader: _Reader, model, buffer_index: int, dtype_name: str, shape: tuple[int, ...]):
+def _buffer_data(reader: _Reader, model, buffer_index: int, dtype_name: str, shape: tuple[int, ...],
+                 sparsity=None):
     if buffer_index == 0 or buffer_index >= model.BuffersLength():
         return None
     buffer = model.Buffers(buffer_index)
@@ -240,10 +241,24 @@ def _buffer_data(reader: _Reader, model, buffer_index: int, dtype_name: str, sha
     dtype = _TENSOR_TYPES[_tensor_type_code(dtype_name)][1]
     if dtype is None:
         return np.frombuffer(raw, np.uint8)
+    if sparsity is not None:
+        return _dense(reader, buffer_index, raw, np.dtype(dtype), shape, sparsity)
     elements = int(np.prod(shape, dtype=np.int64))
     if len(raw) != elements * np.dtype(dtype).itemsize:
         raise reader.fail(f"buffer {buffer_index} holds {len(raw)} bytes for {elements} {dtype_name} values")
     return np.frombuffer(raw, dtype).reshape(shape).copy()
+
+
+def _dense(reader: _Reader, buffer_index: int, raw: bytes, dtype: np.dtype, shape: tuple[int, ...], sparsity):
+    """A constant stored sparse, as the dense array its operators read (zeros where nothing is stored)."""
+    from npukit.frontends.tflite.sparse_tensors import SparseTensorError, densify, read_sparsity
+
+    if len(raw) % dtype.itemsize:
+        raise reader.fail(f"buffer {buffer_index} holds {len(raw)} bytes, not a whole number of {dtype} values")
+    try:
+        return densify(np.frombuffer(raw, dtype), shape, **read_sparsity(sparsity))
+    except SparseTensorError as e:
+        raise reader.fail(f"a sparse constant whose encoding does not fit its shape {list(shape)}: {e}") from None
 
 
 def _tensor_type_code(name: str) -> int:
@@ -332,7 +347,7 @@ def _read(reader: _Reader) -> TfliteGraph:
         name = t.Name()
         name = name.decode("utf-8", "replace") if name else f"tensor_{i}"
         quantization = _quantization(reader, t, shape)
-        data = _buffer_data(reader, model, int(t.Buffer()), dtype, shape)
+        data = _buffer_data(reader, model, int(t.Buffer()), dtype, shape, t.Sparsity())
         if quantization is not None and data is None and np.any(quantization.scales == 0):
             raise reader.fail("a quantization scale of 0 on a tensor that operators compute")
         constant_bytes += data.nbytes if data is not None else 0

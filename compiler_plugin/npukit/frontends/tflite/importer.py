@@ -20,6 +20,7 @@ from npukit.frontends.model_format import ModelFormat
 from npukit.frontends.signature import EntryPoint, TensorSpec
 from npukit.frontends.tflite import contractions, elementwise, pooling, recurrent, resampling, shape_operators, \
     softmax  # noqa: F401
+from npukit.frontends.tflite.constant_operators import fold_constant_operators
 from npukit.frontends.tflite.flatbuffer_reader import TfliteGraph, read_tflite
 from npukit.frontends.tflite.graph_checks import check_graph
 from npukit.frontends.tflite.lowering import LOWERINGS, LoweringContext, UnsupportedOperator
@@ -49,6 +50,7 @@ def lower_graph(graph: TfliteGraph, unroll_time_steps: bool = False) -> tuple[Mo
     ``unroll_time_steps`` emits recurrent operators' steps one by one
     instead of as a loop (for comparing the two)."""
     _check_signature(graph)
+    fold_constant_operators(graph)
     check_graph(graph, set(LOWERINGS))
     builder = ModuleBuilder()
     ctx = LoweringContext(graph, builder, unroll_time_steps=unroll_time_steps)

@@ -276,23 +276,25 @@ class ModuleBuilder:
             return value
         if int(np.prod(shape, dtype=np.int64)) != value.elements:
             raise ValueError(f"cannot reshape {list(value.shape)} to {list(shape)}")
+        if not shape:  # one value, as a rank-0 tensor
+            return self.to_scalar_tensor(value)
+        if value.rank == 0:  # a rank-0 tensor as a tensor of ones' shape: an expansion with no groups
+            result = tensor.ExpandShapeOp(tensor_type(shape, value.dtype), value.value, ir.ArrayAttr.get([]), [],
+                                          list(shape)).result
+            return Value(result, shape, value.dtype)
         flat = value
         if value.rank != 1:
-            groups = [list(range(value.rank))] if value.rank else []
             flat = Value(tensor.CollapseShapeOp(tensor_type([value.elements], value.dtype), value.value,
                                                 ir.ArrayAttr.get([ir.ArrayAttr.get([
                                                     ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
-                                                    for i in g]) for g in groups])).result,
+                                                    for i in range(value.rank)])])).result,
                          [value.elements], value.dtype)
-            if value.rank == 0:
-                raise ValueError("reshape of a rank-0 tensor")
         if len(shape) == 1:
             return flat
-        groups = [list(range(len(shape)))] if shape else []
         result = tensor.ExpandShapeOp(tensor_type(shape, value.dtype), flat.value,
                                       ir.ArrayAttr.get([ir.ArrayAttr.get([
-                                          ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in g])
-                                          for g in groups]), [], list(shape)).result
+                                          ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+                                          for i in range(len(shape))])]), [], list(shape)).result
         return Value(result, shape, value.dtype)
 
     def to_scalar_tensor(self, value: Value) -> Value:

@@ -1,6 +1,6 @@
 """Operators that move values without arithmetic: RESHAPE, SQUEEZE,
-EXPAND_DIMS, TRANSPOSE, CONCATENATION, PAD, PADV2, SLICE, STRIDED_SLICE,
-SPLIT, SPLIT_V, PACK, UNPACK, GATHER. TFLite's quantized kernels copy the
+EXPAND_DIMS, TRANSPOSE, DEPTH_TO_SPACE, SPACE_TO_DEPTH, CONCATENATION, PAD,
+PADV2, SLICE, STRIDED_SLICE, SPLIT, SPLIT_V, PACK, UNPACK, GATHER. TFLite's quantized kernels copy the
 stored integers (a QUANTIZE is where the scale changes), so these do too;
 CONCATENATION of int8 tensors requires equal quantization, as TFLite does."""
 
@@ -36,6 +36,32 @@ def transpose(ctx: LoweringContext, op) -> None:
     if sorted(_axis(ctx, p, len(x.shape)) for p in perm) != list(range(len(x.shape))):
         raise ctx.fail(f"the permutation {perm} of a rank-{len(x.shape)} tensor")
     ctx.define(0, ctx.builder.transpose(ctx.input_value(0), [p % len(x.shape) for p in perm]))
+
+
+@lowers("DEPTH_TO_SPACE", "SPACE_TO_DEPTH")
+def depth_space(ctx: LoweringContext, op) -> None:
+    """NHWC blocks of ``block_size`` x ``block_size`` pixels to channels and back, TFLite's channel order:
+    the input channel of output pixel (h, w) channel c is ((h % b) * b + w % b) * C_out + c (DEPTH_TO_SPACE),
+    its inverse for SPACE_TO_DEPTH. A reshape to (N, H, W, b, b, C) or (N, H, b, W, b, C), a transpose of the
+    two middle axes, a reshape."""
+    x, y = ctx.input(0), ctx.output()
+    b = int(op.option("block_size", 0))
+    if len(x.shape) != 4 or b < 1:
+        raise ctx.fail(f"a {op.opcode} of {x.describe()} with block size {b} (rank 4 and a block size of at least "
+                       "1 are required)")
+    n, h, w, c = x.shape
+    if op.opcode == "DEPTH_TO_SPACE":
+        if c % (b * b) or y.shape != (n, h * b, w * b, c // (b * b)):
+            raise ctx.fail(f"{x.describe()} to {y.describe()} is not a DEPTH_TO_SPACE of block size {b}")
+        blocks, result = (n, h, w, b, b, c // (b * b)), y.shape
+    else:
+        if h % b or w % b or y.shape != (n, h // b, w // b, c * b * b):
+            raise ctx.fail(f"{x.describe()} to {y.describe()} is not a SPACE_TO_DEPTH of block size {b}")
+        blocks, result = (n, h // b, b, w // b, b, c), y.shape
+    _same_quantization(ctx, [x, y])
+    builder = ctx.builder
+    moved = builder.transpose(builder.reshape(ctx.input_value(0), blocks), [0, 1, 3, 2, 4, 5])
+    ctx.define(0, builder.reshape(moved, result))
 
 
 def _same_quantization(ctx: LoweringContext, tensors) -> None:
