@@ -44,12 +44,50 @@ def _load(path: Path, checks: OnnxChecks, stage: Stage):
         detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ModelError(f"{path}: not a readable ONNX model: {detail}") from None
     del data
+    _unknown_dimensions_as_unknown(model.graph)
     stage("validating")
     checks.model(model)
     if checks.uses_external_data:
         stage("reading external data")
         external_data_helper.load_external_data_for_model(model, str(path.resolve().parent))
     return model
+
+
+def _unknown_dimensions_as_unknown(graph) -> None:
+    """Some exporters (PaddlePaddle's) declare a dimension of unknown size as -1 where ONNX leaves it
+    without a value; onnxruntime reads both alike. A negative size in a declared type (never in a tensor's
+    data) becomes an unknown dimension before anything reads it."""
+    for value in (*graph.input, *graph.output, *graph.value_info):
+        if value.type.WhichOneof("value") != "tensor_type" or not value.type.tensor_type.HasField("shape"):
+            continue
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.HasField("dim_value") and dim.dim_value < 0:
+                dim.Clear()
+
+
+#: The oldest default-domain opset converted as it is: IREE 3.13's importer lowers some operators only in
+#: their newer versions (BatchNormalization from version 15, MaxPool from 12), and models of older opsets
+#: (PaddlePaddle's exports, older PyTorch ones) stop at the first such operator.
+LOWERED_OPSET = 15
+
+
+def _in_lowered_opset(model, stage: Stage, notes: list[str]):
+    """The model converted to opset LOWERED_OPSET by ONNX's version converter when its opset is older
+    (the model as it is, with a note, when the converter cannot convert it)."""
+    from onnx import version_converter
+
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    if not 0 < opset < LOWERED_OPSET:
+        return model
+    stage(f"converting opset {opset} to {LOWERED_OPSET}")
+    try:
+        converted = version_converter.convert_version(model, LOWERED_OPSET)
+    except Exception as e:  # noqa: BLE001 - the converter raises several unrelated types
+        notes.append(f"opset {opset} kept: ONNX's version converter could not convert it to {LOWERED_OPSET} "
+                     f"({_first_line(e)})")
+        return model
+    notes.append(f"opset {opset} converted to {LOWERED_OPSET} by ONNX's version converter")
+    return converted
 
 
 def _dtype(path: Path, value, elem_type: int) -> str:
@@ -132,6 +170,8 @@ def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelForm
         onnx.checker.check_model(model)
     except (onnx.checker.ValidationError, ValueError, UnicodeError) as e:
         raise ModelError(f"{path}: invalid ONNX model: {_first_line(e)}") from None
+    notes: list[str] = []
+    model = _in_lowered_opset(model, stage, notes)
     stage("shape inference")
     try:
         model = onnx.shape_inference.infer_shapes(model, strict_mode=False)
@@ -152,7 +192,6 @@ def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelForm
         raise ModelError(f"{path}: IREE's ONNX importer failed: {_first_line(e)}") from None
     buffer = io.BytesIO()
     module.write_bytecode(buffer)
-    notes = []
     if dynamic:
         notes.append(f"inputs with dynamic dimensions: {', '.join(dynamic)}")
     nodes = list(_nodes_with_subgraphs(model.graph))
