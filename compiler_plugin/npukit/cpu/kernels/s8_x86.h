@@ -54,6 +54,9 @@ static inline npukit_s8_x86_input_t npukit_s8_x86_whole(const int32_t* p, size_t
 // tiles are all taken or all left (s8_padded_x86.c relies on it).
 typedef int (*npukit_s8_x86_kernel_t)(const int32_t* p, const npukit_s8_x86_input_t* in, size_t output,
                                       size_t residual);
+// Hidden: their addresses are taken (npukit_s8_x86_run's `kernel`), and a
+// position-independent archive without a C library has no GOT to read them from.
+#pragma GCC visibility push(hidden)
 int npukit_s8_conv_x86(const int32_t* p, const npukit_s8_x86_input_t* in, size_t output, size_t residual);
 int npukit_s8_depthwise_x86(const int32_t* p, const npukit_s8_x86_input_t* in, size_t output, size_t residual);
 // With AVX-512 VBMI only (s8_depthwise_vbmi.c); npukit_s8_depthwise_x86 tries it first (it may leave a tile
@@ -73,5 +76,6 @@ int npukit_s8_depthwise_lanes_x86(const int32_t* p, const npukit_s8_x86_input_t*
 // layer's smallest tile does not fit a strip: the portable kernels run it.
 int npukit_s8_x86_run(const int32_t* p, size_t input, size_t output, size_t residual, npukit_s8_x86_kernel_t kernel,
                       int32_t channels_last);
+#pragma GCC visibility pop
 
 #endif  // NPUKIT_CPU_KERNELS_S8_X86_H_
