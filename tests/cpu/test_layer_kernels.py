@@ -628,19 +628,38 @@ PADDED_CASES = {
                                        padding=(1, 1, 1, 1), pad_value=-5),
     "depthwise int32 out": Case(kind="depthwise", in_c=6, in_hw=(5, 6), out_c=6, mode="int32", in_zp=0,
                                 padding=(1, 1, 1, 1), pad_value=3),
+    # Larger than one strip of the x86 kernels (s8_padded_x86.c, 48 KiB): bands of output rows, and where
+    # one output row's input rows do not fit, single rows in runs of columns.
+    "depthwise 96 channels in bands of rows, stride 2": Case(
+        kind="depthwise", in_c=96, in_hw=(41, 40), out_c=96, stride=(2, 2), padding=(0, 1, 0, 1), in_layout="HWC",
+        out_layout="HWC", in_zp=0, pad_value=-128),
+    "depthwise 600 channels in runs of columns": Case(kind="depthwise", in_c=600, in_hw=(4, 30), out_c=600,
+                                                      padding=(1, 1, 2, 1), pad_value=-5),
+    "3x3 32->24 in bands of rows + add": Case(in_c=32, in_hw=(45, 37), out_c=24, mode="add", relu=False,
+                                              padding=(1, 1, 1, 1), pad_value=-5),
 }
 
 
 @pytest.mark.parametrize("name", list(PADDED_CASES))
 def test_padded_layer_equals_tflite_arithmetic(build, name, rng):
-    """Padded layers on the portable kernels (the x86 ones leave them there),
-    with the blocks the host and the board presets make, and for channel-last
-    depthwise layers the tap-ordered weights of the DSP cores."""
+    """Padded layers with the blocks the host makes (the x86 vector kernels
+    run them from strips of padded input, s8_padded_x86.c; the portable
+    build reads the padding itself) and the board presets make (the portable
+    kernels), and for channel-last depthwise layers the tap-ordered weights
+    of the DSP cores."""
     case = PADDED_CASES[name]
     run_case(build, case, rng)
     run_case(build, case, rng, choice=BOARD_BLOCK)
     if case.kind == "depthwise" and case.in_layout == "HWC" and case.multiplier == 1:
         run_case(build, case, rng, choice=KernelChoice(weights="taps", weight_sums=False))
+
+
+@pytest.mark.parametrize("conv_form", ["packed", "direct"])
+@pytest.mark.parametrize("name", ["3x3 SAME", "stride 2, every side different", "dilation 2", "+ add",
+                                  "10x4 stride 2 (kws's first layer)", "3x3 32->24 in bands of rows + add"])
+def test_padded_conv_forms_equal_tflite_arithmetic(build, name, conv_form, rng):
+    """The x86 convolution's packed and direct forms on padded layers' strips."""
+    run_case(build, PADDED_CASES[name], rng, choice=KernelChoice(conv_form=conv_form))
 
 
 def _check_board_tables(block: bytes, channels: int, floating: bool) -> None:
@@ -812,6 +831,7 @@ LANE_CASES = {
     "8 channels + add, rows of 7": Case(in_c=8, in_hw=(9, 9), out_c=8, mode="add", **_HWC),
     "8 channels + add of int32 accumulators": Case(in_c=8, in_hw=(8, 10), out_c=8, mode="add_accumulators", **_HWC),
     "8 channels, int32": Case(in_c=16, in_hw=(5, 8), out_c=8, mode="int32", **_HWC),
+    "8 channels, int32, a lone last pixel": Case(in_c=8, in_hw=(5, 5), out_c=8, mode="int32", in_zp=0, **_HWC),
     "40 channels + add of int32 accumulators, left shifts": Case(in_c=4, in_hw=(6, 7), out_c=40, kernel=(1, 1),
                                                                  mode="add_accumulators", left_shift_channels=True,
                                                                  shifts=(-31, 3), relu=False, **_HWC),
@@ -889,6 +909,73 @@ LANE_CASES = {
 }
 
 LANES = KernelChoice(weights="lanes")
+
+# Channel-last layers that read their input padding, with lane-ordered
+# weights: the x86 lane kernels run them from channel-last strips of padded
+# input (s8_padded_x86.c), the portable build's lane kernels read the
+# padding tap by tap. Every side alone, asymmetric pads, strides, dilations,
+# pad values other than the zero point (TFLite's zero point folded into the
+# bias), every output mode, the 8-channel pixel pairs and the depthwise pixel
+# blocks of fewer than 32 channels, channel multipliers, and layers larger
+# than a strip (bands of rows, runs of columns).
+PADDED_LANE_CASES = {
+    "3x3 SAME": Case(in_c=8, in_hw=(6, 7), out_c=16, padding=(1, 1, 1, 1), pad_value=-5, **_HWC),
+    "top only": Case(in_c=4, in_hw=(5, 6), out_c=6, padding=(2, 0, 0, 0), pad_value=-5, **_HWC),
+    "bottom only": Case(in_c=4, in_hw=(5, 6), out_c=6, padding=(0, 2, 0, 0), pad_value=-5, **_HWC),
+    "left only": Case(in_c=4, in_hw=(5, 6), out_c=6, padding=(0, 0, 2, 0), pad_value=-5, **_HWC),
+    "right only, zero point in the bias": Case(in_c=4, in_hw=(5, 6), out_c=6, padding=(0, 0, 0, 3), in_zp=0,
+                                               pad_value=77, **_HWC),
+    "stride 2, bottom and right (SAME on even sizes)": Case(in_c=3, in_hw=(16, 16), out_c=16, stride=(2, 2),
+                                                            padding=(0, 1, 0, 1), in_zp=-128, pad_value=-128,
+                                                            **_HWC),
+    "stride 2, every side different": Case(in_c=5, in_hw=(9, 11), out_c=20, stride=(2, 2), padding=(1, 2, 3, 0),
+                                           pad_value=-5, **_HWC),
+    "dilation 2 (a tap's channels per segment)": Case(in_c=8, in_hw=(7, 9), out_c=5, dilation=(2, 2),
+                                                      padding=(2, 2, 2, 2), pad_value=-5, **_HWC),
+    "10x4 stride 2 (kws's first layer)": Case(in_c=1, in_hw=(49, 10), out_c=64, kernel=(10, 4), stride=(2, 2),
+                                              padding=(4, 5, 1, 1), in_zp=0, pad_value=83, **_HWC),
+    "padding wider than the input": Case(in_c=2, in_hw=(2, 3), out_c=3, padding=(3, 3, 4, 4), pad_value=-5,
+                                         **_HWC),
+    "window of a larger tensor into a padded plane": Case(in_c=4, in_hw=(6, 6), out_c=4, in_border=2, out_border=1,
+                                                          padding=(1, 1, 1, 1), pad_value=-5, **_HWC),
+    "int32 out": Case(in_c=8, in_hw=(5, 5), out_c=8, mode="int32", padding=(1, 1, 1, 1), in_zp=0, pad_value=9,
+                      **_HWC),
+    "8 channels (pixel pairs) + add": Case(in_c=8, in_hw=(6, 7), out_c=8, mode="add", relu=False,
+                                           padding=(1, 1, 1, 1), pad_value=-5, **_HWC),
+    "16 channels + add of int32 accumulators": Case(in_c=16, in_hw=(8, 8), out_c=16, mode="add_accumulators",
+                                                    padding=(1, 1, 1, 1), pad_value=-5, **_HWC),
+    "3x3 32->24 in bands of rows": Case(in_c=32, in_hw=(45, 37), out_c=24, padding=(1, 1, 1, 1), in_zp=0,
+                                        pad_value=-128, **_HWC),
+    "3x3 512->16, single rows in runs of columns": Case(in_c=512, in_hw=(4, 40), out_c=16, padding=(1, 1, 1, 1),
+                                                        pad_value=-5, **_HWC),
+    "depthwise 3x3 SAME, 64 channels": Case(kind="depthwise", in_c=64, in_hw=(25, 5), out_c=64,
+                                            padding=(1, 1, 1, 1), in_zp=0, pad_value=-128, **_HWC),
+    "depthwise 8 channels (pixel blocks), every side different": Case(
+        kind="depthwise", in_c=8, in_hw=(7, 21), out_c=8, padding=(2, 0, 1, 3), pad_value=-5, **_HWC),
+    "depthwise 16 channels stride 2 (pixel blocks), bottom and right": Case(
+        kind="depthwise", in_c=16, in_hw=(14, 18), out_c=16, stride=(2, 2), padding=(0, 1, 0, 1), pad_value=-5,
+        **_HWC),
+    "depthwise 96 channels stride 2 + add": Case(kind="depthwise", in_c=96, in_hw=(11, 13), out_c=96,
+                                                 stride=(2, 2), padding=(1, 1, 1, 1), mode="add", pad_value=-5,
+                                                 **_HWC),
+    "depthwise 5x5 dilation 2, int32": Case(kind="depthwise", in_c=5, in_hw=(9, 11), out_c=5, kernel=(5, 5),
+                                            dilation=(2, 2), padding=(4, 4, 4, 4), mode="int32", in_zp=0,
+                                            pad_value=3, **_HWC),
+    "depthwise multiplier 2": Case(kind="depthwise", in_c=8, in_hw=(6, 9), out_c=16, multiplier=2,
+                                   padding=(1, 1, 1, 1), pad_value=-5, **_HWC),
+    "depthwise multiplier 4 + add of int32 accumulators": Case(
+        kind="depthwise", in_c=9, in_hw=(6, 7), out_c=36, multiplier=4, padding=(1, 1, 1, 1),
+        mode="add_accumulators", pad_value=-5, **_HWC),
+    "depthwise 144 channels in bands of rows": Case(kind="depthwise", in_c=144, in_hw=(56, 20), out_c=144,
+                                                    padding=(1, 1, 1, 1), in_zp=0, pad_value=-128, **_HWC),
+    "depthwise 960 channels in runs of columns": Case(kind="depthwise", in_c=960, in_hw=(3, 24), out_c=960,
+                                                      padding=(1, 1, 1, 1), in_zp=0, pad_value=-128, **_HWC),
+}
+
+
+@pytest.mark.parametrize("name", list(PADDED_LANE_CASES))
+def test_padded_channel_last_lanes_equal_tflite_arithmetic(build, name, rng):
+    run_case(build, PADDED_LANE_CASES[name], rng, choice=LANES)
 
 
 @pytest.mark.parametrize("name", list(LANE_CASES))

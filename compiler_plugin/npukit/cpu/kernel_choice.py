@@ -90,12 +90,13 @@ def _channels_last(spec: LayerSpec) -> bool:
 def _lanes_fit(spec: LayerSpec) -> bool:
     """A channel-last layer the lane kernels read and write in place: input,
     output and residual with their channels side by side, and a depthwise
-    layer with a channel multiplier of 1, 2 or 4."""
+    layer with a channel multiplier of 1, 2 or 4. A padded layer runs from
+    channel-last strips of its padded input (kernels/s8_padded_x86.c), or
+    where one output pixel's window does not fit a strip, on the portable
+    kernel of the same weights, which reads the padding tap by tap."""
     from npukit.cpu.lane_weights import DEPTHWISE_MULTIPLIERS, channels_last_input
 
     if spec.kind not in ("conv", "fully_connected", "depthwise") or not channels_last_input(spec):
-        return False
-    if spec.padded:  # the lane kernels read every tap from the input
         return False
     if spec.ofm.addressing().sc != 1 and spec.ofm_chw[0] != 1:
         return False
@@ -128,7 +129,7 @@ def _weight_order_candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelC
         return [KernelChoice()]
     if has_dsp(preset):
         return [KernelChoice(weights="int8"), KernelChoice(weights="int16")]
-    if _is_x86_host(preset) and not spec.padded:  # the x86 vector kernels leave padded layers to the portable one
+    if _is_x86_host(preset):  # padded layers from strips of their padded input (kernels/s8_padded_x86.c)
         return [KernelChoice(), KernelChoice(conv_form="packed"), KernelChoice(conv_form="direct")]
     return [KernelChoice()]
 

@@ -232,13 +232,14 @@ __attribute__((noinline)) static void store_pairs_block(const npl_stage_t* s, in
 
 // The layer in pairs of pixels (above), where it allows them: 1 if it ran.
 // `ch` is the unpaired form's channel vector, for pixels read from a copy.
-static int32_t pixel_pairs(const int32_t* p, const npukit_s8_output_t* o, const npk_out_t* vo, const npk_add_t* add,
+static int32_t pixel_pairs(const int32_t* p, const npukit_s8_x86_input_t* view, const npukit_s8_output_t* o,
+                           const npk_out_t* vo, const npk_add_t* add,
                            const npukit_s8_lanes_k_t* k, const int32_t* goff, const int32_t* dense, const int8_t* in,
                            const int8_t* weights, const int8_t* end, int32_t tail, int8_t* copy,
                            const npl_stage_t* single, int32_t form, const npl_channels_t* ch) {
-  const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
-  const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * p[NPUKIT_S8_W_IN_SH];
-  const int32_t step_x = p[NPUKIT_S8_W_STRIDE_W] * p[NPUKIT_S8_W_IN_SW];
+  const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = view->oh, ow = view->ow;
+  const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * view->sh, step_x = p[NPUKIT_S8_W_STRIDE_W] * view->sw;
+  const int32_t dy = p[NPUKIT_S8_W_DILATION_H] * view->sh, dx = p[NPUKIT_S8_W_DILATION_W] * view->sw;
   const int32_t add_mode = o->mode == NPUKIT_S8_OUT_ADD;
   if (oc != 8 || oh * ow < 2 || o->sw != oc || (add_mode && o->add.res_sw != oc)) return 0;
   // A pair that wraps to the next row is two pixels side by side only in dense rows.
@@ -287,7 +288,7 @@ static int32_t pixel_pairs(const int32_t* p, const npukit_s8_output_t* o, const 
       const int32_t* offsets = goff;
       if (px[j] + tail > end) {
         for (int32_t s = 0; s < k->segments; ++s) {
-          const int8_t* from = px[j] + npukit_s8_lanes_segment_at(p, k, s);
+          const int8_t* from = px[j] + npukit_s8_lanes_segment_at(k, dy, dx, s);
           int8_t* to = copy + s * k->segment_groups * 4;
           for (int32_t i = 0; i < k->segment_groups * 4; ++i) to[i] = i < k->segment ? from[i] : 0;
         }
@@ -304,13 +305,14 @@ static int32_t pixel_pairs(const int32_t* p, const npukit_s8_output_t* o, const 
 }
 #endif
 
-int npukit_s8_conv_lanes_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
+int npukit_s8_conv_lanes_x86(const int32_t* p, const npukit_s8_x86_input_t* view, size_t output,
+                             size_t residual) {
   npukit_s8_lanes_k_t k;
   if (!npukit_s8_lanes_k(p, &k) || k.groups > MAX_GROUPS) return 0;
-  const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+  const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = view->oh, ow = view->ow;
   const int32_t ic = p[NPUKIT_S8_W_IN_C], kw = p[NPUKIT_S8_W_KERNEL_W];
-  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
-  const int32_t dx = p[NPUKIT_S8_W_DILATION_W] * sw;
+  const int32_t sc = view->sc, sh = view->sh, sw = view->sw;
+  const int32_t dy = p[NPUKIT_S8_W_DILATION_H] * sh, dx = p[NPUKIT_S8_W_DILATION_W] * sw;
   const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * sh, step_x = p[NPUKIT_S8_W_STRIDE_W] * sw;
   // A segment's values side by side: channels (or one channel), and a row's taps after each other.
   if (ic > 1 && sc != 1) return 0;
@@ -320,15 +322,15 @@ int npukit_s8_conv_lanes_x86(const int32_t* p, size_t input, size_t output, size
   if (o.sc != 1 && oc > 1) return 0;
   if (o.mode == NPUKIT_S8_OUT_ADD && o.add.res_sc != 1 && oc > 1) return 0;
 
-  const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  const int8_t* in = view->in;
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
   int32_t goff[MAX_GROUPS], dense[MAX_GROUPS];
   for (int32_t s = 0, g = 0; s < k.segments; ++s) {
-    const int32_t at = npukit_s8_lanes_segment_at(p, &k, s);
+    const int32_t at = npukit_s8_lanes_segment_at(&k, dy, dx, s);
     for (int32_t i = 0; i < k.segment_groups; ++i, ++g) goff[g] = at + 4 * i, dense[g] = 4 * g;
   }
   // Where the layer's reads end; a pixel whose last word reaches past it is read from `copy`.
-  const int32_t last_segment = npukit_s8_lanes_segment_at(p, &k, k.segments - 1);
+  const int32_t last_segment = npukit_s8_lanes_segment_at(&k, dy, dx, k.segments - 1);
   const int8_t* end = in + (oh - 1) * step_y + (ow - 1) * step_x + last_segment + k.segment;
   const int32_t tail = last_segment + 4 * k.segment_groups;  // a pixel's reads end here
   int8_t copy[4 * MAX_GROUPS] __attribute__((aligned(64)));
@@ -342,7 +344,7 @@ int npukit_s8_conv_lanes_x86(const int32_t* p, size_t input, size_t output, size
   if (oc == 8) {
     npl_channels_t single;
     npl_channels(&stage, 0, oc, &single);
-    if (pixel_pairs(p, &o, &vo, &add, &k, goff, dense, in, weights, end, tail, copy, &stage, form, &single)) return 1;
+    if (pixel_pairs(p, view, &o, &vo, &add, &k, goff, dense, in, weights, end, tail, copy, &stage, form, &single)) return 1;
   }
 #endif
   const int32_t vectors = (oc + NPK_LANES - 1) / NPK_LANES, pixels = oh * ow;
@@ -382,7 +384,7 @@ int npukit_s8_conv_lanes_x86(const int32_t* p, size_t input, size_t output, size
         const int32_t* offsets = goff;
         if (px[j] + tail > end) {
           for (int32_t s = 0; s < k.segments; ++s) {
-            const int8_t* from = px[j] + npukit_s8_lanes_segment_at(p, &k, s);
+            const int8_t* from = px[j] + npukit_s8_lanes_segment_at(&k, dy, dx, s);
             int8_t* to = copy + s * k.segment_groups * 4;
             for (int32_t i = 0; i < k.segment_groups * 4; ++i) to[i] = i < k.segment ? from[i] : 0;
           }

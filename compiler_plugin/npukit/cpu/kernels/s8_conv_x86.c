@@ -282,8 +282,10 @@ static inline __m128i load_columns(const int8_t* src, int32_t n, int32_t step) {
 
 // Channels past IN_C (a last group of fewer than four) read as zeros; their
 // weights are zero.
-static void interleave_input(const int32_t* p, const int8_t* in, const direct_t* d, uint8_t* out) {
-  const int32_t ic = p[NPUKIT_S8_W_IN_C], sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH];
+static void interleave_input(const int32_t* p, const npukit_s8_x86_input_t* view, const direct_t* d,
+                             uint8_t* out) {
+  const int32_t ic = p[NPUKIT_S8_W_IN_C], sc = view->sc, sh = view->sh;
+  const int8_t* in = view->in;
   const __m128i flip = _mm_set1_epi8((char)0x80);
   // Rows that follow each other in the input as in the interleaved copy
   // (one phase, no gap between rows) are copied as one row.
@@ -437,12 +439,12 @@ static void pad_taps(const int8_t* from, int32_t oc, int32_t taps, int32_t ic, i
   }
 }
 
-int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
-  const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+int npukit_s8_conv_x86(const int32_t* p, const npukit_s8_x86_input_t* view, size_t output, size_t residual) {
+  const int32_t oc = p[NPUKIT_S8_W_OUT_C], oh = view->oh, ow = view->ow;
   const int32_t ic = p[NPUKIT_S8_W_IN_C], kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
   const int32_t k_padded = p[NPUKIT_S8_W_K_PADDED], groups = k_padded / 4;
   if (k_padded > NPUKIT_S8_K_CHUNK || k_padded < 4 || (k_padded & 3) != 0) return 0;
-  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
+  const int32_t sc = view->sc, sh = view->sh, sw = view->sw;
   const int32_t dil_h = p[NPUKIT_S8_W_DILATION_H], dil_w = p[NPUKIT_S8_W_DILATION_W];
   const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H], stride_w = p[NPUKIT_S8_W_STRIDE_W];
   const int32_t dy = dil_h * sh, dx = dil_w * sw;
@@ -450,7 +452,7 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   uint8_t panel[PANEL_BYTES] __attribute__((aligned(64)));
   int32_t offsets[NPUKIT_S8_K_CHUNK];
   pack_t pk;
-  pk.in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  pk.in = view->in;
   pk.offsets = offsets;
   pk.k = kh * kw * ic;
   pk.groups = groups;
@@ -521,7 +523,7 @@ int npukit_s8_conv_x86(const int32_t* p, size_t input, size_t output, size_t res
   const int32_t* weights = (const int32_t*)((const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT]);
   int32_t weight_groups = groups;
   if (direct) {
-    interleave_input(p, pk.in, &d, panel);
+    interleave_input(p, view, &d, panel);
     if (ic % 4 != 0) {
       int8_t* padded = (int8_t*)panel + input_bytes;
       pad_taps((const int8_t*)weights, oc, kh * kw, ic, k_padded, padded);

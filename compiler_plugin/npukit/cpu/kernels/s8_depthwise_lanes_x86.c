@@ -240,10 +240,11 @@ __attribute__((noinline)) static void packed_block_rows(const taps_t* full, cons
 }
 
 // The layer with blocks of neighbouring pixels (above), where it allows them: 1 if it ran.
-static int32_t packed_pixels(const int32_t* p, const npukit_s8_output_t* o, const npk_out_t* vo, const npk_add_t* add,
+static int32_t packed_pixels(const int32_t* p, const npukit_s8_x86_input_t* view, const npukit_s8_output_t* o,
+                             const npk_out_t* vo, const npk_add_t* add,
                              const int32_t* toff, int32_t groups, const int8_t* in, const int8_t* weights,
                              int32_t step_x, int32_t step_y) {
-  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = view->oh, ow = view->ow;
   const int32_t m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
   const int32_t per = NPUKIT_S8_DW_BLOCK / channels, used = per * channels;
   // Stride 1 (the pixels' input bytes follow each other), or 2 where VBMI picks every other pixel's.
@@ -316,10 +317,11 @@ static int32_t packed_pixels(const int32_t* p, const npukit_s8_output_t* o, cons
 }
 #endif
 
-int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
-  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+int npukit_s8_depthwise_lanes_x86(const int32_t* p, const npukit_s8_x86_input_t* view, size_t output,
+                                  size_t residual) {
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = view->oh, ow = view->ow;
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W], taps = kh * kw;
-  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
+  const int32_t sc = view->sc, sh = view->sh, sw = view->sw;
   const int32_t dy = p[NPUKIT_S8_W_DILATION_H] * sh, dx = p[NPUKIT_S8_W_DILATION_W] * sw;
   const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * sh, step_x = p[NPUKIT_S8_W_STRIDE_W] * sw;
   if (channels < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || taps > MAX_TAPS) return 0;
@@ -329,7 +331,7 @@ int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output,
   npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   if (channels > 1 && (o.sc != 1 || (o.mode == NPUKIT_S8_OUT_ADD && o.add.res_sc != 1))) return 0;
 
-  const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  const int8_t* in = view->in;
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
   const int32_t groups = (taps + 3) / 4;
   int32_t toff[MAX_TAPS];
@@ -355,7 +357,7 @@ int npukit_s8_depthwise_lanes_x86(const int32_t* p, size_t input, size_t output,
   npl_stage(&stage, &o, &vo, &add);
   const int32_t form = npl_form(&stage);
 #if NPUKIT_S8_X86 == 512
-  if (packed_pixels(p, &o, &vo, &add, toff, groups, in, weights, step_x, step_y)) return 1;
+  if (packed_pixels(p, view, &o, &vo, &add, toff, groups, in, weights, step_x, step_y)) return 1;
 #endif
   const int32_t* bias = o.bias;
   for (int32_t c0 = 0; c0 < channels; c0 += NPUKIT_S8_DW_BLOCK) {

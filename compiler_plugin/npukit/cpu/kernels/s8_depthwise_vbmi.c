@@ -81,10 +81,11 @@ static inline __attribute__((always_inline)) void channel(const gather_t* g, con
   npk_store_channel(vo, &k, add, acc, c, nv, out, res, lanes);
 }
 
-int npukit_s8_depthwise_vbmi(const int32_t* p, size_t input, size_t output, size_t residual) {
+int npukit_s8_depthwise_vbmi(const int32_t* p, const npukit_s8_x86_input_t* view, size_t output,
+                             size_t residual) {
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
-  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
-  const int32_t oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W], channels = p[NPUKIT_S8_W_OUT_C];
+  const int32_t sc = view->sc, sh = view->sh, sw = view->sw;
+  const int32_t oh = view->oh, ow = view->ow, channels = p[NPUKIT_S8_W_OUT_C];
   // Element steps: to the next output pixel's read in a row and in a column, and between taps.
   const int64_t step_x = (int64_t)p[NPUKIT_S8_W_STRIDE_W] * sw, step_y = (int64_t)p[NPUKIT_S8_W_STRIDE_H] * sh;
   const int64_t dy = (int64_t)p[NPUKIT_S8_W_DILATION_H] * sh, dx = (int64_t)p[NPUKIT_S8_W_DILATION_W] * sw;
@@ -120,7 +121,7 @@ int npukit_s8_depthwise_vbmi(const int32_t* p, size_t input, size_t output, size
   group_taps(&g, kh, kw, (int32_t)dy, (int32_t)dx);
   const int32_t reach = (int32_t)(g.windows == 1 ? (kh - 1) * dy + row_reach : row_reach);  // past a lane's first read
 
-  const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
+  const int8_t* in = view->in;
   const int32_t multiplier = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;  // input plane c / M
   npukit_s8_output_t o = npukit_s8_output(p, output, residual);
   const npk_out_t vo = npk_out(&o);

@@ -132,11 +132,12 @@ static inline __attribute__((always_inline)) void channel_moved(const dw_t* d, c
 
 #endif
 
-int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_t residual) {
+int npukit_s8_depthwise_x86(const int32_t* p, const npukit_s8_x86_input_t* view, size_t output,
+                            size_t residual) {
 #if NPUKIT_S8_X86 == 512 && defined(__AVX512VBMI__)
-  if (npukit_s8_depthwise_vbmi(p, input, output, residual)) return 1;
+  if (npukit_s8_depthwise_vbmi(p, view, output, residual)) return 1;
 #endif
-  const int32_t sw = p[NPUKIT_S8_W_IN_SW], sh = p[NPUKIT_S8_W_IN_SH];
+  const int32_t sw = view->sw, sh = view->sh;
   if (p[NPUKIT_S8_W_STRIDE_W] * sw != 1) return 0;
   dw_t d;
   d.kh = p[NPUKIT_S8_W_KERNEL_H], d.kw = p[NPUKIT_S8_W_KERNEL_W];
@@ -147,10 +148,10 @@ int npukit_s8_depthwise_x86(const int32_t* p, size_t input, size_t output, size_
   if (d.chunk > 4) d.chunk = 4;
   d.chunks = (d.kw + d.chunk - 1) / d.chunk;
   if (d.kh * d.chunks > MAX_ROW_WORDS) return 0;
-  d.in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
-  d.sc = p[NPUKIT_S8_W_IN_SC];
+  d.in = view->in;
+  d.sc = view->sc;
   d.multiplier = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
-  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = p[NPUKIT_S8_W_OUT_H], ow = p[NPUKIT_S8_W_OUT_W];
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = view->oh, ow = view->ow;
   const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * sh;
   d.reach = (oh - 1) * step_y + ow + (d.kh - 1) * d.dy + (d.kw - 1) * d.dx;
   const int64_t last_plane = (int64_t)((channels - 1) / d.multiplier) * d.sc;

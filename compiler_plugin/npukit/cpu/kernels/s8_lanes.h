@@ -46,10 +46,9 @@ static inline int32_t npukit_s8_lanes_k(const int32_t* p, npukit_s8_lanes_k_t* k
   return 1;
 }
 
-// Segment s's first input element from an output pixel's first, in elements.
-static inline int32_t npukit_s8_lanes_segment_at(const int32_t* p, const npukit_s8_lanes_k_t* k, int32_t s) {
-  const int32_t dy = p[NPUKIT_S8_W_DILATION_H] * p[NPUKIT_S8_W_IN_SH];
-  const int32_t dx = p[NPUKIT_S8_W_DILATION_W] * p[NPUKIT_S8_W_IN_SW];
+// Segment s's first input element from an output pixel's first, in elements, where kernel rows are dy
+// elements apart and a row's taps dx.
+static inline int32_t npukit_s8_lanes_segment_at(const npukit_s8_lanes_k_t* k, int32_t dy, int32_t dx, int32_t s) {
   return s / k->per_row * dy + s % k->per_row * dx;
 }
 

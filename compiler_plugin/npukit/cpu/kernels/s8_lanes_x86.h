@@ -256,10 +256,13 @@ static inline __attribute__((always_inline)) void npl_store_pixel(const npl_stag
   const int32_t at = y * o->sh + x * o->sw + ch[0].c0;  // channels side by side (sc == 1)
   if (stage == NPK_STAGE_INT32) {
     for (int32_t i = 0; i < nv; ++i) {
+      // The vector's channels among the pixel's n (a pixel pair's lone last pixel stores 8 of 16).
+      const int32_t left = n - NPK_LANES * i;
+      const uint32_t lanes = ch[i].lanes & (left >= NPK_LANES ? ~0u : left > 0 ? (1u << left) - 1u : 0u);
 #if NPUKIT_S8_X86 == 512
-      _mm512_mask_storeu_epi32((int32_t*)o->out + at + 16 * i, (__mmask16)ch[i].lanes, acc[i]);
+      _mm512_mask_storeu_epi32((int32_t*)o->out + at + 16 * i, (__mmask16)lanes, acc[i]);
 #else
-      _mm256_maskstore_epi32((int32_t*)o->out + at + 8 * i, npk_lane_mask(ch[i].lanes), acc[i]);
+      _mm256_maskstore_epi32((int32_t*)o->out + at + 8 * i, npk_lane_mask(lanes), acc[i]);
 #endif
     }
     return;

@@ -81,22 +81,19 @@ static void run_layer(const int32_t* p, size_t input, size_t output, size_t resi
     npukit_s8_lanes(p, input, output, residual);
     return;
   }
-#if NPUKIT_S8_X86
-  // The vector kernels read every tap from the input: a padded layer is the portable kernels'.
-  const int32_t padded = npukit_s8_padded(p);
-#endif
+  // The vector kernels run a padded layer from strips of its padded input (s8_padded_x86.c).
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_DEPTHWISE) {
 #if NPUKIT_S8_X86
     // The vector kernels read [OUT_C][taps] weights (NPUKIT_S8_WEIGHTS_INT8).
-    if (!padded && p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT8 && npukit_s8_x86_tables(p) &&
-        npukit_s8_depthwise_x86(p, input, output, residual)) {
+    if (p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT8 && npukit_s8_x86_tables(p) &&
+        npukit_s8_x86_run(p, input, output, residual, npukit_s8_depthwise_x86, 0)) {
       return;
     }
 #endif
     npukit_s8_depthwise(p, input, output, residual);
   } else {
 #if NPUKIT_S8_X86
-    if (!padded && npukit_s8_x86_tables(p) && npukit_s8_conv_x86(p, input, output, residual)) return;
+    if (npukit_s8_x86_tables(p) && npukit_s8_x86_run(p, input, output, residual, npukit_s8_conv_x86, 0)) return;
 #endif
     npukit_s8_conv(p, input, output, residual);
   }

@@ -199,9 +199,9 @@ enum npukit_s8_word {
   // what those positions hold, not a zero point: with IN_ZP 0 (a zero point
   // folded into the bias) it is that zero point. The portable kernels read
   // it (s8_conv.c: the im2col gather; s8_depthwise.c: strips of padded
-  // rows, or the interior and the border pixels);
-  // the x86 vector kernels leave padded layers to them, and no lane-ordered
-  // weights are made for one.
+  // rows, or the interior and the border pixels; s8_lanes.c: tap by tap);
+  // the x86 vector and lane kernels run tiles of the output from stack
+  // strips of the padded input (s8_padded_x86.c).
   NPUKIT_S8_W_PAD_TOP,
   NPUKIT_S8_W_PAD_BOTTOM,
   NPUKIT_S8_W_PAD_LEFT,
