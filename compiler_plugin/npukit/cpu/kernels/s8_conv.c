@@ -355,11 +355,13 @@ static void dot_chunks(const gather_t* g, const field_t* f0, const field_t* f1, 
 // the add_small path: per pixel pair the two input offsets and output addresses from the pixels' coordinates,
 // the columns, then per block of channels the dot products and their output stage, with nothing else of
 // conv()'s general output stages in the loop. The activation bounds as bytes (`bounds`, as
-// npukit_s8_requantize_pairs_dsp takes them).
+// npukit_s8_requantize_pairs_dsp takes them); `block` the accumulators of BLOCK channel pairs of pixels (conv()'s,
+// so that the stack holds one such array).
 static __attribute__((noinline)) void conv_inside_dsp(const gather_t* gp, const npukit_s8_output_t* op,
                                                       const int8_t* weights, int32_t wide, int32_t pixels,
                                                       int32_t ow, int32_t oc, int32_t bounds,
-                                                      const int32_t* add_table, int16_t* columns, int8_t* row) {
+                                                      const int32_t* add_table, int32_t (*block)[2],
+                                                      int16_t* columns, int8_t* row) {
   const gather_t* const g = gp;  // (not copied: a copy of the struct would be a memcpy call)
   const int32_t row_step = g->stride_h * g->sh, col_step = g->stride_w * g->sw, out_sh = op->sh, out_sw = op->sw;
   const int32_t channel_bytes = wide ? 2 * g->k_padded : g->k_padded;
@@ -370,7 +372,6 @@ static __attribute__((noinline)) void conv_inside_dsp(const gather_t* gp, const 
   const int32_t neighbours = (g->ic & 3) == 0;  // and pixel 1's field one byte after pixel 0's (im2col_neighbours)
   uint8_t* const out = op->out;
   const int32_t *const bias = op->bias, *const multiplier = op->multiplier, *const shift = op->shift;
-  int32_t block[BLOCK][2];
   int32_t y0 = 0, x0 = 0;
   for (int32_t px = 0; px < pixels; px += 2) {
     // A lone last pixel is computed twice (as pixel 1 too), stored twice by the small path and once by the ADD
@@ -481,8 +482,8 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
   const int32_t inside = (strip || !npukit_s8_padded(p)) && (oh - 1) * g.stride_h + (g.kh - 1) * g.dy < g.ih &&
                          (ow - 1) * g.stride_w + (g.kw - 1) * g.dx < g.iw;
   if (!chunked && (o.small || o.add_small) && !o.fl.table && o.sc == 1 && inside) {
-    conv_inside_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, o.small ? 0 : add_table.conv + 128, columns,
-                    row);
+    conv_inside_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, o.small ? 0 : add_table.conv + 128, block,
+                    columns, row);
     return;
   }
 #endif
