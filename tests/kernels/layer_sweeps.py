@@ -148,6 +148,10 @@ def conv_sweep(seed: int = 1) -> list[Branch]:
         (2049, 5, (2, 3), (1, 1), (1, 1), (1, 1), VALID, RELU, True, -128, False),  # 1x1, K past a chunk
         (1003, 3, (4, 3), (3, 1), (1, 1), (1, 1), VALID, NONE, True, 9, False),  # K = 3009 across taps
     ]
+    return _conv_branches(rng, cases)
+
+
+def _conv_branches(rng, cases) -> list[Branch]:
     branches = []
     for ic, oc, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, activation, per_channel, zp, large in cases:
         oh, ow = _out_size(h, kh, sh, dh, padding), _out_size(w, kw, sw, dw, padding)
@@ -155,6 +159,38 @@ def conv_sweep(seed: int = 1) -> list[Branch]:
         branches.append(Branch("CONV_2D", [x, weights, _bias(rng, oc, large, x, weights)], [_output(rng, (1, oh, ow, oc))], dict(padding=padding, strideH=sh, strideW=sw, dilationHFactor=dh,
                                                   dilationWFactor=dw, fusedActivationFunction=activation)))
     return branches
+
+
+def conv_small_sweep(seed: int = 9) -> list[Branch]:
+    """CONV_2D where the DSP cores' pixel-pair loop over receptive fields
+    inside the input runs (unpadded layers and the bands of padded ones):
+    first layers of one to three input channels whose kernel rows are no
+    multiple of 4 bytes (read a word at a time, one to three words a row,
+    and byte by byte where a word would pass the input's end), pointwise
+    layers with few input channels (K of 4 to 24), odd channel counts (a
+    lone last channel, one output channel), more than one block of 64
+    channels, odd pixel counts (a lone last pixel), every activation form."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # in_c, out_c, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+        (1, 8, (17, 15), (3, 3), (2, 2), (1, 1), SAME, RELU6, True, -128, False),  # MobileNet's first layer
+        (1, 8, (9, 11), (3, 3), (1, 1), (1, 1), SAME, RELU, True, -128, False),  # ResNet's first layer
+        (1, 5, (7, 9), (3, 3), (1, 1), (1, 1), VALID, NONE, True, 17, False),  # reads up to the input's end
+        (3, 8, (11, 13), (3, 3), (2, 2), (1, 1), SAME, RELU6, True, -128, False),  # rows of 9 bytes
+        (3, 6, (8, 7), (3, 3), (1, 1), (1, 1), VALID, RELU, False, 3, True),
+        (1, 4, (9, 8), (5, 5), (1, 1), (1, 1), SAME, NONE, True, -5, False),  # rows of 5 bytes
+        (2, 7, (6, 9), (3, 3), (2, 1), (1, 1), VALID, NONE, True, 0, False),  # rows of 6 bytes
+        (8, 16, (7, 9), (1, 1), (1, 1), (1, 1), VALID, RELU6, True, -128, False),  # pointwise K = 8
+        (16, 32, (5, 5), (1, 1), (1, 1), (1, 1), VALID, RELU6, True, -128, False),
+        (4, 3, (3, 5), (1, 1), (1, 1), (1, 1), VALID, NONE, True, 9, True),  # K = 4, a lone last channel
+        (12, 1, (5, 3), (1, 1), (1, 1), (1, 1), VALID, RELU, True, -7, False),  # one output channel
+        (24, 67, (3, 3), (1, 1), (1, 1), (1, 1), VALID, RELU, True, -128, False),  # two blocks, odd last one
+        (8, 130, (2, 3), (1, 1), (1, 1), (1, 1), VALID, NONE, False, 1, False),  # three blocks
+        (20, 10, (6, 5), (3, 3), (1, 1), (1, 1), SAME, RELU, True, -128, False),  # channel-last rows in words
+        (6, 9, (5, 7), (2, 2), (2, 2), (1, 1), VALID, RELU6, True, 40, False),  # rows of 12 bytes
+        (1, 6, (8, 8), (3, 3), (1, 1), (2, 2), SAME, NONE, True, -128, False),  # dilated: byte gathers
+    ]
+    return _conv_branches(rng, cases)
 
 
 def fully_connected_sweep(seed: int = 2) -> list[Branch]:
@@ -251,7 +287,8 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
 
 
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
-          "depthwise_quad": depthwise_quad_sweep, "conv": conv_sweep, "fully_connected": fully_connected_sweep,
+          "depthwise_quad": depthwise_quad_sweep, "conv": conv_sweep, "conv_small": conv_small_sweep,
+          "fully_connected": fully_connected_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 
 

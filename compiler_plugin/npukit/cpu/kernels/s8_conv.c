@@ -37,6 +37,9 @@ typedef struct {
   int32_t zp_pair;  // zp in both halfwords, for SSUB16
   // Input padding (s8_layer.h): taps outside rows 0 .. ih - 1 or columns 0 .. iw - 1 read `pad`.
   int32_t ih, iw, top, left, pad;
+  // The bytes from `in` that may be read: the input tensor's last byte + 1, or a strip's rows and the 4 bytes
+  // after them.
+  int32_t limit;
 } gather_t;
 
 // A pixel's receptive field: its first tap at input row iy, column ix (negative in the padding), at byte
@@ -120,6 +123,20 @@ static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int
     return;  // K = K_PADDED
   }
   if (rows_contiguous) {  // each kernel row one run of bytes
+#if NPUKIT_S8_PAIRED
+    // A word at a time where the last row's last word stays within the input (each row's words then run up to 3
+    // bytes on, into the next row's place in `row` or past K: `row` has 4 bytes more).
+    const int32_t words = (run + 3) >> 2;
+    if (offset + (g.kh - 1) * g.dy * g.sh + 4 * words <= g.limit) {
+      for (int32_t i = 0; i < g.kh; ++i) {
+        const npukit_s8_unaligned_word_t* from = (const npukit_s8_unaligned_word_t*)(base + i * g.dy * g.sh);
+        npukit_s8_unaligned_word_t* to = (npukit_s8_unaligned_word_t*)(row + i * run);
+        for (int32_t w = 0; w < words; ++w) to[w] = from[w];
+      }
+      widen(&g, row, g.k_padded, columns, pixel);
+      return;
+    }
+#endif
     int8_t* to = row;
     for (int32_t i = 0; i < g.kh; ++i) {
       const int8_t* at = base + i * g.dy * g.sh;
@@ -225,6 +242,30 @@ static void im2col_rows_pair(const gather_t* gp, int32_t at0, int32_t at1, int16
   }
 }
 
+// Both pixels' columns where each kernel row's values lie side by side (im2col's second case: not a multiple of
+// 4, as in a layer of one or three input channels) and the rows' word reads stay within `limit`: per pixel its
+// kernel rows a word at a time into `row` (K_PADDED + 4 bytes), one after the other, then widened.
+static void im2col_short_rows_pair(const gather_t* gp, int32_t at0, int32_t at1, int8_t* restrict row,
+                                   int16_t* restrict columns) {
+  const int32_t run = gp->kw * gp->ic, words = (run + 3) >> 2, row_step = gp->dy * gp->sh, kh = gp->kh;
+  for (int32_t pixel = 0; pixel < 2; ++pixel) {
+    const int8_t* from = gp->in + (pixel ? at1 : at0);
+    int8_t* to = row;
+    if (words == 1) {
+      for (int32_t i = 0; i < kh; ++i, from += row_step, to += run) {
+        *(npukit_s8_unaligned_word_t*)to = *(const npukit_s8_unaligned_word_t*)from;
+      }
+    } else {
+      for (int32_t i = 0; i < kh; ++i, from += row_step, to += run) {
+        for (int32_t w = 0; w < words; ++w) {
+          ((npukit_s8_unaligned_word_t*)to)[w] = ((const npukit_s8_unaligned_word_t*)from)[w];
+        }
+      }
+    }
+    widen(gp, row, gp->k_padded, columns, pixel);
+  }
+}
+
 // s8_dot_dsp.S
 void npukit_s8_dot_pairs_dsp(const int16_t* columns, const int8_t* weights, int32_t k_padded, const int32_t* bias,
                              int32_t pairs, int32_t* out);
@@ -307,6 +348,81 @@ static void dot_chunks(const gather_t* g, const field_t* f0, const field_t* f1, 
   }
 }
 
+#if NPUKIT_S8_PAIRED
+// The DSP cores' loop over `pixels` output pixels (`ow` a row) where every receptive field lies inside the input
+// (an unpadded layer, or a band of a strip), the reduction is one chunk and the outputs are int8 on the small
+// path, channel-last (sc 1), or, with `add_table` (npukit_s8_add_table's conv entries + 128), TFLite's ADD on
+// the add_small path: per pixel pair the two input offsets and output addresses from the pixels' coordinates,
+// the columns, then per block of channels the dot products and their output stage, with nothing else of
+// conv()'s general output stages in the loop. The activation bounds as bytes (`bounds`, as
+// npukit_s8_requantize_pairs_dsp takes them); `block` the accumulators of BLOCK channel pairs of pixels (conv()'s,
+// so that the stack holds one such array).
+static __attribute__((noinline)) void conv_inside_dsp(const gather_t* gp, const npukit_s8_output_t* op,
+                                                      const int8_t* weights, int32_t wide, int32_t pixels,
+                                                      int32_t ow, int32_t oc, int32_t bounds,
+                                                      const int32_t* add_table, int32_t (*block)[2],
+                                                      int16_t* columns, int8_t* row) {
+  const gather_t* const g = gp;  // (not copied: a copy of the struct would be a memcpy call)
+  const int32_t row_step = g->stride_h * g->sh, col_step = g->stride_w * g->sw, out_sh = op->sh, out_sw = op->sw;
+  const int32_t channel_bytes = wide ? 2 * g->k_padded : g->k_padded;
+  const int32_t rows_contiguous = (g->sc == 1 || g->ic == 1) && g->dx * g->sw == g->ic;
+  const int32_t rows_in_words = rows_contiguous && (g->kw * g->ic & 3) == 0;
+  // The last offset whose kernel rows may be read as words (im2col_short_rows_pair).
+  const int32_t short_end = g->limit - (g->kh - 1) * g->dy * g->sh - 4 * ((g->kw * g->ic + 3) >> 2);
+  const int32_t neighbours = (g->ic & 3) == 0;  // and pixel 1's field one byte after pixel 0's (im2col_neighbours)
+  uint8_t* const out = op->out;
+  const int32_t *const bias = op->bias, *const multiplier = op->multiplier, *const shift = op->shift;
+  int32_t y0 = 0, x0 = 0;
+  for (int32_t px = 0; px < pixels; px += 2) {
+    // A lone last pixel is computed twice (as pixel 1 too), stored twice by the small path and once by the ADD
+    // (whose residual may be the output itself).
+    const int32_t last = pixels - px < 2;
+    const int32_t y1 = last || x0 + 1 < ow ? y0 : y0 + 1;
+    const int32_t x1 = last ? x0 : x0 + 1 < ow ? x0 + 1 : 0;
+    const int32_t at0 = y0 * row_step + x0 * col_step, at1 = y1 * row_step + x1 * col_step;
+    if (neighbours && at1 == at0 + 1) {
+      im2col_neighbours(g, at0, columns);
+    } else if (rows_in_words) {
+      im2col_rows_pair(g, at0, at1, columns);
+    } else if (rows_contiguous && at0 <= short_end && at1 <= short_end) {
+      im2col_short_rows_pair(g, at0, at1, row, columns);
+    } else {
+      im2col(g, at0, row, columns, 0);
+      im2col(g, at1, row, columns, 1);
+    }
+    uint8_t* const out0 = out + y0 * out_sh + x0 * out_sw;
+    uint8_t* const out1 = out + y1 * out_sh + x1 * out_sw;
+    for (int32_t c0 = 0; c0 < oc; c0 += BLOCK) {
+      const int32_t n = oc - c0 < BLOCK ? oc - c0 : BLOCK, even = n & ~1;
+      dot_pairs(columns, weights + c0 * channel_bytes, g->k_padded, bias + c0, (n + 1) / 2, &block[0][0], wide);
+      if (add_table) {
+        const int32_t rs = op->add.res_sc;
+        npukit_s8_add_channels(op, add_table, &block[0][0], 2, n, multiplier + c0, shift + c0,
+                               op->residual + c0 * rs + y0 * op->add.res_sh + x0 * op->add.res_sw, out0 + c0);
+        if (!last) {
+          npukit_s8_add_channels(op, add_table, &block[0][1], 2, n, multiplier + c0, shift + c0,
+                                 op->residual + c0 * rs + y1 * op->add.res_sh + x1 * op->add.res_sw, out1 + c0);
+        }
+        continue;
+      }
+      if (even && bounds == 0x7f80) {  // all of int8
+        npukit_s8_requantize_pairs_full_dsp(&block[0][0], even, multiplier + c0, shift + c0, op->zp, bounds,
+                                            out0 + c0, out1 + c0);
+      } else if (even) {
+        npukit_s8_requantize_pairs_dsp(&block[0][0], even, multiplier + c0, shift + c0, op->zp, bounds, out0 + c0,
+                                       out1 + c0);
+      }
+      if (even < n) {  // an odd last channel
+        npukit_s8_requantize_pairs(&block[even][0], 1, multiplier + c0 + even, shift + c0 + even, op->zp,
+                                   op->act_min, op->act_max, out0 + c0 + even, out1 + c0 + even, 1);
+      }
+    }
+    y0 = x1 + 1 < ow ? y1 : y1 + 1;
+    x0 = x1 + 1 < ow ? x1 + 1 : 0;
+  }
+}
+#endif
+
 // A band's strip of padded input rows (s8_strip.h): channel-last rows of
 // `iw` pixels, `sh` bytes apart, `ih` of them, with no padding left to read.
 typedef struct {
@@ -322,7 +438,7 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
                                            size_t residual, int32_t y_first, int32_t oh, int16_t* columns,
                                            int8_t* row) {
   const int32_t oc = p[NPUKIT_S8_W_OUT_C], ow = p[NPUKIT_S8_W_OUT_W], ic = p[NPUKIT_S8_W_IN_C];
-  const gather_t g = {
+  gather_t g = {
       .in = strip ? strip->in : (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET],
       .ic = ic, .kh = p[NPUKIT_S8_W_KERNEL_H], .kw = p[NPUKIT_S8_W_KERNEL_W],
       .sc = strip ? 1 : p[NPUKIT_S8_W_IN_SC], .sh = strip ? strip->sh : p[NPUKIT_S8_W_IN_SH],
@@ -336,6 +452,7 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
       .top = strip ? 0 : p[NPUKIT_S8_W_PAD_TOP], .left = strip ? 0 : p[NPUKIT_S8_W_PAD_LEFT],
       .pad = p[NPUKIT_S8_W_PAD_VALUE],
   };
+  g.limit = strip ? g.ih * g.sh + 4 : (g.ih - 1) * g.sh + (g.iw - 1) * g.sw + (g.ic - 1) * g.sc + 1;
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
   const int32_t wide = p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT16;
   const int32_t channel_bytes = wide ? 2 * g.k_padded : g.k_padded;
@@ -359,6 +476,17 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
     for (int32_t k = g.k; k < g.k_padded; ++k) row[k] = 0;
   }
   const int32_t pixels = oh * ow;
+#if NPUKIT_S8_PAIRED
+  // Every receptive field inside the input: no padding to read (a strip's band has its padding written out),
+  // and the last row's and column's fields end within the input.
+  const int32_t inside = (strip || !npukit_s8_padded(p)) && (oh - 1) * g.stride_h + (g.kh - 1) * g.dy < g.ih &&
+                         (ow - 1) * g.stride_w + (g.kw - 1) * g.dx < g.iw;
+  if (!chunked && (o.small || o.add_small) && !o.fl.table && o.sc == 1 && inside) {
+    conv_inside_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, o.small ? 0 : add_table.conv + 128, block,
+                    columns, row);
+    return;
+  }
+#endif
   int32_t y0 = 0, x0 = 0;
   for (int32_t px = 0; px < pixels; px += 2) {
     // A lone last pixel is computed twice (as pixel 1 too) and stored once.
@@ -490,7 +618,7 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
   // down, so the loops' frame needs no frame pointer for them.
   const int32_t k_padded = p[NPUKIT_S8_W_K_PADDED] < NPUKIT_S8_K_CHUNK ? p[NPUKIT_S8_W_K_PADDED] : NPUKIT_S8_K_CHUNK;
   int16_t columns[2 * k_padded] __attribute__((aligned(8)));
-  int8_t row[k_padded] __attribute__((aligned(4)));  // read as words
+  int8_t row[k_padded + 4] __attribute__((aligned(4)));  // read as words; + 4: im2col's word copies
   if (npukit_s8_padded(p) && padded_strips(p, input, output, residual, columns, row)) return;
   conv(p, input, 0, output, residual, 0, p[NPUKIT_S8_W_OUT_H], columns, row);
 }

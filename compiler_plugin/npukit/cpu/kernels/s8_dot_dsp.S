@@ -9,9 +9,9 @@
 // one pair after the other), out[2c + i][j] = bias[2c + i] + the dot product
 // of channel 2c + i's weights with column j, over k_padded (a multiple of 4).
 // Per group of four K: an LDM of both columns' words, an LDRD of the
-// weights, four SXTB16 and eight SMLAD for sixteen multiply-accumulates; four
+// weights, four SXTB16 and eight SMLAD for sixteen multiply-accumulates; eight
 // groups per loop iteration, the first entered where the groups left over
-// by four begin.
+// by eight begin.
 //
 // void npukit_s8_dot_pairs_dsp16(const int16_t* columns, const int16_t* weights,
 //                                int32_t k_padded, const int32_t* bias,
@@ -19,7 +19,7 @@
 //
 // The same with weights already widened to int16 (NPUKIT_S8_WEIGHTS_INT16:
 // per group both channels' four halves in the columns' order): per group of
-// four K one LDM of the columns, one of the weights and eight SMLAD; four
+// four K one LDM of the columns, one of the weights and eight SMLAD; eight
 // groups per loop iteration, entered the same way.
 #if defined(__ARM_FEATURE_DSP)
     .syntax unified
@@ -27,15 +27,17 @@
     .text
 
     // What both functions share. DOT_ENTRY: the entry, with a frame of
-    // \frame bytes whose [sp] holds the columns, [sp, #4] the weight bytes
-    // per channel pair, [sp, #8] the end of out, [sp, #12] the next bias,
+    // \frame bytes whose [sp] holds the columns, [sp, #8] the end of out,
+    // [sp, #12] the next bias,
     // [sp, #16] the next out and [sp, #20] where the loop over the groups
     // is entered (r7 the bias, r8 out). ENTER: that address for \groups
-    // groups: the loop takes four groups at a time, so its first pass
-    // starts at its group 4 - groups % 4 (all four when none is left
-    // over), and each pair needs no test of the rest. PAIR_START: a channel
-    // pair's accumulators from its bias, the columns from their start.
-    // PAIR_END: the pair's four sums stored, then on to the next pair at
+    // groups (a register, overwritten): the loop takes eight groups at a
+    // time (its first two at \first and \second), so its first pass
+    // skips (-groups) & 7 of them (none when none is left over), and each
+    // pair needs no test of the rest. PAIR_START: a channel
+    // pair's accumulators from its bias, the columns from their start (the
+    // loop over the groups ends at the columns' end, the same for every
+    // pair; the weights run on from one pair to the next). PAIR_END: the pair's four sums stored, then on to the next pair at
     // \loop or the return.
     .macro DOT_ENTRY name, frame
     .align 2
@@ -55,18 +57,14 @@
     mov r8, r5
     .endm
 
-    .macro ENTER groups, g4, g3, g2, g1
-    adr.w lr, \g4
-    cmp \groups, #1
-    bne 6f
-    adr.w lr, \g1
-6:  cmp \groups, #2
-    bne 7f
-    adr.w lr, \g2
-7:  cmp \groups, #3
-    bne 8f
-    adr.w lr, \g3
-8:  orr lr, lr, #1             // a Thumb address
+    .macro ENTER groups, first, second
+    rsb \groups, \groups, #0
+    and \groups, \groups, #7     // the groups the first pass skips
+    adr.w lr, \first
+    adr.w r11, \second
+    sub r11, r11, lr           // the bytes of one group
+    mla lr, \groups, r11, lr
+    orr lr, lr, #1             // a Thumb address
     str lr, [sp, #20]
     .endm
 
@@ -110,20 +108,21 @@
     .endm
 
     DOT_ENTRY npukit_s8_dot_pairs_dsp, 24
-    lsls r2, r2, #1            // weight bytes per pair (8 per group)
-    str r2, [sp, #4]
-    ubfx r12, r2, #3, #2       // groups % 4
-    ENTER r12, 40f, 41f, 42f, 43f
+    lsr r12, r2, #2            // groups
+    add r2, r0, r2, lsl #2     // the end of the columns (16 bytes per group), kept in r2
+    ENTER r12, 40f, 41f
 1:  // one channel pair
     PAIR_START
-    ldr lr, [sp, #4]
-    add r2, r1, lr             // the end of the pair's weights
     ldr pc, [sp, #20]
 40: GROUP
 41: GROUP
-42: GROUP
-43: GROUP
-    cmp r1, r2
+    GROUP
+    GROUP
+    GROUP
+    GROUP
+    GROUP
+    GROUP
+    cmp r0, r2
     bne 40b
     PAIR_END npukit_s8_dot_pairs_dsp, 24, 1b
 
@@ -144,23 +143,24 @@
     .endm
 
     DOT_ENTRY npukit_s8_dot_pairs_dsp16, 32
-    // Frame: [sp, #24] the end of this pair's weights.
-    lsls r2, r2, #2            // weight bytes per pair (16 per group)
-    str r2, [sp, #4]
-    ubfx r12, r2, #4, #2       // groups % 4
-    ENTER r12, 40f, 41f, 42f, 43f
+    // Frame: [sp, #24] the end of the columns (r2 holds weights in the loop).
+    lsr r12, r2, #2            // groups
+    add r2, r0, r2, lsl #2     // the end of the columns (16 bytes per group)
+    str r2, [sp, #24]
+    ENTER r12, 40f, 41f
 1:  // one channel pair
     PAIR_START
-    ldr r2, [sp, #4]
-    add r2, r2, r1
-    str r2, [sp, #24]
     ldr pc, [sp, #20]
 40: GROUP16
 41: GROUP16
-42: GROUP16
-43: GROUP16
+    GROUP16
+    GROUP16
+    GROUP16
+    GROUP16
+    GROUP16
+    GROUP16
     ldr r2, [sp, #24]
-    cmp r1, r2
+    cmp r0, r2
     bne 40b
     PAIR_END npukit_s8_dot_pairs_dsp16, 32, 1b
 #endif
