@@ -38,33 +38,3 @@ def test_a_table_without_a_zero_tail_is_kept():
     assert last is None and cut is table
     cut, last = without_zero_tail(np.zeros(256, np.int32))
     assert last == 0 and list(cut) == [0]
-
-
-# (beta, input scale): a table that never underflows, one cut at about 80
-# entries, one cut at about 40.
-_COMPUTED = [(1.0, 0.02), (1.0, 0.11), (2.0, 0.3)]
-
-
-def test_computed_exponentials_equal_tflite_at_every_difference(tmp_path):
-    """A softmax of 2 elements has fewer elements than its table entries, so
-    it computes its exponentials (frontends/tflite/softmax.py): every
-    difference 0..255 of the two inputs gives TFLite's reference outputs."""
-    import npukit
-    from support.tflite_builder import Branch, Spec, build_model, run_reference
-
-    branches = []
-    for beta, scale in _COMPUTED:
-        cut, _ = without_zero_tail(softmax_exponentials(softmax_parameters(beta, scale)))
-        assert len(cut) > 2
-        x = Spec((1, 2), np.int8, np.float32(scale), 3)
-        branches.append(Branch("SOFTMAX", [x], [Spec((1, 2), np.int8, np.float32(1 / 256), -128)], dict(beta=beta)))
-        # int16 outputs show 128 times finer differences.
-        branches.append(Branch("SOFTMAX", [x], [Spec((1, 2), np.int16, np.float32(1 / 32768), 0)], dict(beta=beta)))
-    path = tmp_path / "softmax2.tflite"
-    build_model(branches, path)
-    model = npukit.load(npukit.compile(path, out_dir=tmp_path / "host"))
-    for d in range(256):
-        x = np.array([[127, 127 - d]], np.int8)
-        inputs = [x] * len(branches)
-        for got, want in zip(model(*inputs), run_reference(path, inputs)):
-            assert np.array_equal(np.asarray(got).reshape(want.shape), want), (d, got, want)

@@ -59,7 +59,7 @@ def _exp_on_interval_between_negative_one_quarter_and_0_excl(a: int) -> int:
 
 
 # exp(-2^k) in Q0.31 for k = -2 .. 4: the barrel shifter's factors.
-EXP_BARREL_FACTORS = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
+_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
            (4, 242))
 
 
@@ -74,7 +74,7 @@ def exp_on_negative_values(a: int, integer_bits: int) -> int:
     result = _exp_on_interval_between_negative_one_quarter_and_0_excl(
         saturating_shift_left(mod_quarter_minus_quarter, integer_bits))
     remainder = wrap32(mod_quarter_minus_quarter - a)
-    for k, multiplier in EXP_BARREL_FACTORS:
+    for k, multiplier in _BARREL:
         bit = fractional_bits + k
         if bit <= 30 and remainder & (1 << bit):
             result = srdhm(result, multiplier)

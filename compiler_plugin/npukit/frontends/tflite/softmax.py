@@ -8,10 +8,8 @@ the kernel's Prepare builds them).
 int8 input (int8 or int16 output): TFLite's reference kernel in gemmlowp's
 fixed point. Each exponential depends only on the difference to the row's
 maximum (-255..0), so the compiler tabulates them (one int32 table, cut
-after the first zero of its zero tail, the index clamped to it) when the
-softmax has at least as many elements as the table entries, and computes
-them as the kernel does otherwise; at run time each row sums the
-exponentials' Q12.19 shares (each entry rounded and
+after the first zero of its zero tail, the index clamped to it); at run
+time each row sums the exponentials' Q12.19 shares (each entry rounded and
 shifted right by 12, as the kernel rescales it), takes the reciprocal of the
 sum with the kernel's three Newton-Raphson steps, and scales each
 exponential by it. Float: exp((x - max) * beta) / sum.
@@ -29,9 +27,8 @@ from npukit.frontends.tflite.lowering import LoweringContext, lowers
 from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, float_max
 from npukit.quantization.fixed_point import FixedPoint
 from npukit.quantization.fixed_point import split_shift
-from npukit.quantization.fixed_point_reference import EXP_BARREL_FACTORS
-from npukit.quantization.tflite_prepare import ACCUMULATION_INTEGER_BITS, SCALED_DIFF_INTEGER_BITS, \
-    int16_softmax_parameters, softmax_exponentials, softmax_parameters
+from npukit.quantization.tflite_prepare import ACCUMULATION_INTEGER_BITS, int16_softmax_parameters, \
+    softmax_exponentials, softmax_parameters
 
 
 def _row_reduce(ctx: LoweringContext, x: Value, dtype: str, init, combine) -> Value:
@@ -73,44 +70,6 @@ def _clamped_entry(fixed: FixedPoint, table: Value, last: int | None, index: ir.
     if last is not None:
         index = arith.MinSIOp(index, fixed.constant(last)).result
     return _table_entry(table, index)
-
-
-def _exponential(fixed: FixedPoint, params, index: ir.Value) -> ir.Value:
-    """exp(beta * s_in * d) in Q0.31 for the difference d = -index (index =
-    max - x, 0..255), as TFLite's reference kernel computes it: d scaled into
-    Q5.26, gemmlowp's exp_on_negative_values (a Taylor series around -1/8 on
-    [-1/4, 0) and one exp(-2^k) factor per set bit of the rest), 0 below
-    diff_min. Equal to softmax_exponentials(params)[index]."""
-    i32 = fixed.i32
-    d = fixed.sub(0, index)
-    a = fixed.saturating_doubling_high_multiply(fixed.saturating_left_shift(d, params.beta_left_shift),
-                                                params.beta_multiplier)
-    fractional_bits = 31 - SCALED_DIFF_INTEGER_BITS
-    quarter = 1 << (fractional_bits - 2)
-    mod_quarter_minus_quarter = fixed.sub(arith.AndIOp(a, fixed.constant(quarter - 1)).result, quarter)
-    # exp on [-1/4, 0): around -1/8, x = a + 1/8 in Q0.31.
-    x = fixed.add(fixed.saturating_left_shift(mod_quarter_minus_quarter, SCALED_DIFF_INTEGER_BITS), 1 << 28)
-    x2 = fixed.saturating_doubling_high_multiply(x, x)
-    x3 = fixed.saturating_doubling_high_multiply(x2, x)
-    x4 = fixed.saturating_doubling_high_multiply(x2, x2)
-    x4_over_4 = fixed.rounding_divide_by_power_of_two(x4, 2)
-    cubic = fixed.saturating_doubling_high_multiply(fixed.add(x4_over_4, x3), 715827883)  # 1/3
-    polynomial = fixed.rounding_divide_by_power_of_two(fixed.add(cubic, x2), 1)
-    exp_minus_eighth = 1895147668
-    result = fixed.add(exp_minus_eighth, fixed.saturating_doubling_high_multiply(fixed.constant(exp_minus_eighth),
-                                                                                 fixed.add(x, polynomial)))
-    remainder = fixed.sub(mod_quarter_minus_quarter, a)
-    for k, factor in EXP_BARREL_FACTORS:
-        bit = fractional_bits + k
-        if bit > 30:
-            continue
-        set_ = arith.CmpIOp(arith.CmpIPredicate.ne, arith.AndIOp(remainder, fixed.constant(1 << bit)).result,
-                            fixed.constant(0)).result
-        result = arith.SelectOp(set_, fixed.saturating_doubling_high_multiply(result, factor), result).result
-    zero = arith.CmpIOp(arith.CmpIPredicate.eq, a, fixed.constant(0)).result
-    result = fixed.select(zero, (1 << 31) - 1, result, i32)
-    below = arith.CmpIOp(arith.CmpIPredicate.slt, d, fixed.constant(params.diff_min)).result
-    return fixed.select(below, 0, result, i32)
 
 
 def _reciprocal(fixed: FixedPoint, total: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -165,18 +124,9 @@ def softmax(ctx: LoweringContext, op) -> None:
     # The table may end in zeros (exponentials of large differences
     # underflow): only the first of those zeros is kept, and the index is
     # clamped to it. Each exponential's part of the sum (Q0.31 rescaled to
-    # Q12.19) is computed from its entry, not kept as a second table. A
-    # softmax with fewer elements than the table has entries computes its
-    # exponentials instead (a few dozen operations each, twice per element,
-    # against 4 bytes of flash per entry).
+    # Q12.19) is computed from its entry, not kept as a second table.
     exponentials, exp_last = without_zero_tail(softmax_exponentials(params))
-    computed = int(np.prod(x.shape)) < len(exponentials)
-    exp_table = None if computed else builder.constant(exponentials)
-
-    def exponential(fixed: FixedPoint, index: ir.Value) -> ir.Value:
-        if computed:
-            return _exponential(fixed, params, index)
-        return _clamped_entry(fixed, exp_table, exp_last, index)
+    exp_table = builder.constant(exponentials)
     out_bits = 8 if y_t.dtype == "int8" else 16
     type_min = -(1 << (out_bits - 1))
     i32 = ir.IntegerType.get_signless(32)
@@ -185,7 +135,7 @@ def softmax(ctx: LoweringContext, op) -> None:
         return fixed.sub(m, arith.ExtSIOp(i32, v).result)  # max - x: the table index, 0..255
 
     row_max = _row_reduce(ctx, x, "int8", -128, lambda v, m: arith.MaxSIOp(m, v).result)
-    total = _row_reduce_with(ctx, x, row_max, exponential, difference)
+    total = _row_reduce_with(ctx, x, row_max, exp_table, exp_last, difference)
 
     def row_scale(s, _r, _e):
         fixed = FixedPoint()
@@ -200,7 +150,7 @@ def softmax(ctx: LoweringContext, op) -> None:
 
     def output(v, m, reciprocal, exponent):
         fixed = FixedPoint()
-        e = exponential(fixed, difference(fixed, v, arith.ExtSIOp(i32, m).result))
+        e = _clamped_entry(fixed, exp_table, exp_last, difference(fixed, v, arith.ExtSIOp(i32, m).result))
         unsaturated = fixed.rounding_divide_by_power_of_two(fixed.saturating_doubling_high_multiply(reciprocal, e),
                                                             exponent)
         value = fixed.clamp(fixed.add(unsaturated, type_min), type_min, -type_min - 1)
@@ -209,7 +159,8 @@ def softmax(ctx: LoweringContext, op) -> None:
     ctx.define(0, _with_row(ctx, x, [row_max, reciprocals, exponents], y_t.dtype, output))
 
 
-def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, exponential, difference) -> Value:
+def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, exp_table: Value, exp_last: int | None,
+                     difference) -> Value:
     """Each row's sum of its elements' exponentials rescaled from Q0.31 to
     Q12.19 (the kernel's rounding divide by 2^12; a wrapping int32 sum)."""
     builder = ctx.builder
@@ -219,7 +170,7 @@ def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, exponential
 
     def body(v, m, acc):
         fixed = FixedPoint()
-        e = exponential(fixed, difference(fixed, v, arith.ExtSIOp(i32, m).result))
+        e = _clamped_entry(fixed, exp_table, exp_last, difference(fixed, v, arith.ExtSIOp(i32, m).result))
         share = fixed.rounding_divide_by_power_of_two(e, ACCUMULATION_INTEGER_BITS)
         return arith.AddIOp(acc, share).result
 
