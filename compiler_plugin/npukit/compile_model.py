@@ -287,6 +287,7 @@ class _Compiled:
     kernels: "TargetKernels | None"
     fallback: str | None = None
     flags: list[str] | None = None  # the IREE flags the compile ran with, where npukit added some
+    library_tables_kept: str | None = None  # why a static library keeps IREE's tables (npukit.cpu.library_tables)
 
 
 def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: Progress, log,
@@ -369,7 +370,9 @@ def _output_files(request: _Request, paths, work: Path, compiled: _Compiled,
     has_executables = bool(result.dispatches) or paths.static_library.exists()
     if request.mode is OutputMode.STATIC and has_executables:
         if compiled.kernels is not None:
-            compiled.kernels.link_into(paths.static_library)
+            kept = compiled.kernels.link_into(paths.static_library)
+            if kept:
+                compiled.library_tables_kept = f"the static library keeps IREE's executable-library tables: {kept}"
         files["static_library"] = paths.static_library
         files["static_library_h"] = paths.static_library_h
     if request.mode is OutputMode.EMBEDDED:
@@ -393,6 +396,8 @@ def _remove_work_directory(work: Path) -> None:
 def _notes(imported: ImportedModel, compiled: _Compiled, say: Progress) -> list[str]:
     """The manifest's warnings besides IREE's: the import's, a fallback, kernels kept out by data tiling."""
     notes = list(imported.notes) + ([compiled.fallback] if compiled.fallback else [])
+    if compiled.library_tables_kept:
+        notes.append(compiled.library_tables_kept)
     if compiled.pipeline is CpuPipeline.TUNED and compiled.result.cpu_kernels:
         for note in _kernels_refused(compiled.result.cpu_kernels):
             say(note)

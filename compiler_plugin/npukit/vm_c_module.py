@@ -6,7 +6,8 @@ declarations as ``<name>_module.h`` and a ``<name>_module.c`` that defines
 EMITC_IMPLEMENTATION and holds IREE's text, with two corrections (see
 codegen/vm_c_ref_fix.py): the
 ref arguments of calls between the module's own functions are retained, and
-a ref returned at several positions is written to every one of them.
+a ref returned at several positions is written to every one of them; and
+its strings become string literals (codegen/vm_c_strings.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from npukit.codegen.vm_c_ref_fix import (DuplicateResultError, complete_duplicate_ref_results,
                                          retain_internal_call_arguments)
+from npukit.codegen.vm_c_strings import string_literals
 from npukit.errors import CompileError
 
 _IMPLEMENTATION_MARK = "#if defined(EMITC_IMPLEMENTATION)"
@@ -36,7 +38,10 @@ def write_vm_c_module(raw: str, c_path: Path, h_path: Path,
         body, completed = complete_duplicate_ref_results(body, return_copies)
     except DuplicateResultError as e:
         raise CompileError(f"IREE's vm-c output cannot be corrected: {e}") from None
+    body, literals = string_literals(body)
     note = ""
+    if literals:
+        note += f"// {literals} string(s) are literals the linker can merge with equal ones (codegen/vm_c_strings.py).\n"
     if retained:
         note += f"// {retained} ref argument(s) of internal calls are retained where IREE 3.13 borrows them.\n"
     if completed:

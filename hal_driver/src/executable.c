@@ -75,16 +75,20 @@ iree_status_t npukit_hal_library_verify(const iree_hal_executable_library_v0_t* 
                             "executable library %s imports %" PRIu32 " functions; npukit's runtime provides none", name,
                             library->imports.count);
   }
-  if (library->exports.count > 0 && (!library->exports.ptrs || !library->exports.attrs || !library->exports.names)) {
-    return iree_make_status(IREE_STATUS_INVALID_ARGUMENT,
-                            "executable library %s lacks export pointers, attributes or names", name);
+  // The attributes are optional (IREE's ABI): without them every export has
+  // the defaults (no workgroup-local memory, workgroups of 1 x 1 x 1, and
+  // the bindings and constants the dispatch gives).
+  if (library->exports.count > 0 && (!library->exports.ptrs || !library->exports.names)) {
+    return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "executable library %s lacks export pointers or names",
+                            name);
   }
   for (uint32_t i = 0; i < library->exports.count; ++i) {
-    const iree_hal_executable_dispatch_attrs_v0_t* attrs = &library->exports.attrs[i];
     if (!library->exports.ptrs[i] || !library->exports.names[i] || !library->exports.names[i][0]) {
       return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "executable library %s export %" PRIu32 " is incomplete",
                               name, i);
     }
+    if (!library->exports.attrs) continue;
+    const iree_hal_executable_dispatch_attrs_v0_t* attrs = &library->exports.attrs[i];
     if (attrs->constant_count > NPUKIT_HAL_MAX_CONSTANTS || attrs->binding_count > NPUKIT_HAL_MAX_BINDINGS) {
       return iree_make_status(IREE_STATUS_OUT_OF_RANGE,
                               "executable library %s export %s uses %u constants and %u bindings", name,
@@ -123,7 +127,9 @@ static iree_status_t library_dispatch(npukit_hal_executable_t* base, uint32_t or
     return iree_make_status(IREE_STATUS_OUT_OF_RANGE, "function %" PRIu32 " out of range of %" PRIu32 " exports",
                             ordinal, library->exports.count);
   }
-  const iree_hal_executable_dispatch_attrs_v0_t* attrs = &library->exports.attrs[ordinal];
+  static const iree_hal_executable_dispatch_attrs_v0_t default_attrs = {0};
+  const iree_hal_executable_dispatch_attrs_v0_t* attrs =
+      library->exports.attrs ? &library->exports.attrs[ordinal] : &default_attrs;
   if (params->binding_count < attrs->binding_count || params->constant_count < attrs->constant_count) {
     return iree_make_status(IREE_STATUS_INVALID_ARGUMENT,
                             "%s needs %u bindings and %u constants, the dispatch gives %" PRIu32 " and %" PRIu32,

@@ -52,8 +52,16 @@ def test_static_library(model, target, shared_models, artifact_cache):
     with lib.open("rb") as f:
         from elftools.elf.elffile import ELFFile
 
-        defined = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols() if s["st_shndx"] != "SHN_UNDEF"}
+        elf = ELFFile(f)
+        defined = {s.name for s in elf.get_section_by_name(".symtab").iter_symbols() if s["st_shndx"] != "SHN_UNDEF"}
+        sections = [s.name for s in elf.iter_sections()]
     assert query in defined
+    # Built without debug symbols: IREE's library has no source-location and
+    # stage-location tables (24 B per export and their strings in flash),
+    # which npukit's runtime never reads (and its other tables are replaced:
+    # tests/cpu/test_library_tables.py).
+    tables = [s for s in sections if "source_locations" in s or "stage_location" in s or "stage_names" in s]
+    assert not tables, tables
     leftover = {s for s in undefined_symbols(lib, dynamic=False) if not s.startswith("__")}
     assert leftover <= LIBC_SYMBOLS, f"unexpected undefined symbols: {sorted(leftover - LIBC_SYMBOLS)}"
 

@@ -10,7 +10,8 @@ The static merge: IREE writes a static library as one object and cannot add
 others to it, so the library is linked relocatably with the kernels' archive
 (only the members it calls), then every symbol but the library's query
 function is made local, so that several models can be linked into one
-firmware.
+firmware. IREE's executable-library tables are replaced by compact ones on
+the way (npukit.cpu.library_tables).
 """
 
 from __future__ import annotations
@@ -43,14 +44,19 @@ class TargetKernels:
             return cls(preset, archive, (archive,))
         return cls(preset, archive, (archive, *(embedded_link_libraries(preset) or [libgcc_path(preset)])))
 
-    def link_into(self, static_library: Path) -> None:
-        """Merges the kernels ``static_library`` calls into it (in place)."""
+    def link_into(self, static_library: Path) -> str | None:
+        """Merges the kernels ``static_library`` calls into it (in place) and
+        gives it compact executable-library tables (npukit.cpu.library_tables);
+        returns why IREE's tables stayed, if they did."""
         from npukit.cpu.archive_build import binutil, gcc_for, preset_cflags, run_tool
+        from npukit.cpu.library_tables import compact_library_tables
 
         merged = static_library.with_name(static_library.name + ".merged")
         # The GCC driver picks the linker emulation of the preset's multilib.
         run_tool([gcc_for(self.preset), *preset_cflags(self.preset), "-nostdlib", "-r", "-Wl,-z,noexecstack",
                   "-o", str(merged), str(static_library), str(self.archive)])
+        kept = compact_library_tables(merged, self.preset)
         run_tool([binutil(self.preset, "objcopy"), "--wildcard", "--keep-global-symbol=*_library_query",
                   str(merged)])
         os.replace(merged, static_library)
+        return kept

@@ -52,6 +52,9 @@ def cpu_flags(preset: CpuPreset, given: set[str]) -> list[str]:
     return [f for f in preset.iree_flags() if flag_name(f) not in given]
 
 
+# The flag static libraries and embedded ELFs for npukit's runtime are built with.
+NO_DEBUG_SYMBOLS = "iree-llvmcpu-debug-symbols=false"
+
 # Segment alignment of embedded ELFs for boards (the bare-metal loader's own).
 BOARD_EMBEDDED_PAGE_SIZE = 64
 
@@ -192,6 +195,12 @@ def plan_for_target(
         ]
     elif mode is OutputMode.EMBEDDED:
         plan.flags.append(f"--iree-hal-dump-executable-binaries-to={paths.executables_dir}")
+    if mode is not OutputMode.VMFB and "iree-llvmcpu-debug-symbols" not in given:
+        # Without debug symbols IREE's executable library leaves out its
+        # source-location and stage-location tables and their strings (24 B
+        # and a path per export), which npukit's runtime never reads; the
+        # code and the export names stay the same.
+        plan.flags.append(f"--{NO_DEBUG_SYMBOLS}")
     if mode is not OutputMode.STATIC and uses_embedded_linker(preset) and (
         "iree-llvmcpu-embedded-linker-path" not in given
     ):

@@ -168,7 +168,9 @@ def run_hosted(cl: CommandLine) -> int:
     if static_library is not None and compile_to == "end":
         from npukit.cpu.target_kernels import TargetKernels
 
-        TargetKernels.build(plan.preset).link_into(Path(static_library))
+        kept = TargetKernels.build(plan.preset).link_into(Path(static_library))
+        if kept:
+            print(f"npukit: the static library keeps IREE's executable-library tables: {kept}", file=sys.stderr)
     if mynpu is not None and mynpu.report is not None:
         from npukit.compile_model import publish_mynpu_report
 

@@ -456,7 +456,8 @@ static iree_status_t check_library_tables(const elf_image_t* image, const iree_h
   if (count > 65536) return malformed("implausible export count");
   if (count == 0) return iree_ok_status();
   if (!in_image(image, library->exports.ptrs, count * sizeof(*library->exports.ptrs)) ||
-      !in_image(image, library->exports.attrs, count * sizeof(*library->exports.attrs)) ||
+      (library->exports.attrs &&  // optional: NULL gives every export the defaults
+       !in_image(image, library->exports.attrs, count * sizeof(*library->exports.attrs))) ||
       !in_image(image, library->exports.names, count * sizeof(*library->exports.names))) {
     return malformed("export tables outside the image");
   }

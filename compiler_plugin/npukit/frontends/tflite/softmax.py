@@ -7,11 +7,12 @@ the kernel's Prepare builds them).
 
 int8 input (int8 or int16 output): TFLite's reference kernel in gemmlowp's
 fixed point. Each exponential depends only on the difference to the row's
-maximum (-255..0), so the compiler tabulates them (and their Q12.19 share
-of the sum; both cut after the first zero of their zero tail, the index
-clamped to it); at run time each row sums its table entries, takes the
-reciprocal of the sum with the kernel's three Newton-Raphson steps, and
-scales each exponential by it. Float: exp((x - max) * beta) / sum.
+maximum (-255..0), so the compiler tabulates them (one int32 table, cut
+after the first zero of its zero tail, the index clamped to it); at run
+time each row sums the exponentials' Q12.19 shares (each entry rounded and
+shifted right by 12, as the kernel rescales it), takes the reciprocal of the
+sum with the kernel's three Newton-Raphson steps, and scales each
+exponential by it. Float: exp((x - max) * beta) / sum.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from iree.compiler.dialects import tensor
 from npukit.frontends.tflite.lowering import LoweringContext, lowers
 from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, float_max
 from npukit.quantization.fixed_point import FixedPoint
-from npukit.quantization.fixed_point_reference import rdbpot
 from npukit.quantization.fixed_point import split_shift
 from npukit.quantization.tflite_prepare import ACCUMULATION_INTEGER_BITS, int16_softmax_parameters, \
     softmax_exponentials, softmax_parameters
@@ -121,14 +121,12 @@ def softmax(ctx: LoweringContext, op) -> None:
         params = softmax_parameters(beta, qx.scale)
     except ValueError as e:
         raise ctx.unsupported(str(e)) from None
-    exponentials = softmax_exponentials(params)
-    # Each exponential's part of the sum: Q0.31 rescaled to Q12.19.
-    shares = np.array([rdbpot(int(e), ACCUMULATION_INTEGER_BITS) for e in exponentials], np.int32)
-    # Both tables end in zeros (exponentials of large differences underflow):
-    # only the first of those zeros is kept, and the index is clamped to it.
-    exponentials, exp_last = without_zero_tail(exponentials)
-    shares, share_last = without_zero_tail(shares)
-    exp_table, share_table = builder.constant(exponentials), builder.constant(shares)
+    # The table may end in zeros (exponentials of large differences
+    # underflow): only the first of those zeros is kept, and the index is
+    # clamped to it. Each exponential's part of the sum (Q0.31 rescaled to
+    # Q12.19) is computed from its entry, not kept as a second table.
+    exponentials, exp_last = without_zero_tail(softmax_exponentials(params))
+    exp_table = builder.constant(exponentials)
     out_bits = 8 if y_t.dtype == "int8" else 16
     type_min = -(1 << (out_bits - 1))
     i32 = ir.IntegerType.get_signless(32)
@@ -137,7 +135,7 @@ def softmax(ctx: LoweringContext, op) -> None:
         return fixed.sub(m, arith.ExtSIOp(i32, v).result)  # max - x: the table index, 0..255
 
     row_max = _row_reduce(ctx, x, "int8", -128, lambda v, m: arith.MaxSIOp(m, v).result)
-    total = _row_reduce_with(ctx, x, row_max, share_table, share_last, difference)
+    total = _row_reduce_with(ctx, x, row_max, exp_table, exp_last, difference)
 
     def row_scale(s, _r, _e):
         fixed = FixedPoint()
@@ -161,9 +159,10 @@ def softmax(ctx: LoweringContext, op) -> None:
     ctx.define(0, _with_row(ctx, x, [row_max, reciprocals, exponents], y_t.dtype, output))
 
 
-def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, share_table: Value, share_last: int | None,
+def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, exp_table: Value, exp_last: int | None,
                      difference) -> Value:
-    """Each row's sum of its elements' table entries (a wrapping int32 sum)."""
+    """Each row's sum of its elements' exponentials rescaled from Q0.31 to
+    Q12.19 (the kernel's rounding divide by 2^12; a wrapping int32 sum)."""
     builder = ctx.builder
     rank = x.rank
     i32 = ir.IntegerType.get_signless(32)
@@ -171,7 +170,8 @@ def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, share_table
 
     def body(v, m, acc):
         fixed = FixedPoint()
-        share = _clamped_entry(fixed, share_table, share_last, difference(fixed, v, arith.ExtSIOp(i32, m).result))
+        e = _clamped_entry(fixed, exp_table, exp_last, difference(fixed, v, arith.ExtSIOp(i32, m).result))
+        share = fixed.rounding_divide_by_power_of_two(e, ACCUMULATION_INTEGER_BITS)
         return arith.AddIOp(acc, share).result
 
     return builder.generic([(x, affine_map(rank, list(range(rank)))), (row_max, affine_map(rank, list(range(rank - 1))))],
