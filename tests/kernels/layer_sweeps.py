@@ -121,7 +121,9 @@ def depthwise_tiles_sweep(seed: int = 12) -> list[Branch]:
     place, the border pixels from windows of a group of channels): padding
     on every side (SAME at strides 1 and 2, dilation 2), channels not a
     multiple of four, rows too wide for one window of four channels, no
-    interior at all, kernels other than 3x3 and large accumulators."""
+    interior at all, kernels other than 3x3 and large accumulators; and
+    channel-last layers with a channel multiplier of 2 (padded or not),
+    which the DSP cores run four output channels at a time too."""
     rng = np.random.default_rng(seed)
     cases = [
         # channels, multiplier, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
@@ -133,6 +135,14 @@ def depthwise_tiles_sweep(seed: int = 12) -> list[Branch]:
         (40, 1, (1, 40), (3, 3), (1, 1), (1, 1), SAME, NONE, True, 0, False),  # no interior
         (12, 1, (6, 80), (5, 5), (1, 1), (1, 1), SAME, RELU6, True, 0, False),  # 5x5
         (22, 1, (5, 70), (3, 3), (1, 1), (1, 1), SAME, RELU, False, -128, True),  # large accumulators
+        # A channel multiplier of 2 (output channel c reads input channel c / 2).
+        (48, 2, (6, 30), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -128, False),
+        (10, 2, (7, 9), (3, 3), (2, 2), (1, 1), SAME, RELU, True, 4, False),
+        (3, 2, (6, 40), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -5, False),  # a quad and two channels
+        (16, 2, (8, 20), (3, 3), (1, 1), (1, 1), SAME, NONE, True, 7, False),  # rows that fit a strip
+        (4, 2, (6, 6), (5, 5), (1, 1), (1, 1), SAME, RELU, True, 0, False),
+        (6, 2, (5, 7), (3, 3), (1, 1), (1, 1), VALID, NONE, True, 3, False),
+        (8, 2, (5, 40), (3, 3), (1, 1), (1, 1), SAME, RELU, False, -128, True),  # large accumulators
     ]
     return _depthwise_branches(rng, cases)
 

@@ -171,9 +171,10 @@ static inline int32_t tap_weight_sum(const int8_t* w, int32_t taps, int32_t c) {
 }
 
 // All output pixels of channels [c0, c1), one at a time, through the
-// general store; `in` holds channel `first` of the first pixel's window.
+// general store; `in` holds the input channel of output channel `first` of
+// the first pixel's window (output channel c reads input channel c / m).
 static void channels_last_plain(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
-                                int32_t kh, int32_t kw, int32_t first, int32_t c0, int32_t c1) {
+                                int32_t kh, int32_t kw, int32_t m, int32_t first, int32_t c0, int32_t c1) {
   for (int32_t c = c0; c < c1; ++c) {
     const int32_t base = o->bias[c] - g->zp * tap_weight_sum(w, kh * kw, c);
     for (int32_t y = 0; y < g->oh; ++y) {
@@ -182,7 +183,7 @@ static void channels_last_plain(const plane_t* g, const npukit_s8_output_t* o, c
         int32_t acc = base;
         for (int32_t i = 0; i < kh; ++i) {
           for (int32_t j = 0; j < kw; ++j) {
-            acc += at[i * g->dy + j * g->dx + c - first] * tap_weight(w, kh * kw, c, i * kw + j);
+            acc += at[i * g->dy + j * g->dx + c / m - first / m] * tap_weight(w, kh * kw, c, i * kw + j);
           }
         }
         npukit_s8_store(o, acc, c, y, x);
@@ -257,6 +258,18 @@ static void quad_weights_3x3(const npukit_s8_word_t* wq, int32_t* wu, int32_t* s
   sums[2] = (even_sum >> 16) / 2, sums[3] = (odd_sum >> 16) / 2;
 }
 
+// The same for a channel multiplier of 2 (npukit_s8_quad_3x3_m2_dsp): per
+// tap {2 w(c), 2 w(c + 1)}, {2 w(c + 2), 2 w(c + 3)}.
+static void quad_weights_3x3_m2(const npukit_s8_word_t* wq, int32_t* wu, int32_t* sums) {
+  const int8_t* b = (const int8_t*)(const void*)wq;
+  for (int32_t k = 0; k < 4; ++k) sums[k] = 0;
+  for (int32_t t = 0; t < 9; ++t, b += 4) {
+    wu[2 * t] = (int32_t)((uint32_t)(uint16_t)(2 * b[0]) | (uint32_t)(uint16_t)(2 * b[1]) << 16);
+    wu[2 * t + 1] = (int32_t)((uint32_t)(uint16_t)(2 * b[2]) | (uint32_t)(uint16_t)(2 * b[3]) << 16);
+    for (int32_t k = 0; k < 4; ++k) sums[k] += b[k];
+  }
+}
+
 // Four channels' accumulators at one output pixel: the window's taps (kh x
 // kw, constants where the caller specializes) from `at`, weights from `wq`
 // on, doubled (the operand SMMULR needs) into `acc2`.
@@ -291,13 +304,16 @@ _Static_assert(__builtin_offsetof(quad_3x3_t, row_out) == 160, "s8_depthwise_dsp
 
 void npukit_s8_quad_3x3_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
 void npukit_s8_quad_3x3_full_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
+void npukit_s8_quad_3x3_m2_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
+void npukit_s8_quad_3x3_m2_full_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
 
 // Channel-last 3x3 layers on the small path with TFLite's output stage
 // (int8 out, sc 1): each quad of channels [4 q0, 4 q1) over the whole plane
 // in one call of npukit_s8_quad_3x3_dsp, which keeps the accumulators in
-// registers; `in` holds channel 4 q0 of the first pixel's window.
+// registers (a channel multiplier `m` of 2: npukit_s8_quad_3x3_m2_dsp);
+// `in` holds input channel 4 q0 / m of the first pixel's window.
 static void quads_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
-                          int32_t q0, int32_t q1) {
+                          int32_t m, int32_t q0, int32_t q1) {
   const int32_t lo = o->act_min > -128 ? o->act_min : -128, hi = o->act_max < 127 ? o->act_max : 127;
   quad_3x3_t q;
   q.zp2 = 2 * o->zp + 1;
@@ -308,15 +324,26 @@ static void quads_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const i
   for (int32_t k = q0; k < q1; ++k) {
     const int32_t c = 4 * k;
     int32_t sums[4];
-    quad_weights_3x3((const npukit_s8_word_t*)(const void*)(w + (size_t)k * 36), q.wu, sums);
+    if (m == 2) {
+      quad_weights_3x3_m2((const npukit_s8_word_t*)(const void*)(w + (size_t)k * 36), q.wu, sums);
+    } else {
+      quad_weights_3x3((const npukit_s8_word_t*)(const void*)(w + (size_t)k * 36), q.wu, sums);
+    }
     for (int32_t j = 0; j < 4; ++j) {
       q.start2[j] = 2 * (o->bias[c + j] - g->zp * sums[j]);
       q.ms[2 * j] = o->multiplier[c + j], q.ms[2 * j + 1] = ~o->shift[c + j];
     }
-    if (lo == -128 && hi == 127) {
-      npukit_s8_quad_3x3_full_dsp(in + (c - 4 * q0), o->out + c, &q);
+    const int8_t* at = in + (c - 4 * q0) / m;
+    if (m == 2) {
+      if (lo == -128 && hi == 127) {
+        npukit_s8_quad_3x3_m2_full_dsp(at, o->out + c, &q);
+      } else {
+        npukit_s8_quad_3x3_m2_dsp(at, o->out + c, &q);
+      }
+    } else if (lo == -128 && hi == 127) {
+      npukit_s8_quad_3x3_full_dsp(at, o->out + c, &q);
     } else {
-      npukit_s8_quad_3x3_dsp(in + (c - 4 * q0), o->out + c, &q);
+      npukit_s8_quad_3x3_dsp(at, o->out + c, &q);
     }
   }
 }
@@ -348,19 +375,24 @@ static void requantize_quad_channel(const npukit_s8_output_t* o, const int32_t* 
 }
 
 // Channel-last, small path, int8 out: channels [c0, c1) (c0 a multiple of
-// four, `in` holding channel c0 of the first pixel's window) four at a
-// time, each from its bias with the input zero point folded in (3x3 windows
-// without the float stage: quads_3x3_dsp); channels beyond a multiple of
-// four take the plain loop.
+// four, `in` holding the input channel of c0 of the first pixel's window)
+// four at a time, each from its bias with the input zero point folded in
+// (3x3 windows without the float stage: quads_3x3_dsp); channels beyond a
+// multiple of four take the plain loop. A channel multiplier `m` of 2 runs
+// on quads_3x3_dsp only, every other layer with one on the plain loop.
 static void channels_last_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
-                              int32_t c0, int32_t c1, int32_t kh, int32_t kw) {
+                              int32_t m, int32_t c0, int32_t c1, int32_t kh, int32_t kw) {
   const int32_t q0 = c0 / 4, q1 = q0 + (c1 - c0) / 4, taps = kh * kw;
   const int32_t rows_per_pass = g->ow <= QUAD_PASS ? QUAD_PASS / g->ow : 1;
   const int32_t cols_per_pass = g->ow <= QUAD_PASS ? g->ow : QUAD_PASS;
   const int32_t three = kh == 3 && kw == 3;
-  if (three && !o->fl.table) {
-    quads_3x3_dsp(g, o, in, w, q0, q1);
-    channels_last_plain(g, o, in, w, kh, kw, c0, 4 * q1, c1);
+  if (three && !o->fl.table && (m == 1 || m == 2)) {
+    quads_3x3_dsp(g, o, in, w, m, q0, q1);
+    channels_last_plain(g, o, in, w, kh, kw, m, c0, 4 * q1, c1);
+    return;
+  }
+  if (m != 1) {
+    channels_last_plain(g, o, in, w, kh, kw, m, c0, c0, c1);
     return;
   }
   int32_t acc2[4 * QUAD_PASS];
@@ -404,22 +436,24 @@ static void channels_last_dsp(const plane_t* g, const npukit_s8_output_t* o, con
       }
     }
   }
-  channels_last_plain(g, o, in, w, kh, kw, c0, 4 * q1, c1);
+  channels_last_plain(g, o, in, w, kh, kw, 1, c0, 4 * q1, c1);
 }
 #endif
 
 // Channel-last layers (NPUKIT_S8_WEIGHTS_TAPS): channels [c0, c1) (c0 a
-// multiple of four), `in` holding channel c0 of the first pixel's window.
+// multiple of four), `in` holding the input channel of c0 (c0 / the channel
+// multiplier) of the first pixel's window.
 static void channels_last(const int32_t* p, const plane_t* g, const npukit_s8_output_t* o, const int8_t* in,
                           const int8_t* w, int32_t c0, int32_t c1) {
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
+  const int32_t m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
 #if defined(__ARM_FEATURE_DSP)
   if (o->small && o->mode == NPUKIT_S8_OUT_INT8 && o->sc == 1 && p[NPUKIT_S8_W_IN_SC] == 1) {
-    channels_last_dsp(g, o, in, w, c0, c1, kh, kw);
+    channels_last_dsp(g, o, in, w, m, c0, c1, kh, kw);
     return;
   }
 #endif
-  channels_last_plain(g, o, in, w, kh, kw, c0, c0, c1);
+  channels_last_plain(g, o, in, w, kh, kw, m, c0, c0, c1);
 }
 
 // The output pixels `g` gives, their windows read from `in` on (the whole
@@ -697,17 +731,22 @@ static void padded_region(const int32_t* p, const plane_t* g, npukit_s8_output_t
   const int32_t reach_h = (p[NPUKIT_S8_W_KERNEL_H] - 1) * dil_h + 1;
   const int32_t reach_w = (p[NPUKIT_S8_W_KERNEL_W] - 1) * dil_w + 1;
   const int32_t out_bytes = o->mode == NPUKIT_S8_OUT_INT32 ? 4 : 1;
+  const int32_t m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
   const tiling_t tiles = tiling(p, yb - ya, xb - xa);
   const int32_t rows = tiles.rows, cols = tiles.cols;
-  int32_t group = (NPUKIT_S8_STRIP_BYTES / (tiles.in_rows * tiles.in_cols)) & ~3;
+  // Output channels per tile: m times the input channels (a multiple of
+  // four) its window holds.
+  int32_t group = ((NPUKIT_S8_STRIP_BYTES / (tiles.in_rows * tiles.in_cols)) & ~3) * m;
   if (group > ((channels + 3) & ~3)) group = (channels + 3) & ~3;
   for (int32_t c0 = 0; c0 < channels; c0 += group) {
-    const int32_t n = channels - c0 < group ? channels - c0 : group, width = (n + 3) & ~3;
+    // n output channels, n / m input channels (the layer's channels and
+    // c0 are multiples of m), `width` bytes per pixel.
+    const int32_t n = channels - c0 < group ? channels - c0 : group, width = (n / m + 3) & ~3;
     for (int32_t y = ya; y < yb; y += rows) {
       const int32_t r = yb - y < rows ? yb - y : rows, nr = (r - 1) * stride_h + reach_h;
       for (int32_t x = xa; x < xb; x += cols) {
         const int32_t k = xb - x < cols ? xb - x : cols, nx = (k - 1) * stride_w + reach_w;
-        fill_window(strip, p, in, y * stride_h, nr, x * stride_w, nx, c0, n, width);
+        fill_window(strip, p, in, y * stride_h, nr, x * stride_w, nx, c0 / m, n / m, width);
         const plane_t t = {
             .oh = r, .ow = k, .sh = nx * width, .sw = width, .step_y = stride_h * nx * width,
             .step_x = stride_w * width, .dy = dil_h * nx * width, .dx = dil_w * width, .zp = g->zp,
