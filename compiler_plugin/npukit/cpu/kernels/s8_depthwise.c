@@ -653,6 +653,9 @@ static __attribute__((noinline)) int32_t padded_planes(const int32_t* p, const p
 // left and right of it) in tiles, each a window of the padded input (its
 // padding written out) holding a group of channels, run on the same paths.
 
+// A word of the input at any address (single loads on Armv7E-M).
+typedef int32_t __attribute__((aligned(1), may_alias)) input_word_t;
+
 // The padded input's rows [r0, r0 + nr) x columns [x0, x0 + nx) (counted in
 // the padded input from its top left corner), channels [c0, c0 + n), into
 // `strip`: `width` bytes per pixel (n rounded up to four), row after row.
@@ -678,10 +681,10 @@ static void fill_window(int8_t* strip, const int32_t* p, const int8_t* in, int32
     npukit_s8_fill_bytes(to, pad, lead * width);
     to += lead * width;
     const int8_t* from = in + iy * sh + (ix0 + lead) * sw + c0;
-    if (words && (((uintptr_t)from | (uintptr_t)sw) & 3) == 0) {
+    if (words) {
       npukit_s8_word_t* t = (npukit_s8_word_t*)(void*)to;
       for (int32_t x = 0; x < inside; ++x, from += sw) {
-        const npukit_s8_word_t* f = (const npukit_s8_word_t*)(const void*)from;
+        const input_word_t* f = (const input_word_t*)(const void*)from;
         for (int32_t k = 0; k < words; ++k) *t++ = f[k];
       }
       to = (int8_t*)(void*)t;
@@ -759,13 +762,19 @@ static void padded_region(const int32_t* p, const plane_t* g, npukit_s8_output_t
   }
 }
 
-// Whether a padded layer runs in tiles (padded_tiles) rather than in
-// strips of whole rows (padded_strips): a channel-last layer whose window of
-// four channels fits, and whose rows do not fit a strip or cost more there.
-// Each kernel call costs about 300 instructions per quad of channels (its
-// weights unpacked, its sums and constants) and each byte copied about 3/4
-// (measured on Cortex-M4); strips copy every input row (those their bands
-// share twice), tiles only the border pixels' windows.
+// How a padded layer runs: TILES_NONE in strips of whole rows
+// (padded_strips) or the paths after it, TILES_BORDER its interior in place
+// and its border pixels in tiles, TILES_WHOLE every output pixel in tiles
+// (padded_tiles). Tiles need a channel-last layer whose window of four
+// channels fits; of the three, the cheapest. Each kernel call costs about
+// 300 instructions per quad of channels (its weights unpacked, its sums and
+// constants) and each byte copied about 3/4 (measured on Cortex-M4): strips
+// copy every input row (those their bands share twice) and call the kernel
+// once per band, TILES_BORDER copies only the border pixels' windows but
+// calls it for the interior and up to four regions, TILES_WHOLE copies
+// every window (a small layer: one tile, one call per quad).
+enum { TILES_NONE, TILES_BORDER, TILES_WHOLE };
+
 static int32_t tiles_first(const int32_t* p, const plane_t* g) {
   const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H];
   const int32_t reach_h = (p[NPUKIT_S8_W_KERNEL_H] - 1) * p[NPUKIT_S8_W_DILATION_H] + 1;
@@ -776,11 +785,15 @@ static int32_t tiles_first(const int32_t* p, const plane_t* g) {
   }
   const int32_t c_in = p[NPUKIT_S8_W_IN_C], quads = (p[NPUKIT_S8_W_OUT_C] + 3) / 4;
   const int64_t row_bytes = (int64_t)(p[NPUKIT_S8_W_PAD_LEFT] + p[NPUKIT_S8_W_IN_W] + p[NPUKIT_S8_W_PAD_RIGHT]) * c_in;
-  if (reach_h * row_bytes > NPUKIT_S8_STRIP_BYTES) return 1;
-  const int32_t band = (int32_t)((NPUKIT_S8_STRIP_BYTES / row_bytes - reach_h) / stride_h + 1);
-  const int32_t bands = (g->oh + band - 1) / band;
-  // Costs, in quarters of an instruction.
-  const int64_t strips = (int64_t)bands * quads * 1200 + (int64_t)bands * ((band - 1) * stride_h + reach_h) * row_bytes * 3;
+  // Costs, in quarters of an instruction (strips: none where their rows do not fit).
+  int64_t strips = INT64_MAX;
+  if (reach_h * row_bytes <= NPUKIT_S8_STRIP_BYTES) {
+    const int32_t band = (int32_t)((NPUKIT_S8_STRIP_BYTES / row_bytes - reach_h) / stride_h + 1);
+    const int32_t bands = (g->oh + band - 1) / band;
+    strips = (int64_t)bands * quads * 1200 + (int64_t)bands * ((band - 1) * stride_h + reach_h) * row_bytes * 3;
+  }
+  const tiling_t all = tiling(p, g->oh, g->ow);
+  const int64_t whole = (int64_t)all.count * (quads * 1200 + (int64_t)all.in_rows * all.in_cols * c_in * 3);
   int32_t y0, y1, x0, x1;
   inside_range(p[NPUKIT_S8_W_PAD_TOP], stride_h, reach_h - 1, p[NPUKIT_S8_W_IN_H], g->oh, &y0, &y1);
   inside_range(p[NPUKIT_S8_W_PAD_LEFT], p[NPUKIT_S8_W_STRIDE_W], reach_w - 1, p[NPUKIT_S8_W_IN_W], g->ow, &x0, &x1);
@@ -791,13 +804,15 @@ static int32_t tiles_first(const int32_t* p, const plane_t* g) {
   for (int32_t r = 0; r < 4; ++r) {
     tiles += (int64_t)regions[r].count * (quads * 1200 + (int64_t)regions[r].in_rows * regions[r].in_cols * c_in * 3);
   }
-  return tiles < strips;
+  if (whole <= tiles && whole < strips) return TILES_WHOLE;
+  return tiles < strips ? TILES_BORDER : TILES_NONE;
 }
 
-// A padded layer for which tiles_first holds.
+// A padded layer in tiles (`how`: TILES_BORDER or TILES_WHOLE, tiles_first).
 // (Not inlined: its strip is on the stack only while a padded layer runs.)
 static __attribute__((noinline)) void padded_tiles(const int32_t* p, const plane_t* g, const int8_t* in,
-                                                   const int8_t* weights, size_t output, size_t residual) {
+                                                   const int8_t* weights, size_t output, size_t residual,
+                                                   int32_t how) {
   const int32_t reach_h = (p[NPUKIT_S8_W_KERNEL_H] - 1) * p[NPUKIT_S8_W_DILATION_H] + 1;
   const int32_t reach_w = (p[NPUKIT_S8_W_KERNEL_W] - 1) * p[NPUKIT_S8_W_DILATION_W] + 1;
   int8_t strip[NPUKIT_S8_STRIP_BYTES + 4] __attribute__((aligned(4)));  // + 4: word reads of the last values
@@ -808,7 +823,7 @@ static __attribute__((noinline)) void padded_tiles(const int32_t* p, const plane
   int32_t y0, y1, x0, x1;
   inside_range(p[NPUKIT_S8_W_PAD_TOP], p[NPUKIT_S8_W_STRIDE_H], reach_h - 1, p[NPUKIT_S8_W_IN_H], oh, &y0, &y1);
   inside_range(p[NPUKIT_S8_W_PAD_LEFT], p[NPUKIT_S8_W_STRIDE_W], reach_w - 1, p[NPUKIT_S8_W_IN_W], ow, &x0, &x1);
-  if (y1 > y0 && x1 > x0) {
+  if (how == TILES_BORDER && y1 > y0 && x1 > x0) {
     o.out = out + (y0 * o.sh + x0 * o.sw) * (o.mode == NPUKIT_S8_OUT_INT32 ? 4 : 1);
     if (res) o.residual = res + y0 * o.add.res_sh + x0 * o.add.res_sw;
     plane_t interior = *g;
@@ -817,7 +832,7 @@ static __attribute__((noinline)) void padded_tiles(const int32_t* p, const plane
                           (x0 * p[NPUKIT_S8_W_STRIDE_W] - p[NPUKIT_S8_W_PAD_LEFT]) * g->sw;
     channels_last(p, &interior, &o, first, weights, 0, channels);
   } else {
-    y0 = y1 = x0 = x1 = 0;  // no interior: every pixel is a border pixel (the region below the empty top)
+    y0 = y1 = x0 = x1 = 0;  // every pixel in tiles (the region below the empty top)
   }
   padded_region(p, g, &o, out, res, in, weights, strip, 0, y0, 0, ow);
   padded_region(p, g, &o, out, res, in, weights, strip, y1, oh, 0, ow);
@@ -839,8 +854,9 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
     depthwise_plane(p, &g, &o, in, weights, 0, 0);
     return;
   }
-  if (tiles_first(p, &g)) {
-    padded_tiles(p, &g, in, weights, output, residual);
+  const int32_t tiles = tiles_first(p, &g);
+  if (tiles != TILES_NONE) {
+    padded_tiles(p, &g, in, weights, output, residual, tiles);
     return;
   }
   if (padded_strips(p, &g, in, weights, output, residual)) return;
