@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npukit.cpu.kernel_choice import KernelChoice
+from npukit.cpu.kernel_choice import TAPS_MULTIPLIERS, KernelChoice
 from npukit.cpu.layer_kernels import DEFINES, WORDS, compact_words, kernel_library, layer_block, position_words
 from npukit.deploy.toolchain_files import cross_presets
 from npukit.layer_recognition.dispatch_ir import SystemTensor
@@ -618,6 +618,9 @@ PADDED_CASES = {
         in_zp=0, pad_value=-128),
     "depthwise every side different": Case(kind="depthwise", in_c=5, in_hw=(7, 9), out_c=5, padding=(2, 0, 1, 3),
                                            pad_value=-5),
+    "depthwise channel-last multiplier 2 wider than a strip": Case(
+        kind="depthwise", in_c=22, in_hw=(5, 40), out_c=44, multiplier=2, padding=(1, 2, 0, 1), in_layout="HWC",
+        out_layout="HWC", pad_value=-5),
     "depthwise 5x5 dilation 2": Case(kind="depthwise", in_c=3, in_hw=(9, 11), out_c=3, kernel=(5, 5),
                                      dilation=(2, 2), padding=(4, 4, 4, 4), pad_value=-5),
     "depthwise multiplier 2": Case(kind="depthwise", in_c=3, in_hw=(6, 6), out_c=6, multiplier=2,
@@ -650,7 +653,7 @@ def test_padded_layer_equals_tflite_arithmetic(build, name, rng):
     case = PADDED_CASES[name]
     run_case(build, case, rng)
     run_case(build, case, rng, choice=BOARD_BLOCK)
-    if case.kind == "depthwise" and case.in_layout == "HWC" and case.multiplier == 1:
+    if case.kind == "depthwise" and case.in_layout == "HWC" and case.multiplier in TAPS_MULTIPLIERS:
         run_case(build, case, rng, choice=KernelChoice(weights="taps", weight_sums=False))
 
 

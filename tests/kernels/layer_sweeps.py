@@ -114,6 +114,39 @@ def depthwise_quad_sweep(seed: int = 8) -> list[Branch]:
     return _depthwise_branches(rng, cases)
 
 
+
+def depthwise_tiles_sweep(seed: int = 12) -> list[Branch]:
+    """Padded channel-last DEPTHWISE_CONV_2D whose padded window rows exceed
+    the kernels' 4 KiB strip (the DSP cores' tiles: the interior read in
+    place, the border pixels from windows of a group of channels): padding
+    on every side (SAME at strides 1 and 2, dilation 2), channels not a
+    multiple of four, rows too wide for one window of four channels, no
+    interior at all, kernels other than 3x3 and large accumulators; and
+    channel-last layers with a channel multiplier of 2 (padded or not),
+    which the DSP cores run four output channels at a time too."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # channels, multiplier, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+        (96, 1, (6, 16), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -128, False),  # MobileNetV2's expansion
+        (50, 1, (7, 30), (3, 3), (2, 2), (1, 1), SAME, RELU, True, 5, False),  # pads top, bottom, right
+        (148, 1, (6, 9), (3, 3), (2, 2), (1, 1), SAME, RELU6, True, -128, False),  # 37 quads
+        (36, 1, (9, 40), (3, 3), (1, 1), (2, 2), SAME, NONE, False, 12, False),  # two on every side
+        (8, 1, (3, 400), (3, 3), (1, 1), (1, 1), SAME, RELU, True, -3, False),  # a row wider than a window
+        (40, 1, (1, 40), (3, 3), (1, 1), (1, 1), SAME, NONE, True, 0, False),  # no interior
+        (12, 1, (6, 80), (5, 5), (1, 1), (1, 1), SAME, RELU6, True, 0, False),  # 5x5
+        (22, 1, (5, 70), (3, 3), (1, 1), (1, 1), SAME, RELU, False, -128, True),  # large accumulators
+        # A channel multiplier of 2 (output channel c reads input channel c / 2).
+        (48, 2, (6, 30), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -128, False),
+        (10, 2, (7, 9), (3, 3), (2, 2), (1, 1), SAME, RELU, True, 4, False),
+        (3, 2, (6, 40), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -5, False),  # a quad and two channels
+        (16, 2, (8, 20), (3, 3), (1, 1), (1, 1), SAME, NONE, True, 7, False),  # rows that fit a strip
+        (4, 2, (6, 6), (5, 5), (1, 1), (1, 1), SAME, RELU, True, 0, False),
+        (6, 2, (5, 7), (3, 3), (1, 1), (1, 1), VALID, NONE, True, 3, False),
+        (8, 2, (5, 40), (3, 3), (1, 1), (1, 1), SAME, RELU, False, -128, True),  # large accumulators
+    ]
+    return _depthwise_branches(rng, cases)
+
+
 def _depthwise_branches(rng, cases) -> list[Branch]:
     branches = []
     for c, m, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, activation, per_channel, zp, large in cases:
@@ -287,8 +320,8 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
 
 
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
-          "depthwise_quad": depthwise_quad_sweep, "conv": conv_sweep, "conv_small": conv_small_sweep,
-          "fully_connected": fully_connected_sweep,
+          "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
+          "conv": conv_sweep, "conv_small": conv_small_sweep, "fully_connected": fully_connected_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 
 

@@ -9,8 +9,9 @@ result says otherwise.
   flash budget (npukit.cpu.flash_budget). For a
   depthwise layer, "taps" orders the int8 weights tap by tap with the
   channels side by side, for the DSP kernel that runs channel-last layers
-  four channels at a time (not with a channel multiplier: output channel
-  c reads input channel c / M, which only the "int8" form's kernels follow).
+  four channels at a time (with a channel multiplier M of 1 or 2,
+  TAPS_MULTIPLIERS: output channel c reads input channel c / M; other
+  multipliers take the "int8" form).
 - ``conv_form``: the x86 vector convolution's "packed" (im2col panels) or
   "direct" (the input read in place) form, or "auto" for the kernel's own
   rule. Host only; the kernel falls back to packed where direct cannot run.
@@ -34,6 +35,9 @@ from npukit.targets.cpu_presets import CpuPreset
 
 WEIGHT_FORMS = ("int8", "int16", "taps", "lanes")
 CONV_FORMS = ("auto", "packed", "direct")
+# The channel multipliers the DSP channel-last depthwise kernel takes with
+# tap-ordered weights (s8_depthwise.c, s8_depthwise_dsp.S).
+TAPS_MULTIPLIERS = (1, 2)
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,7 @@ def default_choice(spec: LayerSpec, preset: CpuPreset) -> KernelChoice:
 def candidates(spec: LayerSpec, preset: CpuPreset) -> list[KernelChoice]:
     """The choices worth measuring for this layer on this preset; the
     default first. One candidate means there is nothing to tune."""
-    if spec.kind == "depthwise" and spec.multiplier == 1 and has_dsp(preset) and _channels_last(spec):
+    if spec.kind == "depthwise" and spec.multiplier in TAPS_MULTIPLIERS and has_dsp(preset) and _channels_last(spec):
         return [KernelChoice(weights="taps"), KernelChoice()]
     if _is_x86_host(preset) and _lanes_fit(spec):  # then the pixel-lane kernels' forms
         return [KernelChoice(weights="lanes"), *_weight_order_candidates(spec, preset)]

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from npukit.cpu.archive_build import c_archive, gcc_for, run_tool
-from npukit.cpu.kernel_choice import KernelChoice
+from npukit.cpu.kernel_choice import TAPS_MULTIPLIERS, KernelChoice
 from npukit.cpu.lane_weights import DEPTHWISE_MULTIPLIERS, lane_segment, lane_weights
 from npukit.layer_recognition.layer_spec import LayerSpec
 from npukit.quantization.requantization import ADD_LEFT_SHIFT
@@ -170,8 +170,9 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
         raise KernelUnsupported("int16 weights for a depthwise layer")
     if choice.weights == "taps" and spec.kind != "depthwise":
         raise KernelUnsupported("tap-ordered weights for a layer that is not depthwise")
-    if choice.weights == "taps" and spec.kind == "depthwise" and spec.multiplier != 1:
-        raise KernelUnsupported("tap-ordered weights for a depthwise layer with a channel multiplier")
+    if choice.weights == "taps" and spec.kind == "depthwise" and spec.multiplier not in TAPS_MULTIPLIERS:
+        raise KernelUnsupported(f"tap-ordered weights for a depthwise layer with channel multiplier "
+                                f"{spec.multiplier} (the DSP kernel takes {TAPS_MULTIPLIERS})")
     if choice.weights == "lanes" and spec.kind == "depthwise" and spec.multiplier not in DEPTHWISE_MULTIPLIERS:
         raise KernelUnsupported(f"lane-ordered weights for a depthwise layer with channel multiplier "
                                 f"{spec.multiplier} (the lane kernels take {DEPTHWISE_MULTIPLIERS})")

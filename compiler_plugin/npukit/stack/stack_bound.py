@@ -359,7 +359,11 @@ def _address_taken(elf: ELFFile, functions: dict[tuple[int, int], int],
                 candidates = [sym["st_value"]]
                 word = word_at(rel["r_offset"])
                 if word is not None:
-                    candidates.append(word)
+                    # R_ARM_REL32 holds S + A - P (position-independent code's literal offsets): the address
+                    # is the word plus its own; the word alone is an offset that may equal an unrelated
+                    # function's address in a low flash.
+                    candidates.append(word + rel["r_offset"] if machine == "EM_ARM" and rel["r_info_type"] == 3
+                                      else word)
             for address in candidates:
                 if address & ~1 in starts:
                     taken.add(address & ~1)

@@ -171,9 +171,10 @@ static inline int32_t tap_weight_sum(const int8_t* w, int32_t taps, int32_t c) {
 }
 
 // All output pixels of channels [c0, c1), one at a time, through the
-// general store.
+// general store; `in` holds the input channel of output channel `first` of
+// the first pixel's window (output channel c reads input channel c / m).
 static void channels_last_plain(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
-                                int32_t kh, int32_t kw, int32_t c0, int32_t c1) {
+                                int32_t kh, int32_t kw, int32_t m, int32_t first, int32_t c0, int32_t c1) {
   for (int32_t c = c0; c < c1; ++c) {
     const int32_t base = o->bias[c] - g->zp * tap_weight_sum(w, kh * kw, c);
     for (int32_t y = 0; y < g->oh; ++y) {
@@ -182,7 +183,7 @@ static void channels_last_plain(const plane_t* g, const npukit_s8_output_t* o, c
         int32_t acc = base;
         for (int32_t i = 0; i < kh; ++i) {
           for (int32_t j = 0; j < kw; ++j) {
-            acc += at[i * g->dy + j * g->dx + c] * tap_weight(w, kh * kw, c, i * kw + j);
+            acc += at[i * g->dy + j * g->dx + c / m - first / m] * tap_weight(w, kh * kw, c, i * kw + j);
           }
         }
         npukit_s8_store(o, acc, c, y, x);
@@ -257,6 +258,18 @@ static void quad_weights_3x3(const npukit_s8_word_t* wq, int32_t* wu, int32_t* s
   sums[2] = (even_sum >> 16) / 2, sums[3] = (odd_sum >> 16) / 2;
 }
 
+// The same for a channel multiplier of 2 (npukit_s8_quad_3x3_m2_dsp): per
+// tap {2 w(c), 2 w(c + 1)}, {2 w(c + 2), 2 w(c + 3)}.
+static void quad_weights_3x3_m2(const npukit_s8_word_t* wq, int32_t* wu, int32_t* sums) {
+  const int8_t* b = (const int8_t*)(const void*)wq;
+  for (int32_t k = 0; k < 4; ++k) sums[k] = 0;
+  for (int32_t t = 0; t < 9; ++t, b += 4) {
+    wu[2 * t] = (int32_t)((uint32_t)(uint16_t)(2 * b[0]) | (uint32_t)(uint16_t)(2 * b[1]) << 16);
+    wu[2 * t + 1] = (int32_t)((uint32_t)(uint16_t)(2 * b[2]) | (uint32_t)(uint16_t)(2 * b[3]) << 16);
+    for (int32_t k = 0; k < 4; ++k) sums[k] += b[k];
+  }
+}
+
 // Four channels' accumulators at one output pixel: the window's taps (kh x
 // kw, constants where the caller specializes) from `at`, weights from `wq`
 // on, doubled (the operand SMMULR needs) into `acc2`.
@@ -291,12 +304,16 @@ _Static_assert(__builtin_offsetof(quad_3x3_t, row_out) == 160, "s8_depthwise_dsp
 
 void npukit_s8_quad_3x3_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
 void npukit_s8_quad_3x3_full_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
+void npukit_s8_quad_3x3_m2_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
+void npukit_s8_quad_3x3_m2_full_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
 
 // Channel-last 3x3 layers on the small path with TFLite's output stage
-// (int8 out, sc 1): each quad of channels over the whole plane in one call
-// of npukit_s8_quad_3x3_dsp, which keeps the accumulators in registers.
+// (int8 out, sc 1): each quad of channels [4 q0, 4 q1) over the whole plane
+// in one call of npukit_s8_quad_3x3_dsp, which keeps the accumulators in
+// registers (a channel multiplier `m` of 2: npukit_s8_quad_3x3_m2_dsp);
+// `in` holds input channel 4 q0 / m of the first pixel's window.
 static void quads_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
-                          int32_t quads) {
+                          int32_t m, int32_t q0, int32_t q1) {
   const int32_t lo = o->act_min > -128 ? o->act_min : -128, hi = o->act_max < 127 ? o->act_max : 127;
   quad_3x3_t q;
   q.zp2 = 2 * o->zp + 1;
@@ -304,18 +321,29 @@ static void quads_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const i
   q.dx = g->dx, q.dy = g->dy, q.rewind = g->step_x - 2 * g->dy, q.out_sw = o->sw;
   q.cols = g->ow, q.rows = g->oh;
   q.row_in = g->step_y - g->ow * g->step_x, q.row_out = o->sh - g->ow * o->sw;
-  for (int32_t k = 0; k < quads; ++k) {
+  for (int32_t k = q0; k < q1; ++k) {
     const int32_t c = 4 * k;
     int32_t sums[4];
-    quad_weights_3x3((const npukit_s8_word_t*)(const void*)(w + (size_t)k * 36), q.wu, sums);
+    if (m == 2) {
+      quad_weights_3x3_m2((const npukit_s8_word_t*)(const void*)(w + (size_t)k * 36), q.wu, sums);
+    } else {
+      quad_weights_3x3((const npukit_s8_word_t*)(const void*)(w + (size_t)k * 36), q.wu, sums);
+    }
     for (int32_t j = 0; j < 4; ++j) {
       q.start2[j] = 2 * (o->bias[c + j] - g->zp * sums[j]);
       q.ms[2 * j] = o->multiplier[c + j], q.ms[2 * j + 1] = ~o->shift[c + j];
     }
-    if (lo == -128 && hi == 127) {
-      npukit_s8_quad_3x3_full_dsp(in + c, o->out + c, &q);
+    const int8_t* at = in + (c - 4 * q0) / m;
+    if (m == 2) {
+      if (lo == -128 && hi == 127) {
+        npukit_s8_quad_3x3_m2_full_dsp(at, o->out + c, &q);
+      } else {
+        npukit_s8_quad_3x3_m2_dsp(at, o->out + c, &q);
+      }
+    } else if (lo == -128 && hi == 127) {
+      npukit_s8_quad_3x3_full_dsp(at, o->out + c, &q);
     } else {
-      npukit_s8_quad_3x3_dsp(in + c, o->out + c, &q);
+      npukit_s8_quad_3x3_dsp(at, o->out + c, &q);
     }
   }
 }
@@ -346,24 +374,30 @@ static void requantize_quad_channel(const npukit_s8_output_t* o, const int32_t* 
   NPUKIT_S8_BY_RANGE(o->act_min, o->act_max, quad_channel_loop(o, acc2, rows, cols, m, s, to, range))
 }
 
-// Channel-last, small path, int8 out: four channels at a time, each from its
-// bias with the input zero point folded in (3x3 windows without the float
-// stage: quads_3x3_dsp); channels beyond a multiple of four take the plain
-// loop.
+// Channel-last, small path, int8 out: channels [c0, c1) (c0 a multiple of
+// four, `in` holding the input channel of c0 of the first pixel's window)
+// four at a time, each from its bias with the input zero point folded in
+// (3x3 windows without the float stage: quads_3x3_dsp); channels beyond a
+// multiple of four take the plain loop. A channel multiplier `m` of 2 runs
+// on quads_3x3_dsp only, every other layer with one on the plain loop.
 static void channels_last_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
-                              int32_t channels, int32_t kh, int32_t kw) {
-  const int32_t quads = channels / 4, taps = kh * kw;
+                              int32_t m, int32_t c0, int32_t c1, int32_t kh, int32_t kw) {
+  const int32_t q0 = c0 / 4, q1 = q0 + (c1 - c0) / 4, taps = kh * kw;
   const int32_t rows_per_pass = g->ow <= QUAD_PASS ? QUAD_PASS / g->ow : 1;
   const int32_t cols_per_pass = g->ow <= QUAD_PASS ? g->ow : QUAD_PASS;
   const int32_t three = kh == 3 && kw == 3;
-  if (three && !o->fl.table) {
-    quads_3x3_dsp(g, o, in, w, quads);
-    channels_last_plain(g, o, in, w, kh, kw, 4 * quads, channels);
+  if (three && !o->fl.table && (m == 1 || m == 2)) {
+    quads_3x3_dsp(g, o, in, w, m, q0, q1);
+    channels_last_plain(g, o, in, w, kh, kw, m, c0, 4 * q1, c1);
+    return;
+  }
+  if (m != 1) {
+    channels_last_plain(g, o, in, w, kh, kw, m, c0, c0, c1);
     return;
   }
   int32_t acc2[4 * QUAD_PASS];
   int32_t wu[18];  // a 3x3 quad's unpacked weights
-  for (int32_t q = 0; q < quads; ++q) {
+  for (int32_t q = q0; q < q1; ++q) {
     const int32_t c = 4 * q;
     const npukit_s8_word_t* wq = (const npukit_s8_word_t*)(const void*)(w + (size_t)q * taps * 4);
     int32_t sums[4], start[4], start2[4];
@@ -382,7 +416,7 @@ static void channels_last_dsp(const plane_t* g, const npukit_s8_output_t* o, con
         const int32_t cols = g->ow - x0 < cols_per_pass ? g->ow - x0 : cols_per_pass;
         int32_t* a = acc2;
         for (int32_t r = 0; r < rows; ++r, a += 4 * cols) {
-          const int8_t* at = in + (y0 + r) * g->step_y + x0 * g->step_x + c;
+          const int8_t* at = in + (y0 + r) * g->step_y + x0 * g->step_x + (c - c0);
           if (three) {
             quad_run_3x3(at, g->step_x, g->dx, g->dy, wu, start2, a, cols);
           } else {
@@ -402,22 +436,24 @@ static void channels_last_dsp(const plane_t* g, const npukit_s8_output_t* o, con
       }
     }
   }
-  channels_last_plain(g, o, in, w, kh, kw, 4 * quads, channels);
+  channels_last_plain(g, o, in, w, kh, kw, 1, c0, 4 * q1, c1);
 }
 #endif
 
-// Channel-last layers (NPUKIT_S8_WEIGHTS_TAPS).
+// Channel-last layers (NPUKIT_S8_WEIGHTS_TAPS): channels [c0, c1) (c0 a
+// multiple of four), `in` holding the input channel of c0 (c0 / the channel
+// multiplier) of the first pixel's window.
 static void channels_last(const int32_t* p, const plane_t* g, const npukit_s8_output_t* o, const int8_t* in,
-                          const int8_t* w) {
-  const int32_t channels = p[NPUKIT_S8_W_OUT_C];
+                          const int8_t* w, int32_t c0, int32_t c1) {
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
+  const int32_t m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
 #if defined(__ARM_FEATURE_DSP)
   if (o->small && o->mode == NPUKIT_S8_OUT_INT8 && o->sc == 1 && p[NPUKIT_S8_W_IN_SC] == 1) {
-    channels_last_dsp(g, o, in, w, channels, kh, kw);
+    channels_last_dsp(g, o, in, w, m, c0, c1, kh, kw);
     return;
   }
 #endif
-  channels_last_plain(g, o, in, w, kh, kw, 0, channels);
+  channels_last_plain(g, o, in, w, kh, kw, m, c0, c0, c1);
 }
 
 // The output pixels `g` gives, their windows read from `in` on (the whole
@@ -430,7 +466,7 @@ static void depthwise_plane(const int32_t* p, const plane_t* gp, const npukit_s8
   const int32_t channels = p[NPUKIT_S8_W_OUT_C];
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
   if (p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_TAPS) {
-    channels_last(p, &g, o, in, weights);
+    channels_last(p, &g, o, in, weights, 0, channels);
     return;
   }
 #if defined(__ARM_FEATURE_DSP)
@@ -611,6 +647,199 @@ static __attribute__((noinline)) int32_t padded_planes(const int32_t* p, const p
   return 1;
 }
 
+// Padded channel-last layers (NPUKIT_S8_WEIGHTS_TAPS) whose padded window
+// rows do not fit a strip: the interior (every window within the input) read
+// in place, the border pixels (the rows above and below it, the columns
+// left and right of it) in tiles, each a window of the padded input (its
+// padding written out) holding a group of channels, run on the same paths.
+
+// A word of the input at any address (single loads on Armv7E-M).
+typedef int32_t __attribute__((aligned(1), may_alias)) input_word_t;
+
+// The padded input's rows [r0, r0 + nr) x columns [x0, x0 + nx) (counted in
+// the padded input from its top left corner), channels [c0, c0 + n), into
+// `strip`: `width` bytes per pixel (n rounded up to four), row after row.
+static void fill_window(int8_t* strip, const int32_t* p, const int8_t* in, int32_t r0, int32_t nr, int32_t x0,
+                        int32_t nx, int32_t c0, int32_t n, int32_t width) {
+  const int32_t ih = p[NPUKIT_S8_W_IN_H], iw = p[NPUKIT_S8_W_IN_W];
+  const int32_t sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
+  const int8_t pad = (int8_t)p[NPUKIT_S8_W_PAD_VALUE];
+  const int32_t ix0 = x0 - p[NPUKIT_S8_W_PAD_LEFT];
+  // The window's columns left of the input, then those inside it.
+  int32_t lead = -ix0 < 0 ? 0 : -ix0;
+  if (lead > nx) lead = nx;
+  int32_t inside = iw - ix0 < nx ? iw - ix0 : nx;
+  inside = inside > lead ? inside - lead : 0;
+  const int32_t words = n == width ? n / 4 : 0;  // per pixel, where the group is whole quads
+  for (int32_t r = 0; r < nr; ++r) {
+    int8_t* to = strip + r * nx * width;
+    const int32_t iy = r0 + r - p[NPUKIT_S8_W_PAD_TOP];
+    if (iy < 0 || iy >= ih) {
+      npukit_s8_fill_bytes(to, pad, nx * width);
+      continue;
+    }
+    npukit_s8_fill_bytes(to, pad, lead * width);
+    to += lead * width;
+    const int8_t* from = in + iy * sh + (ix0 + lead) * sw + c0;
+    if (words) {
+      npukit_s8_word_t* t = (npukit_s8_word_t*)(void*)to;
+      for (int32_t x = 0; x < inside; ++x, from += sw) {
+        const input_word_t* f = (const input_word_t*)(const void*)from;
+        for (int32_t k = 0; k < words; ++k) *t++ = f[k];
+      }
+      to = (int8_t*)(void*)t;
+    } else {
+      for (int32_t x = 0; x < inside; ++x, from += sw, to += width) npukit_s8_copy_bytes(to, from, n);
+    }
+    npukit_s8_fill_bytes(to, pad, (nx - lead - inside) * width);
+  }
+}
+
+// The tiles of `ny` x `nx` output pixels: as many output pixels per tile as
+// a window of four channels allows (all of them where they fit; the window
+// of one pixel fits: padded_tiles checks it), and how many tiles.
+typedef struct {
+  int32_t rows, cols, in_rows, in_cols, count;
+} tiling_t;
+
+static tiling_t tiling(const int32_t* p, int32_t ny, int32_t nx) {
+  const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H], stride_w = p[NPUKIT_S8_W_STRIDE_W];
+  const int32_t reach_h = (p[NPUKIT_S8_W_KERNEL_H] - 1) * p[NPUKIT_S8_W_DILATION_H] + 1;
+  const int32_t reach_w = (p[NPUKIT_S8_W_KERNEL_W] - 1) * p[NPUKIT_S8_W_DILATION_W] + 1;
+  tiling_t t = {.rows = ny, .cols = nx, .in_rows = 0, .in_cols = 0, .count = 0};
+  if (ny <= 0 || nx <= 0) return t;
+  if ((int64_t)reach_h * ((nx - 1) * stride_w + reach_w) * 4 > NPUKIT_S8_STRIP_BYTES) {
+    t.cols = (NPUKIT_S8_STRIP_BYTES / (4 * reach_h) - reach_w) / stride_w + 1;
+  }
+  t.in_cols = (t.cols - 1) * stride_w + reach_w;
+  if ((int64_t)((ny - 1) * stride_h + reach_h) * t.in_cols * 4 > NPUKIT_S8_STRIP_BYTES) {
+    t.rows = (NPUKIT_S8_STRIP_BYTES / (4 * t.in_cols) - reach_h) / stride_h + 1;
+  }
+  t.in_rows = (t.rows - 1) * stride_h + reach_h;
+  t.count = ((ny + t.rows - 1) / t.rows) * ((nx + t.cols - 1) / t.cols);
+  return t;
+}
+
+// The output pixels [ya, yb) x [xa, xb) of a padded channel-last layer in
+// tiles of `strip` (tiling), each with as many channels (a multiple of
+// four) as fit its window. `o` is moved to each tile's first output pixel
+// (`out`, `res`: the layer's first).
+static void padded_region(const int32_t* p, const plane_t* g, npukit_s8_output_t* o, uint8_t* out,
+                          const uint8_t* res, const int8_t* in, const int8_t* weights, int8_t* strip, int32_t ya,
+                          int32_t yb, int32_t xa, int32_t xb) {
+  if (ya >= yb || xa >= xb) return;
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C];
+  const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H], stride_w = p[NPUKIT_S8_W_STRIDE_W];
+  const int32_t dil_h = p[NPUKIT_S8_W_DILATION_H], dil_w = p[NPUKIT_S8_W_DILATION_W];
+  const int32_t reach_h = (p[NPUKIT_S8_W_KERNEL_H] - 1) * dil_h + 1;
+  const int32_t reach_w = (p[NPUKIT_S8_W_KERNEL_W] - 1) * dil_w + 1;
+  const int32_t out_bytes = o->mode == NPUKIT_S8_OUT_INT32 ? 4 : 1;
+  const int32_t m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
+  const tiling_t tiles = tiling(p, yb - ya, xb - xa);
+  const int32_t rows = tiles.rows, cols = tiles.cols;
+  // Output channels per tile: m times the input channels (a multiple of
+  // four) its window holds.
+  int32_t group = ((NPUKIT_S8_STRIP_BYTES / (tiles.in_rows * tiles.in_cols)) & ~3) * m;
+  if (group > ((channels + 3) & ~3)) group = (channels + 3) & ~3;
+  for (int32_t c0 = 0; c0 < channels; c0 += group) {
+    // n output channels, n / m input channels (the layer's channels and
+    // c0 are multiples of m), `width` bytes per pixel.
+    const int32_t n = channels - c0 < group ? channels - c0 : group, width = (n / m + 3) & ~3;
+    for (int32_t y = ya; y < yb; y += rows) {
+      const int32_t r = yb - y < rows ? yb - y : rows, nr = (r - 1) * stride_h + reach_h;
+      for (int32_t x = xa; x < xb; x += cols) {
+        const int32_t k = xb - x < cols ? xb - x : cols, nx = (k - 1) * stride_w + reach_w;
+        fill_window(strip, p, in, y * stride_h, nr, x * stride_w, nx, c0 / m, n / m, width);
+        const plane_t t = {
+            .oh = r, .ow = k, .sh = nx * width, .sw = width, .step_y = stride_h * nx * width,
+            .step_x = stride_w * width, .dy = dil_h * nx * width, .dx = dil_w * width, .zp = g->zp,
+        };
+        o->out = out + (y * o->sh + x * o->sw) * out_bytes;
+        if (res) o->residual = res + y * o->add.res_sh + x * o->add.res_sw;
+        channels_last(p, &t, o, strip, weights, c0, c0 + n);
+      }
+    }
+  }
+}
+
+// How a padded layer runs: TILES_NONE in strips of whole rows
+// (padded_strips) or the paths after it, TILES_BORDER its interior in place
+// and its border pixels in tiles, TILES_WHOLE every output pixel in tiles
+// (padded_tiles). Tiles need a channel-last layer whose window of four
+// channels fits; of the three, the cheapest. Each kernel call costs about
+// 300 instructions per quad of channels (its weights unpacked, its sums and
+// constants) and each byte copied about 3/4 (measured on Cortex-M4): strips
+// copy every input row (those their bands share twice) and call the kernel
+// once per band, TILES_BORDER copies only the border pixels' windows but
+// calls it for the interior and up to four regions, TILES_WHOLE copies
+// every window (a small layer: one tile, one call per quad).
+enum { TILES_NONE, TILES_BORDER, TILES_WHOLE };
+
+static int32_t tiles_first(const int32_t* p, const plane_t* g) {
+  const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H];
+  const int32_t reach_h = (p[NPUKIT_S8_W_KERNEL_H] - 1) * p[NPUKIT_S8_W_DILATION_H] + 1;
+  const int32_t reach_w = (p[NPUKIT_S8_W_KERNEL_W] - 1) * p[NPUKIT_S8_W_DILATION_W] + 1;
+  if (p[NPUKIT_S8_W_WEIGHT_FORM] != NPUKIT_S8_WEIGHTS_TAPS || p[NPUKIT_S8_W_IN_SC] != 1 ||
+      (int64_t)reach_h * reach_w * 4 > NPUKIT_S8_STRIP_BYTES) {
+    return 0;
+  }
+  const int32_t c_in = p[NPUKIT_S8_W_IN_C], quads = (p[NPUKIT_S8_W_OUT_C] + 3) / 4;
+  const int64_t row_bytes = (int64_t)(p[NPUKIT_S8_W_PAD_LEFT] + p[NPUKIT_S8_W_IN_W] + p[NPUKIT_S8_W_PAD_RIGHT]) * c_in;
+  // Costs, in quarters of an instruction (strips: none where their rows do not fit).
+  int64_t strips = INT64_MAX;
+  if (reach_h * row_bytes <= NPUKIT_S8_STRIP_BYTES) {
+    const int32_t band = (int32_t)((NPUKIT_S8_STRIP_BYTES / row_bytes - reach_h) / stride_h + 1);
+    const int32_t bands = (g->oh + band - 1) / band;
+    strips = (int64_t)bands * quads * 1200 + (int64_t)bands * ((band - 1) * stride_h + reach_h) * row_bytes * 3;
+  }
+  const tiling_t all = tiling(p, g->oh, g->ow);
+  const int64_t whole = (int64_t)all.count * (quads * 1200 + (int64_t)all.in_rows * all.in_cols * c_in * 3);
+  int32_t y0, y1, x0, x1;
+  inside_range(p[NPUKIT_S8_W_PAD_TOP], stride_h, reach_h - 1, p[NPUKIT_S8_W_IN_H], g->oh, &y0, &y1);
+  inside_range(p[NPUKIT_S8_W_PAD_LEFT], p[NPUKIT_S8_W_STRIDE_W], reach_w - 1, p[NPUKIT_S8_W_IN_W], g->ow, &x0, &x1);
+  if (y1 <= y0 || x1 <= x0) y0 = y1 = x0 = x1 = 0;
+  const tiling_t regions[4] = {tiling(p, y0, g->ow), tiling(p, g->oh - y1, g->ow), tiling(p, y1 - y0, x0),
+                               tiling(p, y1 - y0, g->ow - x1)};
+  int64_t tiles = y1 > y0 ? (int64_t)quads * 1200 : 0;
+  for (int32_t r = 0; r < 4; ++r) {
+    tiles += (int64_t)regions[r].count * (quads * 1200 + (int64_t)regions[r].in_rows * regions[r].in_cols * c_in * 3);
+  }
+  if (whole <= tiles && whole < strips) return TILES_WHOLE;
+  return tiles < strips ? TILES_BORDER : TILES_NONE;
+}
+
+// A padded layer in tiles (`how`: TILES_BORDER or TILES_WHOLE, tiles_first).
+// (Not inlined: its strip is on the stack only while a padded layer runs.)
+static __attribute__((noinline)) void padded_tiles(const int32_t* p, const plane_t* g, const int8_t* in,
+                                                   const int8_t* weights, size_t output, size_t residual,
+                                                   int32_t how) {
+  const int32_t reach_h = (p[NPUKIT_S8_W_KERNEL_H] - 1) * p[NPUKIT_S8_W_DILATION_H] + 1;
+  const int32_t reach_w = (p[NPUKIT_S8_W_KERNEL_W] - 1) * p[NPUKIT_S8_W_DILATION_W] + 1;
+  int8_t strip[NPUKIT_S8_STRIP_BYTES + 4] __attribute__((aligned(4)));  // + 4: word reads of the last values
+  npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  uint8_t* const out = o.out;
+  const uint8_t* const res = o.residual;
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], oh = g->oh, ow = g->ow;
+  int32_t y0, y1, x0, x1;
+  inside_range(p[NPUKIT_S8_W_PAD_TOP], p[NPUKIT_S8_W_STRIDE_H], reach_h - 1, p[NPUKIT_S8_W_IN_H], oh, &y0, &y1);
+  inside_range(p[NPUKIT_S8_W_PAD_LEFT], p[NPUKIT_S8_W_STRIDE_W], reach_w - 1, p[NPUKIT_S8_W_IN_W], ow, &x0, &x1);
+  if (how == TILES_BORDER && y1 > y0 && x1 > x0) {
+    o.out = out + (y0 * o.sh + x0 * o.sw) * (o.mode == NPUKIT_S8_OUT_INT32 ? 4 : 1);
+    if (res) o.residual = res + y0 * o.add.res_sh + x0 * o.add.res_sw;
+    plane_t interior = *g;
+    interior.oh = y1 - y0, interior.ow = x1 - x0;
+    const int8_t* first = in + (y0 * p[NPUKIT_S8_W_STRIDE_H] - p[NPUKIT_S8_W_PAD_TOP]) * g->sh +
+                          (x0 * p[NPUKIT_S8_W_STRIDE_W] - p[NPUKIT_S8_W_PAD_LEFT]) * g->sw;
+    channels_last(p, &interior, &o, first, weights, 0, channels);
+  } else {
+    y0 = y1 = x0 = x1 = 0;  // every pixel in tiles (the region below the empty top)
+  }
+  padded_region(p, g, &o, out, res, in, weights, strip, 0, y0, 0, ow);
+  padded_region(p, g, &o, out, res, in, weights, strip, y1, oh, 0, ow);
+  padded_region(p, g, &o, out, res, in, weights, strip, y0, y1, 0, x0);
+  padded_region(p, g, &o, out, res, in, weights, strip, y0, y1, x1, ow);
+}
+
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual) {
   const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
@@ -623,6 +852,11 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
   };
   if (!npukit_s8_padded(p)) {
     depthwise_plane(p, &g, &o, in, weights, 0, 0);
+    return;
+  }
+  const int32_t tiles = tiles_first(p, &g);
+  if (tiles != TILES_NONE) {
+    padded_tiles(p, &g, in, weights, output, residual, tiles);
     return;
   }
   if (padded_strips(p, &g, in, weights, output, residual)) return;

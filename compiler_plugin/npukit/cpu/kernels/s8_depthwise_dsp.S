@@ -30,6 +30,11 @@
 // then the four bytes are packed, clamped bytewise to the activation range
 // (SSUB8 and SEL) and stored as one word. npukit_s8_quad_3x3_full_dsp: the
 // same for the bounds of int8 itself, which SSAT alone keeps.
+//
+// npukit_s8_quad_3x3_m2_dsp and _m2_full_dsp: a channel multiplier of 2,
+// output channels c .. c + 3 reading input channels c / 2 and c / 2 + 1:
+// `at` is input channel c / 2, each tap one halfword of the two inputs and
+// its weights {2 w(c), 2 w(c + 1)}, {2 w(c + 2), 2 w(c + 3)}.
 #if defined(__ARM_FEATURE_DSP)
     .syntax unified
     .thumb
@@ -38,21 +43,32 @@
     // r0 input, r1 output, r2 q, r3..r6 accumulators of channels 0..3, r7
     // r8 one input word's halves, r9 r10 the tap's weights, r11 dx, r12 dy,
     // lr the row's columns left; [sp] the rows left.
-    .macro TAP address, w_offset
+    .macro TAP address, w_offset, m2
+    .if \m2
+    ldrh r7, \address
+    .else
     ldr r7, \address
+    .endif
     ldrd r9, r10, [r2, #\w_offset]
     sxtb16 r8, r7
     sxtb16 r7, r7, ror #8
+    .if \m2
+    smlabb r3, r8, r9, r3
+    smlabt r4, r8, r9, r4
+    smlabb r5, r7, r10, r5
+    smlabt r6, r7, r10, r6
+    .else
     smlabb r3, r8, r9, r3
     smlatt r5, r8, r9, r5
     smlabb r4, r7, r10, r4
     smlatt r6, r7, r10, r6
+    .endif
     .endm
 
-    .macro ROW w0, w1, w2
-    TAP "[r0]", \w0
-    TAP "[r0, r11]", \w1
-    TAP "[r0, r11, lsl #1]", \w2
+    .macro ROW w0, w1, w2, m2
+    TAP "[r0]", \w0, \m2
+    TAP "[r0, r11]", \w1, \m2
+    TAP "[r0, r11, lsl #1]", \w2, \m2
     .endm
 
     // Channel a's accumulator scaled down by its multiplier and shift, to
@@ -64,7 +80,7 @@
     asr \acc, \acc, r10
     .endm
 
-    .macro QUAD_3X3 name, clamp
+    .macro QUAD_3X3 name, clamp, m2
     .align 2
     .global \name
     .hidden \name
@@ -85,11 +101,11 @@
 .Lpixel\@:  // a pixel
     ldrd r3, r4, [r2, #72]
     ldrd r5, r6, [r2, #80]
-    ROW 0, 8, 16
+    ROW 0, 8, 16, \m2
     add r0, r0, r12
-    ROW 24, 32, 40
+    ROW 24, 32, 40, \m2
     add r0, r0, r12
-    ROW 48, 56, 64
+    ROW 48, 56, 64, \m2
     SCALE r3, 88
     SCALE r4, 96
     SCALE r5, 104
@@ -133,9 +149,12 @@
     .size \name, . - \name
     .endm
 
-    QUAD_3X3 npukit_s8_quad_3x3_dsp, 1
+    QUAD_3X3 npukit_s8_quad_3x3_dsp, 1, 0
     // The same for the whole int8 range: no clamp.
-    QUAD_3X3 npukit_s8_quad_3x3_full_dsp, 0
+    QUAD_3X3 npukit_s8_quad_3x3_full_dsp, 0, 0
+    // A channel multiplier of 2.
+    QUAD_3X3 npukit_s8_quad_3x3_m2_dsp, 1, 1
+    QUAD_3X3 npukit_s8_quad_3x3_m2_full_dsp, 0, 1
 #endif
 
     .section .note.GNU-stack, "", %progbits
