@@ -243,6 +243,8 @@ def compile(
         if stack is not None:
             manifest["stack"] = stack.to_json()
         manifest["activations"] = _activations(request.model)
+        if compiled.library_tables_kept:  # a fact of the build, not a warning: IREE's tables are correct
+            manifest["library_tables_kept"] = compiled.library_tables_kept
         write_manifest(paths.manifest, manifest)
         if compiled.result.mynpu_report is not None:
             publish_mynpu_report(compiled.result.mynpu_report, request.mynpu)
@@ -396,8 +398,6 @@ def _remove_work_directory(work: Path) -> None:
 def _notes(imported: ImportedModel, compiled: _Compiled, say: Progress) -> list[str]:
     """The manifest's warnings besides IREE's: the import's, a fallback, kernels kept out by data tiling."""
     notes = list(imported.notes) + ([compiled.fallback] if compiled.fallback else [])
-    if compiled.library_tables_kept:
-        notes.append(compiled.library_tables_kept)
     if compiled.pipeline is CpuPipeline.TUNED and compiled.result.cpu_kernels:
         for note in _kernels_refused(compiled.result.cpu_kernels):
             say(note)
