@@ -125,21 +125,21 @@ def measure_host_time(path: str, loaded, inputs: tuple, out: dict) -> None:
 
 
 def measure_beside_vela(path: str, vela: str, work_dir: Path, out: dict) -> None:
-    """Vela and mynpu at Vela's 128 PEs: each tool's NPU utilisation."""
-    from vela_comparison import PES, run_mynpu, run_vela
+    """Vela and mynpu at Vela's 128 PEs: each tool's NPU utilisation, derived as vela_comparison.py does."""
+    from vela_comparison import _derived, run_mynpu, run_vela
 
     work_dir.mkdir(parents=True, exist_ok=True)
     v = run_vela(Path(vela), Path(path), work_dir)
+    n = run_mynpu(Path(path), work_dir)
+    derived = _derived({"macs": out["macs"], "vela": v, "mynpu": n})
     if "error" in v:
         out["vela_error"] = v["error"]
     else:
-        npu_macs = out["macs"] - v["cpu_macs"]
-        out["vela_npu_share"] = npu_macs / out["macs"] if out["macs"] else None
+        out["vela_npu_share"] = derived["vela_mac_share"]
         out["vela_cycles"] = v["cycles_total"]
-        out["vela_utilisation"] = npu_macs / (v["cycles_total"] * PES) if v["cycles_total"] else None
-    n = run_mynpu(Path(path), work_dir)
+        out["vela_utilisation"] = derived["vela_utilisation"]
     out["npu128_cycles"] = n["total_cycles"]
-    out["npu128_utilisation"] = n["npu_macs"] / (n["total_cycles"] * PES) if n["total_cycles"] else None
+    out["npu128_utilisation"] = derived["mynpu_utilisation"]
 
 
 def measure(name: str, path: str, work: str, input_range=None, board: bool = True, timing: bool = True,
