@@ -124,3 +124,27 @@ def test_load_checks_inputs(shared_models, artifact_cache):
         loaded(np.zeros((1, 49, 10), np.int8))
     with pytest.raises(npukit.NpukitError, match="takes 1 input"):
         loaded()
+
+
+
+@pytest.mark.parametrize("model", ["kws_int8.tflite", "kws_int8.onnx"])  # IREE's buffer views; its FunctionInvoker
+def test_loaded_calls_return_arrays_of_their_own(model, shared_models, artifact_cache, rng):
+    """A call's outputs are arrays of their own (a later call leaves them as
+    they were), and an input that is not C-contiguous gives the outputs of
+    the same values laid out contiguously."""
+    loaded = npukit.load(artifact_cache(shared_models / model))
+    shape = tuple(loaded.entry.inputs[0].shape)
+    first, second = (rng.integers(-128, 128, shape, dtype=np.int8) for _ in range(2))
+    kept = loaded(first)
+    again = [o.copy() for o in loaded(first)]
+    other = loaded(second)
+    assert any(not np.array_equal(a, b) for a, b in zip(kept, other)), "two inputs gave equal outputs"
+    for a, b in zip(kept, again):
+        assert a.flags.owndata and a.flags.writeable
+        np.testing.assert_array_equal(a, b)
+    wide = np.zeros(shape[:-1] + (2 * shape[-1],), np.int8)
+    wide[..., ::2] = second
+    view = wide[..., ::2]
+    assert not view.flags.c_contiguous
+    for a, b in zip(loaded(view), other):
+        np.testing.assert_array_equal(a, b)
