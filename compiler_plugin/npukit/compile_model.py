@@ -8,7 +8,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from npukit import __version__
 from npukit.artifact import CompileResult
@@ -98,8 +98,11 @@ def _explain_failure(error: CompileError, imported: ImportedModel) -> CompileErr
     """Names the model's file and the model's operator the error is about."""
     from npukit.frontends.model_locations import explain_compile_error
 
+    from npukit.frontends.input_shapes import dynamic_inputs_hint
+
     cls = type(error)
-    explained = cls(explain_compile_error(imported, str(error), error.diagnostics))
+    hint = "" if isinstance(error, CompileTimeout) else dynamic_inputs_hint(imported.entry_points)
+    explained = cls(explain_compile_error(imported, str(error), error.diagnostics) + hint)
     explained.diagnostics, explained.phase = error.diagnostics, error.phase
     return explained
 
@@ -121,10 +124,14 @@ class _Request:
     deadline: float
     started: float
     flash_budget: int | None = None
+    input_shapes: "dict[str | None, tuple[int, ...]] | None" = None
+    input_values: "dict[str, tuple[float, ...]] | None" = None
 
     @classmethod
     def check(cls, model, target, output, out_dir, name, execution_model, iree_flags, mynpu, cpu_pipeline,
-              time_limit, flash_budget=None) -> "_Request":
+              time_limit, flash_budget=None, input_shapes=None, input_values=None) -> "_Request":
+        from npukit.frontends.input_shapes import input_shapes_from
+        from npukit.frontends.input_values import input_values_from
         from npukit.frontends.limits import limits
         from npukit.frontends.model_format import detect_format
         from npukit.passes.module_naming import c_identifier
@@ -162,7 +169,8 @@ class _Request:
         module_name = c_identifier(name or model_path.stem)
         out = Path(out_dir) if out_dir is not None else Path(f"{module_name}-{tgt.name}-{mode.value}")
         return cls(model_path, tgt, mode, em, pipeline, mynpu, module_name, out, tuple(iree_flags), seconds,
-                   started + seconds, started, flash_budget)
+                   started + seconds, started, flash_budget, input_shapes_from(input_shapes),
+                   input_values_from(input_values))
 
 
 def compile(
@@ -182,6 +190,8 @@ def compile(
     time_limit: float | None = None,
     log: "LogSink | None" = None,
     flash_budget: int | None = None,
+    input_shapes: "Mapping[str | None, Sequence[int]] | Sequence[str] | None" = None,
+    input_values: "Mapping[str, object] | Sequence[str] | None" = None,
 ) -> CompileResult:
     """Compiles ``model`` (.onnx, .tflite, .mlir, .mlirbc) for ``target``.
 
@@ -208,6 +218,16 @@ def compile(
     (npukit.cpu.flash_budget); the manifest's ``kernel_constants`` shows the
     outcome, ``constant_pools`` what is left of IREE's constant pool.
 
+    ``input_shapes`` (input name -> shape, the name None for a model's only
+    input; or ``--input-shape`` texts such as ``x=1x3x320x320``) fix an ONNX
+    model's unknown input dimensions, so that the model is compiled for that
+    shape instead of with dynamic shapes (npukit.frontends.input_shapes).
+    ``input_values`` (input name -> a number or the values in its shape; or
+    ``--input-value`` texts such as ``sr=16000``) make ONNX inputs constants
+    of the model, so that what depends on them (an If on a sample rate) is
+    settled at import (npukit.frontends.input_values); the compiled model
+    has no such input.
+
     The import and IREE's compile run in child processes: a crash in either
     is an error here, and ``time_limit`` seconds (default: the limit in
     npukit.frontends.limits, 30 minutes) stop a compile that runs too long
@@ -220,13 +240,14 @@ def compile(
 
     say = progress or (lambda _msg: None)
     request = _Request.check(model, target, output, out_dir, name, execution_model, iree_flags, mynpu,
-                             cpu_pipeline, time_limit, flash_budget)
+                             cpu_pipeline, time_limit, flash_budget, input_shapes, input_values)
     with StagedOutput(request.out) as staged:
         work = staged.directory / ".work"
         work.mkdir()
         paths = OutputPaths(staged.directory, request.module_name)
         say(f"importing {request.model}")
-        imported = import_isolated(request.model, name, work, request.seconds, log)
+        imported = import_isolated(request.model, name, work, request.seconds, log, request.input_shapes,
+                                   request.input_values)
         plan, job = _compile_job(request, imported, paths, work)
         say(f"compiling {imported.name} for {request.target.name} ({request.mode.value}, "
             f"{request.execution_model.value})")

@@ -56,10 +56,26 @@ def add_parser(sub) -> None:
         "--time-limit", type=float, metavar="SECONDS",
         help="stop the import or compile after SECONDS with an error (default: $NPUKIT_LIMIT_TIME or 1800)",
     )
+    add_input_shape_argument(p)
     add_cpu_pipeline_argument(p)
     add_mynpu_arguments(p)
     add_output_arguments(p)
     p.set_defaults(handler=run)
+
+
+def add_input_shape_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--input-shape", action="append", default=[], metavar="NAME=SHAPE",
+        help="fix an ONNX model input's unknown dimensions, e.g. --input-shape x=1x3x320x320 (repeatable; NAME may "
+        "be left out when the model has one input): the model is compiled for that shape instead of with dynamic "
+        "shapes, which some operators do not compile with; dimensions the model declares keep their sizes",
+    )
+    p.add_argument(
+        "--input-value", action="append", default=[], metavar="NAME=VALUE",
+        help="make an ONNX model's input a constant, e.g. --input-value sr=16000 (repeatable; NAME=V1,V2,... for "
+        "an input of several values): what depends on it, such as an If on a sample rate, is settled at import "
+        "and the compiled model no longer has that input",
+    )
 
 
 def add_output_arguments(p: argparse.ArgumentParser) -> None:
@@ -137,6 +153,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         mynpu=mynpu,
         cpu_pipeline=args.cpu_pipeline,
         flash_budget=args.flash_budget,
+        input_shapes=args.input_shape,
+        input_values=args.input_value,
         time_limit=args.time_limit,
         log=console.log,
     )

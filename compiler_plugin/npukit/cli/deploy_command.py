@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from npukit.cli.compile_command import add_cpu_pipeline_argument, add_mynpu_arguments, add_output_arguments, \
-    mynpu_options
+from npukit.cli.compile_command import add_cpu_pipeline_argument, add_input_shape_argument, add_mynpu_arguments, \
+    add_output_arguments, mynpu_options
 from npukit.cli.console import Console
 from npukit.errors import NpukitError
 
@@ -87,6 +87,7 @@ def add_parser(sub) -> None:
         "--iree-flag", action="append", default=[], metavar="FLAG",
         help="a stock iree-compile flag for the board's compile (repeatable)",
     )
+    add_input_shape_argument(p)
     add_cpu_pipeline_argument(p)
     add_mynpu_arguments(p)
     add_output_arguments(p)
@@ -109,7 +110,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         args.model, args.board, mode=args.mode, npu=args.npu, mynpu=mynpu_options(args), inputs=args.input,
         seed=args.seed, samples=args.samples, keep=args.keep, execution_model=args.execution_model, iree_flags=args.iree_flag, stack_size=args.stack_size,
         arena_limit=args.arena_limit, status_messages=args.status_messages, progress=console.progress,
-        cpu_pipeline=args.cpu_pipeline, flash_budget=args.flash_budget,
+        cpu_pipeline=args.cpu_pipeline, flash_budget=args.flash_budget, input_shapes=args.input_shape,
+        input_values=args.input_value,
     )
     console.clear_status()
     if not args.quiet:

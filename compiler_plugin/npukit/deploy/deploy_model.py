@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -353,6 +353,8 @@ def deploy(
     tuning_db: str | Path | None = None,
     kernel_choices: "dict[str, KernelChoice] | None" = None,
     flash_budget: int | None = None,
+    input_shapes: "Mapping[str | None, Sequence[int]] | Sequence[str] | None" = None,
+    input_values: "Mapping[str, object] | Sequence[str] | None" = None,
 ) -> DeployResult:
     """Compiles |model| for |board|, builds the firmware, runs it under QEMU and measures it.
 
@@ -388,7 +390,9 @@ def deploy(
     ``cpu_pipeline`` (tuned or stock)
     applies to the board's compile and to the host's that gives the expected
     outputs; ``tuning_db``, ``kernel_choices`` and ``flash_budget`` to the
-    board's tuned compile (see npukit.compile). ``profile_dispatches`` has the firmware
+    board's tuned compile (see npukit.compile); ``input_shapes`` and
+    ``input_values`` to every compile (an ONNX model's unknown input
+    dimensions, inputs made constants). ``profile_dispatches`` has the firmware
     count each dispatch's instructions (``dispatch_instructions``; the
     counting adds a few dozen instructions per dispatch to the total).
     """
@@ -417,19 +421,21 @@ def deploy(
         artifact = npukit.compile(
             model, target=target, output=mode, out_dir=work / "model",
             execution_model=execution_model, iree_flags=iree_flags, mynpu=mynpu, cpu_pipeline=cpu_pipeline,
-            tuning_db=tuning_db, kernel_choices=kernel_choices, flash_budget=flash_budget,
+            tuning_db=tuning_db, kernel_choices=kernel_choices, flash_budget=flash_budget, input_shapes=input_shapes,
+            input_values=input_values,
         )
         sample_inputs = [load_inputs(inputs, artifact, seed + k) for k in range(samples)]
         if npu:
             say(f"computing the expected outputs on the host ({npu} on npukit's runtime with the simulator)")
             quiet = replace(mynpu, report=None, show_cpu_operations=False)
             host = npukit.compile(model, target=npu, output="embedded", out_dir=work / "host",
-                                  execution_model=execution_model, mynpu=quiet, cpu_pipeline=cpu_pipeline)
+                                  execution_model=execution_model, mynpu=quiet, cpu_pipeline=cpu_pipeline,
+                                  input_shapes=input_shapes, input_values=input_values)
             host_outputs = _host_outputs(host, sample_inputs, runtime="npukit")
         else:
             say("computing the expected outputs on the host (IREE's runtime)")
             host = npukit.compile(model, target="host", output="vmfb", out_dir=work / "host",
-                                  cpu_pipeline=cpu_pipeline)
+                                  cpu_pipeline=cpu_pipeline, input_shapes=input_shapes, input_values=input_values)
             host_outputs = _host_outputs(host, sample_inputs, runtime="stock")
 
         project_dir = work / "firmware"

@@ -18,7 +18,9 @@ from npukit.driver.crash_report import signal_name
 from npukit.driver.worker_process import LogSink, run_worker
 from npukit.errors import CompileTimeout, InternalError, ModelError, NpukitError
 from npukit.frontends.imported_model import ImportedModel
-from npukit.frontends.import_worker import MLIR_FILE, RESULT_FILE
+from npukit.frontends.import_worker import MLIR_FILE, RESULT_FILE, inputs_argument
+from npukit.frontends.input_shapes import InputShapes, check_fixed_shapes
+from npukit.frontends.input_values import InputValues, refuse_input_values
 from npukit.frontends.limits import env_variable
 from npukit.frontends.model_format import ModelFormat, detect_format
 from npukit.frontends.model_import import check_file_size
@@ -49,13 +51,19 @@ def _error(kind: str, message: str, details: list[str]) -> NpukitError:
 
 
 def import_isolated(path: Path, name: str | None, work_dir: Path, time_limit: float,
-                    log: LogSink | None = None) -> ImportedModel:
-    """``import_model(path, name)`` in a child process; files go to ``work_dir``."""
+                    log: LogSink | None = None, input_shapes: InputShapes | None = None,
+                    input_values: InputValues | None = None) -> ImportedModel:
+    """``import_model(path, name, input_shapes=..., input_values=...)`` in a child process; files go to
+    ``work_dir``."""
     fmt = detect_format(path)
     check_file_size(path)
     if fmt in (ModelFormat.MLIR, ModelFormat.MLIR_BYTECODE):
+        check_fixed_shapes(path, None, input_shapes or {})
+        refuse_input_values(path, input_values or {})
         return ImportedModel(path=path, format=fmt, name=name or path.stem)
-    outcome = run_worker("npukit.frontends.import_worker", [str(path), name or "", str(work_dir)], work_dir,
+    outcome = run_worker("npukit.frontends.import_worker",
+                         [str(path), name or "", str(work_dir),
+                          inputs_argument(input_shapes or {}, input_values or {})], work_dir,
                          time_limit, log=log)
     step = _STAGES.get(outcome.last_phase or "", "starting the import")
     if outcome.timed_out:

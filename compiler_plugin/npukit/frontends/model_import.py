@@ -16,6 +16,8 @@ from typing import Callable
 
 from npukit.errors import InternalError, NpukitError
 from npukit.frontends.imported_model import ImportedModel
+from npukit.frontends.input_shapes import InputShapes, check_fixed_shapes
+from npukit.frontends.input_values import InputValues, refuse_input_values
 from npukit.frontends.limits import limits
 from npukit.frontends.model_format import ModelFormat, detect_format
 
@@ -35,8 +37,11 @@ def check_file_size(path: Path) -> None:
 
 
 def import_model(path: "str | Path", name: str | None = None,
-                 stage: Callable[[str], None] = _no_stage) -> ImportedModel:
-    """Reads a model file of any supported format (``stage`` is told each step as it starts)."""
+                 stage: Callable[[str], None] = _no_stage, input_shapes: InputShapes | None = None,
+                 input_values: InputValues | None = None) -> ImportedModel:
+    """Reads a model file of any supported format (``stage`` is told each step as it starts;
+    ``input_shapes`` fix an ONNX model's unknown input dimensions, npukit.frontends.input_shapes;
+    ``input_values`` make ONNX inputs constants, npukit.frontends.input_values)."""
     path = Path(path)
     fmt = detect_format(path)
     check_file_size(path)
@@ -45,12 +50,15 @@ def import_model(path: "str | Path", name: str | None = None,
         if fmt is ModelFormat.ONNX:
             from npukit.frontends.onnx_frontend import import_onnx
 
-            return import_onnx(path, model_name, stage)
+            return import_onnx(path, model_name, stage, input_shapes=input_shapes, input_values=input_values)
         if fmt is ModelFormat.TFLITE:
             from npukit.frontends.tflite.importer import import_tflite
 
             stage("importing")
-            return import_tflite(path, model_name)
+            refuse_input_values(path, input_values or {})
+            imported = import_tflite(path, model_name)
+            check_fixed_shapes(path, imported.entry_points, input_shapes or {})
+            return imported
     except NpukitError:
         raise
     except Exception as e:  # noqa: BLE001 - a fault of npukit's frontend, reported in one line
@@ -60,4 +68,6 @@ def import_model(path: "str | Path", name: str | None = None,
             f"{path}: npukit's {fmt.value} importer failed ({type(e).__name__}{': ' + detail if detail else ''})",
             details,
         ) from None
+    check_fixed_shapes(path, None, input_shapes or {})
+    refuse_input_values(path, input_values or {})
     return ImportedModel(path=path, format=fmt, name=model_name)

@@ -14,10 +14,16 @@ from typing import Callable
 
 from npukit.errors import ModelError
 from npukit.frontends.imported_model import ImportedModel
+from npukit.frontends.input_shapes import InputShapes, fix_onnx_input_shapes
+from npukit.frontends.input_values import InputValues, fix_onnx_input_values
 from npukit.frontends.limits import ModelLimits, limits
 from npukit.frontends.model_format import ModelFormat
 from npukit.frontends.message_text import short
 from npukit.frontends.onnx_checks import OnnxChecks
+from npukit.frontends.onnx_constant_branches import inline_constant_branches
+from npukit.frontends.onnx_constant_folding import fold_small_constants
+from npukit.frontends.onnx_reflect_pad import reflect_pads_as_gathers
+from npukit.frontends.onnx_unread_conv_input import drop_unread_convolution_input
 from npukit.frontends.signature import EntryPoint, TensorSpec
 
 Stage = Callable[[str], None]
@@ -90,6 +96,29 @@ def _in_lowered_opset(model, stage: Stage, notes: list[str]):
     return converted
 
 
+#: Rounds of constant folding and branch inlining at most (each inlined branch may hold further Ifs).
+_CONSTANT_ROUNDS = 16
+
+
+def _rewritten_for_iree(model):
+    """The graph with the forms IREE 3.13 cannot compile rewritten (shapes inferred before and after)."""
+    import onnx
+
+    for _ in range(_CONSTANT_ROUNDS):
+        if not fold_small_constants(model) + inline_constant_branches(model):
+            break
+        model = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+    return _reflect_pads_and_windows(model)
+
+
+def _reflect_pads_and_windows(model):
+    import onnx
+
+    if reflect_pads_as_gathers(model) + drop_unread_convolution_input(model):
+        model = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+    return model
+
+
 def _dtype(path: Path, value, elem_type: int) -> str:
     import onnx
 
@@ -155,8 +184,12 @@ def _nodes_with_subgraphs(graph):
 
 
 def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelFormat.ONNX,
-                      stage: Stage = _no_stage, checks: OnnxChecks | None = None) -> ImportedModel:
-    """Imports a parsed model; ``checks`` are those its parsing passed (run here otherwise)."""
+                      stage: Stage = _no_stage, checks: OnnxChecks | None = None,
+                      input_shapes: InputShapes | None = None, input_values: InputValues | None = None
+                      ) -> ImportedModel:
+    """Imports a parsed model; ``checks`` are those its parsing passed (run here otherwise);
+    ``input_shapes`` fix the shapes of inputs with unknown dimensions (npukit.frontends.input_shapes),
+    ``input_values`` make inputs constants (npukit.frontends.input_values)."""
     import onnx
     from iree.compiler import ir
     from iree.compiler.extras import onnx_importer
@@ -170,7 +203,8 @@ def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelForm
         onnx.checker.check_model(model)
     except (onnx.checker.ValidationError, ValueError, UnicodeError) as e:
         raise ModelError(f"{path}: invalid ONNX model: {_first_line(e)}") from None
-    notes: list[str] = []
+    notes = fix_onnx_input_shapes(model.graph, path, input_shapes or {})
+    notes += fix_onnx_input_values(model.graph, path, input_values or {})
     model = _in_lowered_opset(model, stage, notes)
     stage("shape inference")
     try:
@@ -178,6 +212,7 @@ def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelForm
     except Exception as e:
         raise ModelError(f"{path}: ONNX shape inference failed: {_first_line(e)}") from None
     checks.shapes(model.graph)
+    model = _rewritten_for_iree(model)
     entry = onnx_entry_point(model, path)
     dynamic = [t.name for t in entry.inputs if any(d is None for d in t.shape)]
     stage("importing into MLIR")
@@ -206,6 +241,8 @@ def import_onnx_proto(model, path: Path, name: str, fmt: ModelFormat = ModelForm
     )
 
 
-def import_onnx(path: Path, name: str, stage: Stage = _no_stage, model_limits: ModelLimits | None = None) -> ImportedModel:
+def import_onnx(path: Path, name: str, stage: Stage = _no_stage, model_limits: ModelLimits | None = None,
+                input_shapes: InputShapes | None = None, input_values: InputValues | None = None) -> ImportedModel:
     checks = OnnxChecks(path, model_limits or limits())
-    return import_onnx_proto(_load(path, checks, stage), path, name, stage=stage, checks=checks)
+    return import_onnx_proto(_load(path, checks, stage), path, name, stage=stage, checks=checks,
+                             input_shapes=input_shapes, input_values=input_values)
