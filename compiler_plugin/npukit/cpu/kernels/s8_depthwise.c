@@ -853,8 +853,25 @@ static void padded_region(const int32_t* p, const plane_t* g, npukit_s8_output_t
 // copy every input row (those their bands share twice) and call the kernel
 // once per band, TILES_BORDER copies only the border pixels' windows but
 // calls it for the interior and up to four regions, TILES_WHOLE copies
-// every window (a small layer: one tile, one call per quad).
+// every window (a small layer: one tile, one call per quad). A tile's copy
+// also costs about 3 instructions per pixel of its window (fill_window's
+// loop over pixels), paid once per group of channels: what makes a layer
+// whose window holds only a quad or two of its channels (035's stride-1
+// 24x24x48: 12 tiles of one quad) cheaper with border tiles.
 enum { TILES_NONE, TILES_BORDER, TILES_WHOLE };
+
+// The cost of the tiles `t` of a region, in quarters of an instruction
+// (tiles_first): per tile the kernel's calls and the bytes copied, and per
+// group of channels (padded_region) the window's pixels.
+static int64_t tiles_cost(const int32_t* p, const tiling_t* t, int32_t quads) {
+  if (t->count == 0) return 0;
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
+  const int64_t pixels = (int64_t)t->in_rows * t->in_cols;
+  int32_t group = ((NPUKIT_S8_STRIP_BYTES / (t->in_rows * t->in_cols)) & ~3) * m;
+  if (group > ((channels + 3) & ~3)) group = (channels + 3) & ~3;
+  const int64_t groups = (channels + group - 1) / group;
+  return (int64_t)t->count * (quads * 1200 + pixels * p[NPUKIT_S8_W_IN_C] * 3 + groups * pixels * 12);
+}
 
 static int32_t tiles_first(const int32_t* p, const plane_t* g) {
   const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H];
@@ -874,7 +891,7 @@ static int32_t tiles_first(const int32_t* p, const plane_t* g) {
     strips = (int64_t)bands * quads * 1200 + (int64_t)bands * ((band - 1) * stride_h + reach_h) * row_bytes * 3;
   }
   const tiling_t all = tiling(p, g->oh, g->ow);
-  const int64_t whole = (int64_t)all.count * (quads * 1200 + (int64_t)all.in_rows * all.in_cols * c_in * 3);
+  const int64_t whole = tiles_cost(p, &all, quads);
   int32_t y0, y1, x0, x1;
   inside_range(p[NPUKIT_S8_W_PAD_TOP], stride_h, reach_h - 1, p[NPUKIT_S8_W_IN_H], g->oh, &y0, &y1);
   inside_range(p[NPUKIT_S8_W_PAD_LEFT], p[NPUKIT_S8_W_STRIDE_W], reach_w - 1, p[NPUKIT_S8_W_IN_W], g->ow, &x0, &x1);
@@ -882,9 +899,7 @@ static int32_t tiles_first(const int32_t* p, const plane_t* g) {
   const tiling_t regions[4] = {tiling(p, y0, g->ow), tiling(p, g->oh - y1, g->ow), tiling(p, y1 - y0, x0),
                                tiling(p, y1 - y0, g->ow - x1)};
   int64_t tiles = y1 > y0 ? (int64_t)quads * 1200 : 0;
-  for (int32_t r = 0; r < 4; ++r) {
-    tiles += (int64_t)regions[r].count * (quads * 1200 + (int64_t)regions[r].in_rows * regions[r].in_cols * c_in * 3);
-  }
+  for (int32_t r = 0; r < 4; ++r) tiles += tiles_cost(p, &regions[r], quads);
   if (whole <= tiles && whole < strips) return TILES_WHOLE;
   return tiles < strips ? TILES_BORDER : TILES_NONE;
 }
