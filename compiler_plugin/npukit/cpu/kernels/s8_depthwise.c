@@ -14,7 +14,8 @@
 // channels' values, SXTB16 splits both, and SMLABB / SMLATT accumulate each
 // channel. 3x3 windows with TFLite's output stage run in s8_depthwise_dsp.S:
 // the four accumulators stay in registers, are requantized there and stored
-// as one word per pixel.
+// as one word per pixel; two neighbouring pixels per pass where the input's
+// column step is the window's or twice it (quads_3x3_dsp).
 #include "s8_output.h"
 #include "s8_strip.h"
 
@@ -336,8 +337,10 @@ void npukit_s8_pair_3x3_m2_s2_dsp(const int8_t* at, const pair_3x3_t* q);
 // Channel-last 3x3 layers on the small path with TFLite's output stage
 // (int8 out, sc 1): each quad of channels [4 q0, 4 q1) over the whole plane
 // in one call of npukit_s8_quad_3x3_dsp, which keeps the accumulators in
-// registers (a channel multiplier `m` of 2: npukit_s8_quad_3x3_m2_dsp);
-// `in` holds input channel 4 q0 / m of the first pixel's window.
+// registers (a channel multiplier `m` of 2: npukit_s8_quad_3x3_m2_dsp), or
+// of a pair kernel (npukit_s8_pair_3x3_dsp and its variants) for the pairs
+// of pixels of each row; `in` holds input channel 4 q0 / m of the first
+// pixel's window.
 static void quads_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
                           int32_t m, int32_t q0, int32_t q1) {
   const int32_t lo = o->act_min > -128 ? o->act_min : -128, hi = o->act_max < 127 ? o->act_max : 127;
