@@ -110,6 +110,19 @@ def depthwise_quad_sweep(seed: int = 8) -> list[Branch]:
         (7, 1, (6, 6), (3, 3), (1, 1), (1, 1), SAME, RELU, False, 12, False),  # a quad and three channels
         (64, 1, (7, 5), (3, 3), (1, 1), (1, 1), SAME, RELU, True, -128, False),  # kws's form
         (24, 1, (9, 8), (3, 3), (2, 2), (1, 1), SAME, RELU, True, 60, False),
+        # Pairs of output pixels per pass (pixel B one or two window columns right of A) and an odd last
+        # column on the single-pixel loop (planes of at least 3 pairs, 9 with an odd column); the last two
+        # with the extreme requantization the small path takes: a multiplier near 2^31 with a right shift
+        # of 1, and right shifts of 21 to 23 (quads of shifts up to 22, the largest the pairs take, on the
+        # pairs, one with 23 on the single-pixel loop).
+        (12, 1, (7, 10), (3, 3), (1, 1), (1, 1), VALID, RELU6, True, 3, False),  # even width
+        (9, 1, (6, 9), (3, 3), (1, 1), (1, 1), VALID, RELU, False, -128, False),  # odd width, 2 quads and 1
+        (20, 1, (11, 15), (3, 3), (2, 2), (1, 1), VALID, RELU6, True, 10, False),  # stride 2, odd width
+        (16, 1, (8, 12), (3, 3), (2, 2), (1, 1), SAME, NONE, False, 0, False),  # stride 2, int8's bounds
+        (6, 2, (7, 9), (3, 3), (1, 1), (1, 1), VALID, RELU6, True, -3, False),  # multiplier 2, odd width
+        (8, 2, (9, 10), (3, 3), (2, 2), (1, 1), SAME, RELU, True, 5, False),  # multiplier 2, stride 2
+        (8, 1, (5, 8), (3, 3), (1, 1), (1, 1), VALID, NONE, False, -128, False, 0.4999),
+        (13, 1, (6, 9), (3, 3), (1, 1), (1, 1), VALID, RELU, True, 7, True, 0.9 * 2.0**-21),
     ]
     return _depthwise_branches(rng, cases)
 
@@ -148,13 +161,19 @@ def depthwise_tiles_sweep(seed: int = 12) -> list[Branch]:
 
 
 def _depthwise_branches(rng, cases) -> list[Branch]:
+    """A case may end with a requantization ratio (input scale * the largest
+    weight scale / output scale) that sets the output scale."""
     branches = []
-    for c, m, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, activation, per_channel, zp, large in cases:
+    for c, m, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, activation, per_channel, zp, large, *ratio in cases:
         oh, ow = _out_size(h, kh, sh, dh, padding), _out_size(w, kw, sw, dw, padding)
         oc = c * m
         x, weights = _input(rng, (1, h, w, c), zp), _weights(rng, (1, kh, kw, oc), oc, 3, per_channel)
+        output = _output(rng, (1, oh, ow, oc))
+        if ratio:
+            scale = np.float32(np.float64(x.scale) * np.max(np.asarray(weights.scale, np.float64)) / ratio[0])
+            output = Spec(output.shape, np.int8, scale, output.zero_point)
         branches.append(Branch("DEPTHWISE_CONV_2D", [x, weights, _bias(rng, oc, large, x, weights)],
-                               [_output(rng, (1, oh, ow, oc))],
+                               [output],
                                dict(padding=padding, strideH=sh, strideW=sw, dilationHFactor=dh, dilationWFactor=dw,
                                     depthMultiplier=m, fusedActivationFunction=activation)))
     return branches

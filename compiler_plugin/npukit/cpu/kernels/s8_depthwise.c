@@ -14,7 +14,8 @@
 // channels' values, SXTB16 splits both, and SMLABB / SMLATT accumulate each
 // channel. 3x3 windows with TFLite's output stage run in s8_depthwise_dsp.S:
 // the four accumulators stay in registers, are requantized there and stored
-// as one word per pixel.
+// as one word per pixel; two neighbouring pixels per pass where the input's
+// column step is the window's or twice it (quads_3x3_dsp).
 #include "s8_output.h"
 #include "s8_strip.h"
 
@@ -307,44 +308,127 @@ void npukit_s8_quad_3x3_full_dsp(const int8_t* at, uint8_t* out, const quad_3x3_
 void npukit_s8_quad_3x3_m2_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
 void npukit_s8_quad_3x3_m2_full_dsp(const int8_t* at, uint8_t* out, const quad_3x3_t* q);
 
+// Two output pixels of a row per pass (s8_depthwise_dsp.S copies this to its
+// frame; its word offsets are fixed there): pixel B's window `stride` window
+// columns right of pixel A's, so the input's column step is the window's
+// (npukit_s8_pair_3x3_dsp) or twice it (_s2_dsp). Per channel its
+// multiplier, its right shift e and K = (2 zp + 1) << (e - 1), for right
+// shifts of at most PAIR_MAX_SHIFT (K then stays below 2^29).
+#define PAIR_MAX_SHIFT 22
+typedef struct {
+  int32_t start2[8];  // the four channels' doubled starts, twice
+  int32_t wu[18];
+  int32_t mek[12];
+  int32_t lo4, hi4;
+  int32_t dy, rewind;
+  uint8_t* out;  // the next pair's output
+  int32_t out_sw;
+  uint8_t* row_end;  // past the current row's last pair
+  int32_t out_sh, row_in, row_out, rows, dx, clamp, unused;
+} pair_3x3_t;
+_Static_assert(sizeof(pair_3x3_t) == 208 && __builtin_offsetof(pair_3x3_t, clamp) == 200,
+               "s8_depthwise_dsp.S reads these offsets");
+
+void npukit_s8_pair_3x3_dsp(const int8_t* at, const pair_3x3_t* q);
+void npukit_s8_pair_3x3_s2_dsp(const int8_t* at, const pair_3x3_t* q);
+void npukit_s8_pair_3x3_m2_dsp(const int8_t* at, const pair_3x3_t* q);
+void npukit_s8_pair_3x3_m2_s2_dsp(const int8_t* at, const pair_3x3_t* q);
+
 // Channel-last 3x3 layers on the small path with TFLite's output stage
 // (int8 out, sc 1): each quad of channels [4 q0, 4 q1) over the whole plane
 // in one call of npukit_s8_quad_3x3_dsp, which keeps the accumulators in
-// registers (a channel multiplier `m` of 2: npukit_s8_quad_3x3_m2_dsp);
-// `in` holds input channel 4 q0 / m of the first pixel's window.
+// registers (a channel multiplier `m` of 2: npukit_s8_quad_3x3_m2_dsp), or
+// of a pair kernel (npukit_s8_pair_3x3_dsp and its variants) for the pairs
+// of pixels of each row; `in` holds input channel 4 q0 / m of the first
+// pixel's window.
 static void quads_3x3_dsp(const plane_t* g, const npukit_s8_output_t* o, const int8_t* in, const int8_t* w,
                           int32_t m, int32_t q0, int32_t q1) {
   const int32_t lo = o->act_min > -128 ? o->act_min : -128, hi = o->act_max < 127 ? o->act_max : 127;
+  // Pairs of output pixels where pixel B's window is one or two window
+  // columns right of A's, for quads whose right shifts are at most
+  // PAIR_MAX_SHIFT; an odd last column, and the other quads, on the
+  // single-pixel loop. A pair saves about 35 instructions against two
+  // single pixels (counted from the loops) and its call costs about 60 more
+  // than the single loop's (its constants, its frame); with an odd last
+  // column the single loop is called as well, about 200 more per quad
+  // (measured on Cortex-M4: a 3x3 plane lost 205 per quad to one pair per
+  // row), so small planes stay on the single-pixel loop.
+  const int32_t pair_stride = g->ow < 2 || g->oh < 1   ? 0
+                              : g->step_x == g->dx     ? 1
+                              : g->step_x == 2 * g->dx ? 2
+                                                       : 0;
+  const int32_t pairs = pair_stride && g->oh * (g->ow / 2) >= (g->ow % 2 ? 9 : 3) ? g->ow / 2 : 0;
   quad_3x3_t q;
+  pair_3x3_t pq;
   q.zp2 = 2 * o->zp + 1;
   q.lo4 = (int32_t)((uint32_t)(uint8_t)lo * 0x01010101u), q.hi4 = (int32_t)((uint32_t)(uint8_t)hi * 0x01010101u);
   q.dx = g->dx, q.dy = g->dy, q.rewind = g->step_x - 2 * g->dy, q.out_sw = o->sw;
-  q.cols = g->ow, q.rows = g->oh;
+  q.rows = g->oh, q.cols = g->ow;  // (the odd last column of a paired quad: one column)
   q.row_in = g->step_y - g->ow * g->step_x, q.row_out = o->sh - g->ow * o->sw;
+  if (pairs) {
+    pq.lo4 = q.lo4, pq.hi4 = q.hi4, pq.dx = g->dx, pq.dy = g->dy, pq.clamp = lo != -128 || hi != 127;
+    pq.rewind = 2 * g->step_x - 2 * g->dy, pq.out_sw = o->sw, pq.out_sh = o->sh;
+    pq.row_in = g->step_y - 2 * pairs * g->step_x, pq.row_out = o->sh - 2 * pairs * o->sw;
+    pq.unused = 0;
+  }
   for (int32_t k = q0; k < q1; ++k) {
     const int32_t c = 4 * k;
     int32_t sums[4];
+    int32_t paired = 0;
+    if (pairs) {
+      paired = 1;
+      for (int32_t j = 0; j < 4; ++j) {
+        if (o->shift[c + j] < -PAIR_MAX_SHIFT) paired = 0;
+      }
+    }
+    // The quad's weights where the loop that runs first reads them.
+    int32_t* const wu = paired ? pq.wu : q.wu;
     if (m == 2) {
-      quad_weights_3x3_m2((const npukit_s8_word_t*)(const void*)(w + (size_t)k * 36), q.wu, sums);
+      quad_weights_3x3_m2((const npukit_s8_word_t*)(const void*)(w + (size_t)k * 36), wu, sums);
     } else {
-      quad_weights_3x3((const npukit_s8_word_t*)(const void*)(w + (size_t)k * 36), q.wu, sums);
+      quad_weights_3x3((const npukit_s8_word_t*)(const void*)(w + (size_t)k * 36), wu, sums);
     }
     for (int32_t j = 0; j < 4; ++j) {
       q.start2[j] = 2 * (o->bias[c + j] - g->zp * sums[j]);
       q.ms[2 * j] = o->multiplier[c + j], q.ms[2 * j + 1] = ~o->shift[c + j];
     }
     const int8_t* at = in + (c - 4 * q0) / m;
+    uint8_t* out = o->out + c;
+    if (paired) {
+      for (int32_t j = 0; j < 4; ++j) {
+        const int32_t e = -o->shift[c + j];
+        pq.start2[j] = pq.start2[4 + j] = q.start2[j];
+        pq.mek[3 * j] = o->multiplier[c + j], pq.mek[3 * j + 1] = e;
+        pq.mek[3 * j + 2] = (int32_t)((uint32_t)(2 * o->zp + 1) << (e - 1));
+      }
+      pq.out = o->out + c, pq.row_end = o->out + c + 2 * pairs * o->sw, pq.rows = g->oh;
+      // (Direct calls: a function's address would need the GOT in position-independent code.)
+      if (m == 2 && pair_stride == 1) {
+        npukit_s8_pair_3x3_m2_dsp(at, &pq);
+      } else if (m == 2) {
+        npukit_s8_pair_3x3_m2_s2_dsp(at, &pq);
+      } else if (pair_stride == 1) {
+        npukit_s8_pair_3x3_dsp(at, &pq);
+      } else {
+        npukit_s8_pair_3x3_s2_dsp(at, &pq);
+      }
+      if (g->ow == 2 * pairs) continue;
+      at += 2 * pairs * g->step_x, out += 2 * pairs * o->sw;  // the odd last column
+      for (int32_t j = 0; j < 18; ++j) q.wu[j] = pq.wu[j];
+      q.cols = 1, q.row_in = g->step_y - g->step_x, q.row_out = o->sh - o->sw;
+    }
     if (m == 2) {
       if (lo == -128 && hi == 127) {
-        npukit_s8_quad_3x3_m2_full_dsp(at, o->out + c, &q);
+        npukit_s8_quad_3x3_m2_full_dsp(at, out, &q);
       } else {
-        npukit_s8_quad_3x3_m2_dsp(at, o->out + c, &q);
+        npukit_s8_quad_3x3_m2_dsp(at, out, &q);
       }
     } else if (lo == -128 && hi == 127) {
-      npukit_s8_quad_3x3_full_dsp(at, o->out + c, &q);
+      npukit_s8_quad_3x3_full_dsp(at, out, &q);
     } else {
-      npukit_s8_quad_3x3_dsp(at, o->out + c, &q);
+      npukit_s8_quad_3x3_dsp(at, out, &q);
     }
+    if (paired) q.cols = g->ow, q.row_in = g->step_y - g->ow * g->step_x, q.row_out = o->sh - g->ow * o->sw;
   }
 }
 
@@ -772,8 +856,25 @@ static void padded_region(const int32_t* p, const plane_t* g, npukit_s8_output_t
 // copy every input row (those their bands share twice) and call the kernel
 // once per band, TILES_BORDER copies only the border pixels' windows but
 // calls it for the interior and up to four regions, TILES_WHOLE copies
-// every window (a small layer: one tile, one call per quad).
+// every window (a small layer: one tile, one call per quad). A tile's copy
+// also costs about 3 instructions per pixel of its window (fill_window's
+// loop over pixels), paid once per group of channels: what makes a layer
+// whose window holds only a quad or two of its channels (035's stride-1
+// 24x24x48: 12 tiles of one quad) cheaper with border tiles.
 enum { TILES_NONE, TILES_BORDER, TILES_WHOLE };
+
+// The cost of the tiles `t` of a region, in quarters of an instruction
+// (tiles_first): per tile the kernel's calls and the bytes copied, and per
+// group of channels (padded_region) the window's pixels.
+static int64_t tiles_cost(const int32_t* p, const tiling_t* t, int32_t quads) {
+  if (t->count == 0) return 0;
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
+  const int64_t pixels = (int64_t)t->in_rows * t->in_cols;
+  int32_t group = ((NPUKIT_S8_STRIP_BYTES / (t->in_rows * t->in_cols)) & ~3) * m;
+  if (group > ((channels + 3) & ~3)) group = (channels + 3) & ~3;
+  const int64_t groups = (channels + group - 1) / group;
+  return (int64_t)t->count * (quads * 1200 + pixels * p[NPUKIT_S8_W_IN_C] * 3 + groups * pixels * 12);
+}
 
 static int32_t tiles_first(const int32_t* p, const plane_t* g) {
   const int32_t stride_h = p[NPUKIT_S8_W_STRIDE_H];
@@ -793,7 +894,7 @@ static int32_t tiles_first(const int32_t* p, const plane_t* g) {
     strips = (int64_t)bands * quads * 1200 + (int64_t)bands * ((band - 1) * stride_h + reach_h) * row_bytes * 3;
   }
   const tiling_t all = tiling(p, g->oh, g->ow);
-  const int64_t whole = (int64_t)all.count * (quads * 1200 + (int64_t)all.in_rows * all.in_cols * c_in * 3);
+  const int64_t whole = tiles_cost(p, &all, quads);
   int32_t y0, y1, x0, x1;
   inside_range(p[NPUKIT_S8_W_PAD_TOP], stride_h, reach_h - 1, p[NPUKIT_S8_W_IN_H], g->oh, &y0, &y1);
   inside_range(p[NPUKIT_S8_W_PAD_LEFT], p[NPUKIT_S8_W_STRIDE_W], reach_w - 1, p[NPUKIT_S8_W_IN_W], g->ow, &x0, &x1);
@@ -801,9 +902,7 @@ static int32_t tiles_first(const int32_t* p, const plane_t* g) {
   const tiling_t regions[4] = {tiling(p, y0, g->ow), tiling(p, g->oh - y1, g->ow), tiling(p, y1 - y0, x0),
                                tiling(p, y1 - y0, g->ow - x1)};
   int64_t tiles = y1 > y0 ? (int64_t)quads * 1200 : 0;
-  for (int32_t r = 0; r < 4; ++r) {
-    tiles += (int64_t)regions[r].count * (quads * 1200 + (int64_t)regions[r].in_rows * regions[r].in_cols * c_in * 3);
-  }
+  for (int32_t r = 0; r < 4; ++r) tiles += tiles_cost(p, &regions[r], quads);
   if (whole <= tiles && whole < strips) return TILES_WHOLE;
   return tiles < strips ? TILES_BORDER : TILES_NONE;
 }

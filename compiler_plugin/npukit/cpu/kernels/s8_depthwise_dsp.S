@@ -155,6 +155,219 @@
     // A channel multiplier of 2.
     QUAD_3X3 npukit_s8_quad_3x3_m2_dsp, 1, 1
     QUAD_3X3 npukit_s8_quad_3x3_m2_full_dsp, 0, 1
+
+    // Two neighbouring output pixels of a row per pass (npukit_s8_pair_3x3_dsp
+    // and its variants below): pixel A's window at r0, pixel B's one
+    // `stride` window columns right of it, so each input column is loaded and
+    // split once for both pixels' taps, and the pass's constants (the
+    // starts, the multipliers, shifts and zero point, the bounds) are loaded
+    // once for both. The quad's constants are copied to the frame
+    // (sp-relative loads free the register that held their address), word
+    // offsets as pair_3x3_t (s8_depthwise.c):
+    //   0..7    the four channels' doubled starts, twice (pixels A and B)
+    //   8..25   the nine taps' doubled weights, as in npukit_s8_quad_3x3_dsp
+    //   26..37  per channel its multiplier m, its right shift e (1..22) and
+    //           K = (2 zp + 1) << (e - 1)
+    //   38, 39  the activation bounds, each as four int8 bytes
+    //   40      the bytes between a window's rows (dy)
+    //   41      the bytes from a window's last row to the next pair's window
+    //   42, 43  the next output pixel pair's first byte, the output pixel step
+    //   44, 45  the end of the current output row's pairs, the output row step
+    //   46, 47  the bytes from past a row's last pair to the next row's first
+    //           pair, input and output
+    //   48      output rows (at least one; a row holds at least one pair)
+    //   49      the bytes between a window's columns (dx)
+    //   50      nonzero where the bounds are narrower than int8's
+    // r0 input, r1 dx, r2..r5 pixel A's accumulators of channels 0..3,
+    // r6..r9 pixel B's, r10 r11 one input word's halves, r12 lr the tap's
+    // weights.
+    //
+    // The output stage is the small path's arithmetic (npukit_s8_scale)
+    // rearranged: with h = SMMULR(2 acc, m), ((h - [h < 0]) >> (e - 1) +
+    // 2 zp + 1) >> 1 is (h - [h < 0] + K) >> e (adding a multiple of
+    // 2^(e - 1) commutes with the floored shift, and two floored shifts are
+    // one), and [h < 0] may be [acc < 0]: they differ only where h is 0 and
+    // acc negative, where (-1 >> (e - 1) + 2 zp + 1) >> 1 = zp as well. So one
+    // SMMLAR adds K - [acc < 0] (one ADD with the accumulator's sign), then
+    // ASR by e and SSAT: four instructions per output. |h| <= 2^30 and
+    // |K| < 2^29 for e <= 22, so the sum stays within int32.
+    .equ .LPAIR_FRAME, 208
+    .equ .LP_W, 32
+    .equ .LP_MEK, 104
+    .equ .LP_BOUNDS, 152
+    .equ .LP_DY, 160
+    .equ .LP_REWIND, 164
+    .equ .LP_OUT, 168
+    .equ .LP_ROW_END, 176
+    .equ .LP_ROW_IN, 184
+    .equ .LP_ROW_OUT, 188
+    .equ .LP_ROWS, 192
+    .equ .LP_DX, 196
+    .equ .LP_CLAMP, 200
+
+    .macro PMACS acc0, acc1, acc2, acc3, m2
+    .if \m2
+    smlabb \acc0, r11, r12, \acc0
+    smlabt \acc1, r11, r12, \acc1
+    smlabb \acc2, r10, lr, \acc2
+    smlabt \acc3, r10, lr, \acc3
+    .else
+    smlabb \acc0, r11, r12, \acc0
+    smlatt \acc2, r11, r12, \acc2
+    smlabb \acc1, r10, lr, \acc1
+    smlatt \acc3, r10, lr, \acc3
+    .endif
+    .endm
+
+    .macro PLOAD address, m2
+    .if \m2
+    ldrh r10, \address
+    .else
+    ldr r10, \address
+    .endif
+    .endm
+
+    // Window column j of row i (counted from pixel A's window): tap (i, j)
+    // of pixel A and tap (i, j - stride) of pixel B, where they exist.
+    .macro PCOL i, j, stride, m2
+    .if \j == 0
+    PLOAD "[r0]", \m2
+    .elseif \j == 1
+    PLOAD "[r0, r1]", \m2
+    .elseif \j == 2
+    PLOAD "[r0, r1, lsl #1]", \m2
+    .elseif \j == 3
+    add r10, r0, r1, lsl #1
+    PLOAD "[r10, r1]", \m2
+    .else
+    PLOAD "[r0, r1, lsl #2]", \m2
+    .endif
+    sxtb16 r11, r10
+    sxtb16 r10, r10, ror #8
+    .if \j <= 2
+    ldrd r12, lr, [sp, #(.LP_W + 8 * (3 * \i + \j))]
+    PMACS r2, r3, r4, r5, \m2
+    .endif
+    .if \j >= \stride
+    .if \j - \stride <= 2
+    ldrd r12, lr, [sp, #(.LP_W + 8 * (3 * \i + \j - \stride))]
+    PMACS r6, r7, r8, r9, \m2
+    .endif
+    .endif
+    .endm
+
+    .macro PROW i, stride, m2
+    PCOL \i, 0, \stride, \m2
+    PCOL \i, 1, \stride, \m2
+    PCOL \i, 2, \stride, \m2
+    PCOL \i, 3, \stride, \m2
+    .if \stride == 2
+    PCOL \i, 4, \stride, \m2
+    .endif
+    .endm
+
+    // Channel k of both pixels requantized to int8 (r10 m, r11 e, lr K).
+    .macro PSCALE a, b, k
+    ldrd r10, r11, [sp, #(.LP_MEK + 12 * \k)]
+    ldr lr, [sp, #(.LP_MEK + 12 * \k + 8)]
+    add r12, lr, \a, asr #31
+    smmlar \a, \a, r10, r12
+    add r12, lr, \b, asr #31
+    smmlar \b, \b, r10, r12
+    asr \a, \a, r11
+    asr \b, \b, r11
+    ssat \a, #8, \a
+    ssat \b, #8, \b
+    .endm
+
+    // A packed word of four int8 outputs clamped bytewise to the bounds
+    // r10 (lower) and r11 (upper).
+    .macro PCLAMP a
+    ssub8 r12, \a, r10         // GE where the byte is at least the lower bound
+    sel \a, \a, r10
+    ssub8 r12, r11, \a         // GE where it is at most the upper bound
+    sel \a, \a, r11
+    .endm
+
+    .macro PAIR_3X3 name, stride, m2
+    .section .text.\name, "ax", %progbits
+    .align 2
+    .global \name
+    .hidden \name
+    .type \name, %function
+    .thumb_func
+\name:
+    push {r4-r11, lr}
+    sub sp, sp, #.LPAIR_FRAME
+    mov r12, sp
+    .rept 6
+    ldmia r1!, {r2-r9}
+    stmia r12!, {r2-r9}
+    .endr
+    ldmia r1!, {r2-r5}
+    stmia r12!, {r2-r5}
+    ldr r1, [sp, #.LP_DX]
+.Lpair\@:
+    ldm sp, {r2-r9}
+    PROW 0, \stride, \m2
+    ldr r10, [sp, #.LP_DY]
+    add r0, r0, r10
+    PROW 1, \stride, \m2
+    ldr r10, [sp, #.LP_DY]
+    add r0, r0, r10
+    PROW 2, \stride, \m2
+    PSCALE r2, r6, 0
+    PSCALE r3, r7, 1
+    PSCALE r4, r8, 2
+    PSCALE r5, r9, 3
+    bfi r2, r3, #8, #8
+    bfi r2, r4, #16, #8
+    bfi r2, r5, #24, #8
+    bfi r6, r7, #8, #8
+    bfi r6, r8, #16, #8
+    bfi r6, r9, #24, #8
+    ldr r10, [sp, #.LP_CLAMP]
+    cmp r10, #0
+    beq .Lstore\@
+    ldrd r10, r11, [sp, #.LP_BOUNDS]
+    PCLAMP r2
+    PCLAMP r6
+.Lstore\@:
+    ldrd r10, r11, [sp, #.LP_OUT]  // the pair's output, the output pixel step
+    str r2, [r10]
+    str r6, [r10, r11]
+    add r10, r10, r11, lsl #1
+    str r10, [sp, #.LP_OUT]
+    ldr r11, [sp, #.LP_REWIND]
+    add r0, r0, r11
+    ldr r11, [sp, #.LP_ROW_END]
+    cmp r10, r11
+    bne .Lpair\@
+    // The next row's first pair.
+    ldr r11, [sp, #.LP_ROW_IN]
+    add r0, r0, r11
+    ldr r11, [sp, #.LP_ROW_OUT]
+    add r10, r10, r11
+    str r10, [sp, #.LP_OUT]
+    ldrd r11, r12, [sp, #.LP_ROW_END]
+    add r11, r11, r12
+    str r11, [sp, #.LP_ROW_END]
+    ldr r11, [sp, #.LP_ROWS]
+    subs r11, r11, #1
+    str r11, [sp, #.LP_ROWS]
+    bne .Lpair\@
+    add sp, sp, #.LPAIR_FRAME
+    pop {r4-r11, pc}
+    .size \name, . - \name
+    .endm
+
+    // Pixel B one window column right of A (the input's column step equals
+    // the window's: stride 1, dilation 1 and the like) or two (stride 2,
+    // dilation 1); channel multipliers 1 and 2.
+    PAIR_3X3 npukit_s8_pair_3x3_dsp, 1, 0
+    PAIR_3X3 npukit_s8_pair_3x3_s2_dsp, 2, 0
+    PAIR_3X3 npukit_s8_pair_3x3_m2_dsp, 1, 1
+    PAIR_3X3 npukit_s8_pair_3x3_m2_s2_dsp, 2, 1
 #endif
 
     .section .note.GNU-stack, "", %progbits
