@@ -227,13 +227,14 @@ def conv_small_sweep(seed: int = 9) -> list[Branch]:
 
 
 def conv_few_sweep(seed: int = 13) -> list[Branch]:
-    """CONV_2D with a reduction of at most 32 values (few input channels:
+    """CONV_2D with a reduction of at most 48 values (few input channels:
     the DSP cores' kernel that keeps a channel pair's dot products and
     output stage in registers, its table of FEW_CHANNELS = 32 channels at a
     time), and just past it: pointwise layers of 1 to 16 input channels
     (5, 6, 7 no multiple of 4), 3x3 first layers of 1 and 3 channels (padded:
-    their strips), output channels odd, past one and two blocks of 32 and a
-    block of one lone channel, odd pixel counts, per-tensor and per-channel
+    their strips), a 10x4 first layer of one channel (K = 40), K = 48,
+    output channels odd, past one and two blocks of 32 and a block of one
+    lone channel, odd pixel counts, per-tensor and per-channel
     weights, every clamp (none, ReLU6's upper bound alone at output zero
     point -128, both bounds), and output multipliers from 2^-1 (shift -1)
     down to 2^-27 with small and extreme output zero points (where
@@ -248,14 +249,14 @@ def conv_few_sweep(seed: int = 13) -> list[Branch]:
         (1, 9, (9, 7), (3, 3), (1, 1), SAME, RELU6, True, -128, -128, None),  # K = 9
         (3, 16, (11, 11), (3, 3), (2, 2), SAME, RELU6, True, 0, -128, None),  # MobileNet's first layer, K = 27
         (7, 12, (4, 5), (1, 1), (1, 1), VALID, NONE, True, 100, 0, None),  # K = 7, byte gathers
-        (2, 5, (5, 6), (2, 2), (1, 1), VALID, RELU, True, -50, 20, None),  # K = 8 across taps
-        (32, 32, (5, 5), (1, 1), (1, 1), VALID, RELU6, True, -128, -128, None),  # K = 32: eight groups
-        (36, 8, (3, 5), (1, 1), (1, 1), VALID, NONE, True, 5, 1, None),  # K = 36: past the kernel
+        (1, 32, (12, 7), (10, 4), (2, 2), SAME, RELU, True, -128, -128, None),  # ds_cnn's first layer, K = 40
+        (13, 5, (5, 6), (2, 2), (1, 1), VALID, RELU, True, -50, 20, None),  # K = 52: past the kernel
+        (48, 32, (5, 5), (1, 1), (1, 1), VALID, RELU6, True, -128, -128, None),  # K = 48: twelve groups
         (4, 6, (3, 3), (1, 1), (1, 1), VALID, NONE, True, 0, 0, 0.45),  # shift -1
         (12, 10, (5, 3), (1, 1), (1, 1), VALID, NONE, False, -3, -128, 2.0 ** -20),  # |2 zp + 1| << 18
         (8, 11, (3, 3), (1, 1), (1, 1), VALID, NONE, True, 9, 0, 2.0 ** -27),  # e = 26, zp 0
         (8, 7, (3, 3), (1, 1), (1, 1), VALID, NONE, True, 9, -128, 2.0 ** -27),  # past 2^30: general kernel
-        (15, 3, (1, 7), (1, 1), (1, 1), VALID, RELU6, True, -128, 60, None),  # one row, odd channels
+        (15, 3, (1, 7), (1, 1), (1, 1), VALID, RELU6, True, -128, 60, None),  # one row, odd channels, K = 15
         (3, 2, (1, 3), (1, 1), (1, 1), VALID, RELU, True, 0, -7, None),  # one channel pair, three pixels
     ]
     branches = []

@@ -444,7 +444,7 @@ static __attribute__((noinline)) void conv_inside_dsp(const gather_t* gp, const 
 // s8_dot_dsp.S: a pixel pair's outputs of channel pairs for K_PADDED <= NPUKIT_S8_FEW_K, dot products and output
 // stage in registers; the columns are doubled in place (_upper: only the upper bound clamps, _full: neither;
 // dsp16: int16 weights).
-#define NPUKIT_S8_FEW_K 32
+#define NPUKIT_S8_FEW_K 48
 typedef struct {
   int32_t groups, pairs;
   uint8_t* out0;

@@ -168,7 +168,7 @@
     //                             const int32_t* table, const npukit_s8_few_args_t* args);
     //
     // A convolution's outputs for one pixel pair where the reduction is at
-    // most eight groups of four (K_PADDED <= 32: few input channels): per
+    // most twelve groups of four (K_PADDED <= 48: few input channels): per
     // channel pair its dot products (the loop above, fully unrolled and
     // entered where args' groups begin) and their output stage in registers,
     // nothing stored but the outputs. The columns are first doubled in place
@@ -188,7 +188,7 @@
     // bounds (SSUB8 and SEL: _upper only the upper bound, _full none) and
     // stored as a halfword per pixel.
     //
-    // args: [0] groups (1..8), [4] channel pairs (>= 1), [8] pixel 0's first
+    // args: [0] groups (1..12), [4] channel pairs (>= 1), [8] pixel 0's first
     // output byte, [12] pixel 1's less pixel 0's, [16] the lower bound in
     // every byte, [20] the upper bound in every byte.
     // Frame: [sp] columns, [sp, #4] the loop's entry, [sp, #8] the next
@@ -243,7 +243,7 @@
     bne 2b
     ldm r3, {r4, r5, r6, r7, r8, r9}
     str r0, [sp]
-    rsb r4, r4, #8             // the groups the entry skips
+    rsb r4, r4, #12            // the groups the entry skips
     adr.w lr, 40f
     adr.w r11, 41f
     sub r11, r11, lr           // the bytes of one group
@@ -269,9 +269,17 @@
     GROUP16_FEW
     GROUP16_FEW
     GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
     .else
 40: GROUP
 41: GROUP
+    GROUP
+    GROUP
+    GROUP
+    GROUP
     GROUP
     GROUP
     GROUP
