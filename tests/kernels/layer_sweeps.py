@@ -245,6 +245,52 @@ def conv_small_sweep(seed: int = 9) -> list[Branch]:
     return _conv_branches(rng, cases)
 
 
+def conv_few_sweep(seed: int = 13) -> list[Branch]:
+    """CONV_2D with a reduction of at most 48 values (few input channels:
+    the DSP cores' kernel that keeps a channel pair's dot products and
+    output stage in registers, its table of FEW_CHANNELS = 32 channels at a
+    time), and just past it: pointwise layers of 1 to 16 input channels
+    (5, 6, 7 no multiple of 4), 3x3 first layers of 1 and 3 channels (padded:
+    their strips), a 10x4 first layer of one channel (K = 40), K = 48,
+    output channels odd, past one and two blocks of 32 and a block of one
+    lone channel, odd pixel counts, per-tensor and per-channel
+    weights, every clamp (none, ReLU6's upper bound alone at output zero
+    point -128, both bounds), and output multipliers from 2^-1 (shift -1)
+    down to 2^-27 with small and extreme output zero points (where
+    (2 zp + 1) << e reaches 2^30 the layer takes the general kernel)."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # in_c, out_c, (h, w), kernel, stride, padding, activation, per_channel, in zp, out zp, multiplier
+        (8, 48, (7, 9), (1, 1), (1, 1), VALID, RELU6, True, -128, -128, None),  # MobileNetV2's expansion
+        (5, 37, (5, 7), (1, 1), (1, 1), VALID, RELU6, True, 7, 10, None),  # K = 5: both bounds, 35 pixels
+        (6, 33, (3, 5), (1, 1), (1, 1), VALID, NONE, False, -1, 3, None),  # a last block of one channel
+        (16, 70, (3, 3), (1, 1), (1, 1), VALID, RELU, False, -128, -5, None),  # three blocks, 9 pixels
+        (1, 9, (9, 7), (3, 3), (1, 1), SAME, RELU6, True, -128, -128, None),  # K = 9
+        (3, 16, (11, 11), (3, 3), (2, 2), SAME, RELU6, True, 0, -128, None),  # MobileNet's first layer, K = 27
+        (7, 12, (4, 5), (1, 1), (1, 1), VALID, NONE, True, 100, 0, None),  # K = 7, byte gathers
+        (1, 32, (12, 7), (10, 4), (2, 2), SAME, RELU, True, -128, -128, None),  # ds_cnn's first layer, K = 40
+        (13, 5, (5, 6), (2, 2), (1, 1), VALID, RELU, True, -50, 20, None),  # K = 52: past the kernel
+        (48, 32, (5, 5), (1, 1), (1, 1), VALID, RELU6, True, -128, -128, None),  # K = 48: twelve groups
+        (4, 6, (3, 3), (1, 1), (1, 1), VALID, NONE, True, 0, 0, 0.45),  # shift -1
+        (12, 10, (5, 3), (1, 1), (1, 1), VALID, NONE, False, -3, -128, 2.0 ** -20),  # |2 zp + 1| << 18
+        (8, 11, (3, 3), (1, 1), (1, 1), VALID, NONE, True, 9, 0, 2.0 ** -27),  # e = 26, zp 0
+        (8, 7, (3, 3), (1, 1), (1, 1), VALID, NONE, True, 9, -128, 2.0 ** -27),  # past 2^30: general kernel
+        (15, 3, (1, 7), (1, 1), (1, 1), VALID, RELU6, True, -128, 60, None),  # one row, odd channels, K = 15
+        (3, 2, (1, 3), (1, 1), (1, 1), VALID, RELU, True, 0, -7, None),  # one channel pair, three pixels
+    ]
+    branches = []
+    for ic, oc, (h, w), (kh, kw), (sh, sw), padding, activation, per_channel, zp, out_zp, multiplier in cases:
+        oh, ow = _out_size(h, kh, sh, 1, padding), _out_size(w, kw, sw, 1, padding)
+        x, weights = _input(rng, (1, h, w, ic), zp), _weights(rng, (oc, kh, kw, ic), oc, 0, per_channel)
+        out = _output(rng, (1, oh, ow, oc), out_zp)
+        if multiplier is not None:  # the largest channel's multiplier s_in * s_w / s_out
+            out.scale = np.float32(np.float32(x.scale) * np.max(np.asarray(weights.scale, np.float32)) / multiplier)
+        branches.append(Branch("CONV_2D", [x, weights, _bias(rng, oc, False, x, weights)], [out],
+                               dict(padding=padding, strideH=sh, strideW=sw, dilationHFactor=1, dilationWFactor=1,
+                                    fusedActivationFunction=activation)))
+    return branches
+
+
 def fully_connected_sweep(seed: int = 2) -> list[Branch]:
     rng = np.random.default_rng(seed)
     cases = [(64, 12, NONE, True, -128), (10, 5, RELU, False, 0), (1000, 3, NONE, True, 7), (7, 9, RELU6, True, -3),
@@ -340,7 +386,8 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
 
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
-          "conv": conv_sweep, "conv_small": conv_small_sweep, "fully_connected": fully_connected_sweep,
+          "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
+          "fully_connected": fully_connected_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 
 

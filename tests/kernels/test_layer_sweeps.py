@@ -93,3 +93,20 @@ def test_boards(sweep, board):
     for sample in result.samples:
         assert sample.identical_to_host, context
         _check(sample.outputs, run_reference(path, sample.inputs), branches, context)
+
+
+@pytest.mark.slow
+def test_board_few_channels_with_int16_weights(tmp_path):
+    """The few-input-channel sweep on Cortex-M4 with every convolution's
+    weights widened to int16 (a flash budget that holds them all): the int16
+    forms of the DSP kernels, against TFLite's reference kernels, 0 LSB."""
+    from npukit.deploy.deploy_model import deploy
+
+    name, branches, path, _, _ = prepared_sweep("conv_few", SWEEPS["conv_few"](), tmp_path / "sweep_conv_few.tflite",
+                                                seed=11)
+    result = deploy(path, "mps2-an386", samples=2, seed=3, flash_budget=1 << 30)
+    constants = result.to_json()["kernel_constants"]
+    assert constants["int16_layers"] == constants["layers"] == len(branches)
+    for sample in result.samples:
+        assert sample.identical_to_host, name
+        _check(sample.outputs, run_reference(path, sample.inputs), branches, f"{name} with int16 weights")

@@ -128,7 +128,9 @@ _CONDITION = "(eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al)"
 # Hand-written kernels (npukit/cpu/kernels/s8_dot_dsp.S) that enter their
 # own unrolled loop through an address they formed with ADR and keep in
 # their frame (`ldr pc, [sp, #N]`): a jump inside the function, not a call.
-LOCAL_JUMP_FUNCTIONS = frozenset({"npukit_s8_dot_pairs_dsp", "npukit_s8_dot_pairs_dsp16"})
+LOCAL_JUMP_FUNCTIONS = frozenset({"npukit_s8_dot_pairs_dsp", "npukit_s8_dot_pairs_dsp16", "npukit_s8_conv_few_dsp",
+                                  "npukit_s8_conv_few_upper_dsp", "npukit_s8_conv_few_full_dsp", "npukit_s8_conv_few_dsp16",
+                                  "npukit_s8_conv_few_full_dsp16"})
 
 
 class _Arm:

@@ -349,6 +349,38 @@ static void dot_chunks(const gather_t* g, const field_t* f0, const field_t* f1, 
 }
 
 #if NPUKIT_S8_PAIRED
+// How a pixel pair whose receptive fields lie inside the input is gathered (gather_inside_pair), from the
+// layer.
+typedef struct {
+  int32_t rows_contiguous, rows_in_words, neighbours;
+  int32_t short_end;  // the last offset whose kernel rows may be read as words (im2col_short_rows_pair)
+} inside_gather_t;
+
+static inline inside_gather_t inside_gather(const gather_t* g) {
+  inside_gather_t h;
+  h.rows_contiguous = (g->sc == 1 || g->ic == 1) && g->dx * g->sw == g->ic;
+  h.rows_in_words = h.rows_contiguous && (g->kw * g->ic & 3) == 0;
+  h.short_end = g->limit - (g->kh - 1) * g->dy * g->sh - 4 * ((g->kw * g->ic + 3) >> 2);
+  h.neighbours = (g->ic & 3) == 0;  // and pixel 1's field one byte after pixel 0's (im2col_neighbours)
+  return h;
+}
+
+// Both pixels' columns, their receptive fields at input offsets at0 and at1, inside the input.
+static inline __attribute__((always_inline)) void gather_inside_pair(const gather_t* g, const inside_gather_t* how,
+                                                                     int32_t at0, int32_t at1, int16_t* columns,
+                                                                     int8_t* row) {
+  if (how->neighbours && at1 == at0 + 1) {
+    im2col_neighbours(g, at0, columns);
+  } else if (how->rows_in_words) {
+    im2col_rows_pair(g, at0, at1, columns);
+  } else if (how->rows_contiguous && at0 <= how->short_end && at1 <= how->short_end) {
+    im2col_short_rows_pair(g, at0, at1, row, columns);
+  } else {
+    im2col(g, at0, row, columns, 0);
+    im2col(g, at1, row, columns, 1);
+  }
+}
+
 // The DSP cores' loop over `pixels` output pixels (`ow` a row) where every receptive field lies inside the input
 // (an unpadded layer, or a band of a strip), the reduction is one chunk and the outputs are int8 on the small
 // path, channel-last (sc 1), or, with `add_table` (npukit_s8_add_table's conv entries + 128), TFLite's ADD on
@@ -365,11 +397,7 @@ static __attribute__((noinline)) void conv_inside_dsp(const gather_t* gp, const 
   const gather_t* const g = gp;  // (not copied: a copy of the struct would be a memcpy call)
   const int32_t row_step = g->stride_h * g->sh, col_step = g->stride_w * g->sw, out_sh = op->sh, out_sw = op->sw;
   const int32_t channel_bytes = wide ? 2 * g->k_padded : g->k_padded;
-  const int32_t rows_contiguous = (g->sc == 1 || g->ic == 1) && g->dx * g->sw == g->ic;
-  const int32_t rows_in_words = rows_contiguous && (g->kw * g->ic & 3) == 0;
-  // The last offset whose kernel rows may be read as words (im2col_short_rows_pair).
-  const int32_t short_end = g->limit - (g->kh - 1) * g->dy * g->sh - 4 * ((g->kw * g->ic + 3) >> 2);
-  const int32_t neighbours = (g->ic & 3) == 0;  // and pixel 1's field one byte after pixel 0's (im2col_neighbours)
+  const inside_gather_t how = inside_gather(g);
   uint8_t* const out = op->out;
   const int32_t *const bias = op->bias, *const multiplier = op->multiplier, *const shift = op->shift;
   int32_t y0 = 0, x0 = 0;
@@ -380,16 +408,7 @@ static __attribute__((noinline)) void conv_inside_dsp(const gather_t* gp, const 
     const int32_t y1 = last || x0 + 1 < ow ? y0 : y0 + 1;
     const int32_t x1 = last ? x0 : x0 + 1 < ow ? x0 + 1 : 0;
     const int32_t at0 = y0 * row_step + x0 * col_step, at1 = y1 * row_step + x1 * col_step;
-    if (neighbours && at1 == at0 + 1) {
-      im2col_neighbours(g, at0, columns);
-    } else if (rows_in_words) {
-      im2col_rows_pair(g, at0, at1, columns);
-    } else if (rows_contiguous && at0 <= short_end && at1 <= short_end) {
-      im2col_short_rows_pair(g, at0, at1, row, columns);
-    } else {
-      im2col(g, at0, row, columns, 0);
-      im2col(g, at1, row, columns, 1);
-    }
+    gather_inside_pair(g, &how, at0, at1, columns, row);
     uint8_t* const out0 = out + y0 * out_sh + x0 * out_sw;
     uint8_t* const out1 = out + y1 * out_sh + x1 * out_sw;
     for (int32_t c0 = 0; c0 < oc; c0 += BLOCK) {
@@ -419,6 +438,113 @@ static __attribute__((noinline)) void conv_inside_dsp(const gather_t* gp, const 
     }
     y0 = x1 + 1 < ow ? y1 : y1 + 1;
     x0 = x1 + 1 < ow ? x1 + 1 : 0;
+  }
+}
+
+// s8_dot_dsp.S: a pixel pair's outputs of channel pairs for K_PADDED <= NPUKIT_S8_FEW_K, dot products and output
+// stage in registers; the columns are doubled in place (_upper: only the upper bound clamps, _full: neither;
+// dsp16: int16 weights).
+#define NPUKIT_S8_FEW_K 48
+typedef struct {
+  int32_t groups, pairs;
+  uint8_t* out0;
+  int32_t out1_offset, lower, upper;  // the bounds in every byte
+} npukit_s8_few_args_t;
+void npukit_s8_conv_few_dsp(int16_t* columns, const int8_t* weights, const int32_t* table,
+                            const npukit_s8_few_args_t* args);
+void npukit_s8_conv_few_upper_dsp(int16_t* columns, const int8_t* weights, const int32_t* table,
+                                  const npukit_s8_few_args_t* args);
+void npukit_s8_conv_few_full_dsp(int16_t* columns, const int8_t* weights, const int32_t* table,
+                                 const npukit_s8_few_args_t* args);
+void npukit_s8_conv_few_dsp16(int16_t* columns, const int8_t* weights, const int32_t* table,
+                              const npukit_s8_few_args_t* args);
+void npukit_s8_conv_few_full_dsp16(int16_t* columns, const int8_t* weights, const int32_t* table,
+                                   const npukit_s8_few_args_t* args);
+
+// Channels whose output-stage table (8 words a pair) conv_few_dsp keeps in conv()'s accumulator block.
+#define FEW_CHANNELS 32
+_Static_assert(FEW_CHANNELS / 2 * 8 <= 2 * (BLOCK + 1), "the table fits conv()'s accumulator block");
+
+// Whether npukit_s8_conv_few_dsp's output stage is exact for the layer (on the small path, int8 out): every
+// multiplier non-negative, and for every shift e = -shift - 1, |(2 zp + 1) << e| + 2^30 < 2^31 (the rounded
+// high product of a doubled accumulator below 2^31 and a multiplier below 2^31 is at most 2^30).
+static int32_t few_output_exact(const npukit_s8_output_t* o, int32_t oc) {
+  const int32_t k = 2 * o->zp + 1, magnitude = k < 0 ? -k : k;
+  for (int32_t c = 0; c < oc; ++c) {
+    const int32_t e = -o->shift[c] - 1;  // 0..30 on the small path
+    if (o->multiplier[c] < 0 || ((int64_t)magnitude << e) >= ((int64_t)1 << 30)) return 0;
+  }
+  return 1;
+}
+
+// conv_inside_dsp for a reduction of at most NPUKIT_S8_FEW_K (few input channels) on the small path with int8
+// outputs: per block of FEW_CHANNELS channels, its output-stage table (npukit_s8_conv_few_dsp's: 2 bias,
+// multiplier, e = -shift - 1 and (2 zp + 1) << e per channel, in `block`), then per pixel pair the columns and
+// one call for the block's channel pairs (which doubles the columns); an odd last channel takes dot_pairs and
+// npukit_s8_requantize_pairs first.
+// A lone last pixel is computed twice (as pixel 1 too) and stored twice.
+static __attribute__((noinline)) void conv_few_dsp(const gather_t* gp, const npukit_s8_output_t* op,
+                                                   const int8_t* weights, int32_t wide, int32_t pixels, int32_t ow,
+                                                   int32_t oc, int32_t bounds, int32_t (*block)[2],
+                                                   int16_t* columns, int8_t* row) {
+  const gather_t* const g = gp;
+  const inside_gather_t how = inside_gather(g);
+  const int32_t row_step = g->stride_h * g->sh, col_step = g->stride_w * g->sw, out_sh = op->sh, out_sw = op->sw;
+  const int32_t channel_bytes = wide ? 2 * g->k_padded : g->k_padded;
+  const int32_t *const bias = op->bias, *const multiplier = op->multiplier, *const shift = op->shift;
+  const int32_t zp2 = 2 * op->zp + 1;
+  int32_t* const table = &block[0][0];
+  const int32_t full = bounds == 0x7f80;            // all of int8: no clamp
+  const int32_t upper_only = (bounds & 0xff) == 0x80;  // the lower bound -128's: SSAT keeps it
+  npukit_s8_few_args_t args;
+  args.groups = g->k_padded >> 2;
+  args.lower = (int32_t)((uint32_t)(bounds & 0xff) * 0x01010101u);
+  args.upper = (int32_t)((uint32_t)((bounds >> 8) & 0xff) * 0x01010101u);
+  for (int32_t c0 = 0; c0 < oc; c0 += FEW_CHANNELS) {
+    const int32_t n = oc - c0 < FEW_CHANNELS ? oc - c0 : FEW_CHANNELS, pairs = n >> 1;
+    for (int32_t j = 0; j < pairs; ++j) {
+      for (int32_t i = 0; i < 2; ++i) {
+        const int32_t c = c0 + 2 * j + i, e = -shift[c] - 1;
+        int32_t* const t = table + 8 * j + i;
+        t[0] = 2 * bias[c], t[2] = multiplier[c], t[4] = e, t[6] = (int32_t)((uint32_t)zp2 << e);
+      }
+    }
+    args.pairs = pairs;
+    const int8_t* const w = weights + c0 * channel_bytes;
+    int32_t y0 = 0, x0 = 0;
+    for (int32_t px = 0; px < pixels; px += 2) {
+      const int32_t last = pixels - px < 2;
+      const int32_t y1 = last || x0 + 1 < ow ? y0 : y0 + 1;
+      const int32_t x1 = last ? x0 : x0 + 1 < ow ? x0 + 1 : 0;
+      gather_inside_pair(g, &how, y0 * row_step + x0 * col_step, y1 * row_step + x1 * col_step, columns, row);
+      uint8_t* const out0 = op->out + c0 + y0 * out_sh + x0 * out_sw;
+      uint8_t* const out1 = op->out + c0 + y1 * out_sh + x1 * out_sw;
+      if (n & 1) {  // the odd last channel, paired with zero weights (before the columns are doubled)
+        const int32_t c = n - 1;
+        int32_t acc[2][2];
+        dot_pairs(columns, w + c * channel_bytes, g->k_padded, bias + c0 + c, 1, &acc[0][0], wide);
+        npukit_s8_requantize_pairs(&acc[0][0], 1, multiplier + c0 + c, shift + c0 + c, op->zp, op->act_min,
+                                   op->act_max, out0 + c, out1 + c, 1);
+      }
+      if (pairs) {
+        args.out0 = out0, args.out1_offset = (int32_t)(out1 - out0);
+        if (wide) {
+          if (full) {
+            npukit_s8_conv_few_full_dsp16(columns, w, table, &args);
+          } else {
+            npukit_s8_conv_few_dsp16(columns, w, table, &args);
+          }
+        } else if (full) {
+          npukit_s8_conv_few_full_dsp(columns, w, table, &args);
+        } else if (upper_only) {
+          npukit_s8_conv_few_upper_dsp(columns, w, table, &args);
+        } else {
+          npukit_s8_conv_few_dsp(columns, w, table, &args);
+        }
+      }
+      y0 = x1 + 1 < ow ? y1 : y1 + 1;
+      x0 = x1 + 1 < ow ? x1 + 1 : 0;
+    }
   }
 }
 #endif
@@ -481,6 +607,11 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
   // and the last row's and column's fields end within the input.
   const int32_t inside = (strip || !npukit_s8_padded(p)) && (oh - 1) * g.stride_h + (g.kh - 1) * g.dy < g.ih &&
                          (ow - 1) * g.stride_w + (g.kw - 1) * g.dx < g.iw;
+  if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && g.k_padded <= NPUKIT_S8_FEW_K &&
+      few_output_exact(&o, oc)) {
+    conv_few_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, block, columns, row);
+    return;
+  }
   if (!chunked && (o.small || o.add_small) && !o.fl.table && o.sc == 1 && inside) {
     conv_inside_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, o.small ? 0 : add_table.conv + 128, block,
                     columns, row);

@@ -163,6 +163,166 @@
     cmp r0, r2
     bne 40b
     PAIR_END npukit_s8_dot_pairs_dsp16, 32, 1b
+
+    // void npukit_s8_conv_few_dsp(int16_t* columns, const int8_t* weights,
+    //                             const int32_t* table, const npukit_s8_few_args_t* args);
+    //
+    // A convolution's outputs for one pixel pair where the reduction is at
+    // most twelve groups of four (K_PADDED <= 48: few input channels): per
+    // channel pair its dot products (the loop above, fully unrolled and
+    // entered where args' groups begin) and their output stage in registers,
+    // nothing stored but the outputs. The columns are first doubled in place
+    // (SADD16: |2 (x - zp)| <= 510), so the sums start from doubled biases
+    // and end as the doubled accumulators a2 = 2a (|a| < 2^30) the output
+    // stage takes. `table` holds per channel pair eight words {2 bias0,
+    // 2 bias1, m0, m1, e0, e1, c0, c1} (s8_conv.c, conv_few_dsp): the
+    // multipliers (non-negative), e = -shift - 1 and c = (2 zp + 1) << e.
+    // Per output:
+    //   ssat8(((c + (a2 >> 31)) + rounded high word of a2 * m) >> e >> 1)
+    // which is npukit_s8_scale's ((h - [h < 0]) >> e + 2 zp + 1) >> 1 with h
+    // that high word: SMMLAR adds c - [a2 < 0] to it, and [a2 < 0] equals
+    // [h < 0] wherever h is not 0 (m >= 0), while for h = 0 both give zp. c
+    // being a multiple of 2^e, the shift moves it out whole as 2 zp + 1
+    // (exact while |c| + 2^30 < 2^31, which the caller checks). The four
+    // outputs of a pair are packed into a word, clamped bytewise to args'
+    // bounds (SSUB8 and SEL: _upper only the upper bound, _full none) and
+    // stored as a halfword per pixel.
+    //
+    // args: [0] groups (1..12), [4] channel pairs (>= 1), [8] pixel 0's first
+    // output byte, [12] pixel 1's less pixel 0's, [16] the lower bound in
+    // every byte, [20] the upper bound in every byte.
+    // Frame: [sp] columns, [sp, #4] the loop's entry, [sp, #8] the next
+    // output, [sp, #12] pixel 1's offset, [sp, #16] the end of the outputs,
+    // [sp, #20] the lower bounds, [sp, #24] the upper ones.
+
+    // One output from its doubled accumulator: c + a2 >> 31 plus the
+    // rounded product, >> e, >> 1, saturated.
+    .macro FEW_OUT acc, m, e, c
+    add lr, \c, \acc, asr #31
+    smmlar \acc, \acc, \m, lr
+    asr \acc, \acc, \e
+    ssat \acc, #8, \acc, asr #1
+    .endm
+
+    // As GROUP16 with the table pointer kept in r2: each channel's words
+    // loaded on their own.
+    .macro GROUP16_FEW
+    ldm r0!, {r7, r8, r9, r10}
+    ldrd r11, r12, [r1], #8
+    smlad r3, r7, r11, r3
+    smlad r4, r9, r11, r4
+    smlad r3, r8, r12, r3
+    smlad r4, r10, r12, r4
+    ldrd r11, r12, [r1], #8
+    smlad r5, r7, r11, r5
+    smlad r6, r9, r11, r6
+    smlad r5, r8, r12, r5
+    smlad r6, r10, r12, r6
+    .endm
+
+    // clamp: 0 none, 1 the upper bound, 2 both.
+    .macro CONV_FEW name, wide, clamp
+    .align 2
+    .global \name
+    .hidden \name
+    .type \name, %function
+    .thumb_func
+\name:
+    push {r4-r11, lr}
+    sub sp, sp, #32
+    ldr r12, [r3]              // groups
+    add r9, r0, r12, lsl #4    // the end of the columns (16 bytes a group)
+    mov r8, r0
+2:  ldm r8, {r4, r5, r6, r7}
+    sadd16 r4, r4, r4
+    sadd16 r5, r5, r5
+    sadd16 r6, r6, r6
+    sadd16 r7, r7, r7
+    stmia r8!, {r4, r5, r6, r7}
+    cmp r8, r9
+    bne 2b
+    ldm r3, {r4, r5, r6, r7, r8, r9}
+    str r0, [sp]
+    rsb r4, r4, #12            // the groups the entry skips
+    adr.w lr, 40f
+    adr.w r11, 41f
+    sub r11, r11, lr           // the bytes of one group
+    mla lr, r4, r11, lr
+    orr lr, lr, #1             // a Thumb address
+    str lr, [sp, #4]
+    add r5, r6, r5, lsl #1     // the end of pixel 0's outputs (2 per pair)
+    strd r6, r7, [sp, #8]
+    str r5, [sp, #16]
+    strd r8, r9, [sp, #20]
+1:  // one channel pair
+    ldrd r3, r5, [r2], #8
+    mov r4, r3
+    mov r6, r5
+    ldr r0, [sp]
+    ldr pc, [sp, #4]
+    .if \wide
+40: GROUP16_FEW
+41: GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
+    GROUP16_FEW
+    .else
+40: GROUP
+41: GROUP
+    GROUP
+    GROUP
+    GROUP
+    GROUP
+    GROUP
+    GROUP
+    GROUP
+    GROUP
+    GROUP
+    GROUP
+    .endif
+    ldm r2!, {r7, r8, r9, r10, r11, r12}  // m0 m1 e0 e1 c0 c1
+    FEW_OUT r3, r7, r9, r11
+    FEW_OUT r4, r7, r9, r11
+    FEW_OUT r5, r8, r10, r12
+    FEW_OUT r6, r8, r10, r12
+    bfi r3, r5, #8, #8         // pixel 0's two channels, then pixel 1's
+    bfi r3, r4, #16, #8
+    bfi r3, r6, #24, #8
+    .if \clamp == 2
+    ldr r11, [sp, #20]
+    ssub8 lr, r3, r11          // GE where the byte is at least the lower bound
+    sel r3, r3, r11
+    .endif
+    .if \clamp
+    ldr r12, [sp, #24]
+    ssub8 lr, r12, r3          // GE where it is at most the upper bound
+    sel r3, r3, r12
+    .endif
+    ldrd r7, r8, [sp, #8]
+    lsrs lr, r3, #16
+    strh lr, [r7, r8]
+    strh r3, [r7], #2
+    ldr r9, [sp, #16]
+    str r7, [sp, #8]
+    cmp r7, r9
+    bne 1b
+    add sp, sp, #32
+    pop {r4-r11, pc}
+    .size \name, . - \name
+    .endm
+
+    CONV_FEW npukit_s8_conv_few_dsp, 0, 2
+    CONV_FEW npukit_s8_conv_few_upper_dsp, 0, 1
+    CONV_FEW npukit_s8_conv_few_full_dsp, 0, 0
+    CONV_FEW npukit_s8_conv_few_dsp16, 1, 2
+    CONV_FEW npukit_s8_conv_few_full_dsp16, 1, 0
 #endif
 
     .section .note.GNU-stack, "", %progbits
