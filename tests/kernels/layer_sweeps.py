@@ -160,6 +160,39 @@ def depthwise_tiles_sweep(seed: int = 12) -> list[Branch]:
     return _depthwise_branches(rng, cases)
 
 
+def depthwise_column_sweep(seed: int = 14) -> list[Branch]:
+    """DEPTHWISE_CONV_2D one column wide (K x 1 filters on inputs of width
+    1, temporal networks' 1-D depthwise layers over [1, T, 1, C]; the DSP
+    cores' column kernel, s8_depthwise_column.c) and a 1 x K layer one row
+    high: K of 3, 4, 5, 7 and 9, strides 1 to 3, SAME and VALID, odd and
+    even T, a kernel longer than its input, outputs in more than one band,
+    channels no multiple of four, per-tensor and per-channel weights, a
+    channel multiplier of 2; and beside them layers outside its space (4
+    outputs per channel, which the four-channel loop takes; dilation 2;
+    large accumulators), which the other paths take."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # channels, multiplier, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+        (120, 1, (13, 1), (9, 1), (1, 1), (1, 1), SAME, RELU, True, -128, False),  # keyword spotting's form
+        (22, 1, (25, 1), (9, 1), (2, 1), (1, 1), SAME, RELU, True, -128, False),  # stride 2, odd T
+        (7, 1, (12, 1), (9, 1), (2, 1), (1, 1), SAME, NONE, False, 5, False),  # even T, per-tensor
+        (13, 1, (10, 1), (5, 1), (1, 1), (1, 1), VALID, RELU6, True, -3, False),
+        (6, 1, (11, 1), (5, 1), (2, 1), (1, 1), SAME, RELU, False, 0, False),
+        (5, 1, (8, 1), (3, 1), (1, 1), (1, 1), SAME, NONE, True, 127, False),
+        (10, 1, (15, 1), (3, 1), (2, 1), (1, 1), VALID, RELU, True, -128, False),
+        (9, 1, (7, 1), (9, 1), (1, 1), (1, 1), SAME, RELU6, True, -20, False),  # a kernel longer than T
+        (9, 1, (4, 1), (9, 1), (1, 1), (1, 1), SAME, RELU, True, -20, False),  # 4 outputs: the quad loop
+        (5, 1, (300, 1), (9, 1), (1, 1), (1, 1), SAME, RELU, True, -128, False),  # two bands of outputs
+        (6, 2, (11, 1), (5, 1), (1, 1), (1, 1), SAME, NONE, True, 4, False),  # channel multiplier 2
+        (11, 1, (20, 1), (7, 1), (3, 1), (1, 1), SAME, RELU, False, -9, False),  # stride 3
+        (7, 1, (13, 1), (4, 1), (2, 1), (1, 1), SAME, NONE, True, 9, False),  # even K
+        (12, 1, (1, 14), (1, 5), (1, 1), (1, 1), SAME, NONE, True, 3, False),  # one row high, 1 x K
+        (10, 1, (12, 1), (3, 1), (1, 1), (2, 1), SAME, RELU, True, 0, False),  # dilation 2: outside
+        (8, 1, (16, 1), (9, 1), (1, 1), (1, 1), SAME, NONE, True, -128, True),  # large accumulators: outside
+    ]
+    return _depthwise_branches(rng, cases)
+
+
 def _depthwise_branches(rng, cases) -> list[Branch]:
     """A case may end with a requantization ratio (input scale * the largest
     weight scale / output scale) that sets the output scale."""
@@ -386,6 +419,7 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
 
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
+          "depthwise_column": depthwise_column_sweep,
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
           "fully_connected": fully_connected_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}

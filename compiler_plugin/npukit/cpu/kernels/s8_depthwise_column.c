@@ -1,0 +1,205 @@
+// Depthwise layers one column wide on DSP cores: a K x 1 filter per channel
+// over an input of width 1 (a 1-D depthwise convolution along the rows, as
+// temporal keyword-spotting networks run it over [1, T, 1, C]).
+//
+// The parameter space (npukit_s8_depthwise_column checks it and returns 0,
+// leaving the layer to npukit_s8_depthwise's other paths, outside it):
+// - KIND DEPTHWISE, KERNEL_W = IN_W = OUT_W = 1 and PAD_LEFT = PAD_RIGHT = 0
+//   (one column wide), or the same with rows and columns swapped (one row
+//   high: the layer runs along its columns alike);
+// - along that axis any kernel length from 1 to NPUKIT_S8_COLUMN_MAX_TAPS,
+//   any stride, dilation 1, any padding before and after (PAD_VALUE);
+// - any channel count and channel multiplier (output channel c reads input
+//   channel c / M), weights NPUKIT_S8_WEIGHTS_TAPS or NPUKIT_S8_WEIGHTS_INT8;
+// - any input and output strides (channel-last or channel-first);
+// - TFLite's fixed-point output stage on the small-accumulator path, int8
+//   out (no fused ADD, no float output stage);
+// - with tap-ordered weights on a channel-last input, at least
+//   NPUKIT_S8_COLUMN_MIN_OUTPUTS outputs per channel (fewer run cheaper on
+//   s8_depthwise.c's four-channel loop).
+//
+// Each channel's input column, padding included, is copied into a stack
+// strip as int16 values (a band of rows at a time where the column is
+// longer than the strip), so the values of neighbouring taps are one
+// halfword pair: a word read at any row gives SMLAD two taps, against the
+// channel's doubled weights packed in pairs (a zero weight after an odd
+// last tap). One channel's band of doubled accumulators is then
+// requantized in one run with its constants in registers.
+#include "s8_output.h"
+
+int32_t npukit_s8_depthwise_column(const int32_t* p, size_t input, size_t output, size_t residual);
+
+#define NPUKIT_S8_COLUMN_MAX_TAPS 64
+// Outputs per channel from which a tap-ordered channel-last layer runs here.
+#define NPUKIT_S8_COLUMN_MIN_OUTPUTS 6
+// Input rows (int16) and output rows (int32 accumulators) per band.
+#define COLUMN_STRIP_ROWS 1024
+#define COLUMN_BAND_OUTPUTS 256
+
+#if defined(__ARM_FEATURE_DSP)
+typedef int32_t __attribute__((aligned(2), may_alias)) half_pair_t;
+
+// Doubled accumulators of `n` outputs `step` halfwords apart from `at`, a
+// window of `pairs` tap pairs each; `KP` is `pairs` where the caller
+// specialises it (0: the loop).
+static inline __attribute__((always_inline)) void column_run(const int16_t* at, int32_t step, int32_t n,
+                                                             const int32_t* wp, int32_t pairs, int32_t* acc,
+                                                             int32_t kp) {
+  if (kp) {
+    int32_t w[NPUKIT_S8_COLUMN_MAX_TAPS / 2];
+#pragma GCC unroll 32
+    for (int32_t j = 0; j < kp; ++j) w[j] = wp[j];
+    const int32_t step2 = 2 * step;
+    for (const int32_t* last = acc + (n & ~1); acc != last; acc += 2, at += step2) {
+      const int16_t* b = at + step;
+      int32_t a0 = 0, a1 = 0;
+#pragma GCC unroll 32
+      for (int32_t j = 0; j < kp; ++j) {
+        a0 = __smlad(*(const half_pair_t*)(const void*)(at + 2 * j), w[j], a0);
+        a1 = __smlad(*(const half_pair_t*)(const void*)(b + 2 * j), w[j], a1);
+      }
+      acc[0] = a0, acc[1] = a1;
+    }
+    if (n & 1) {
+      int32_t a0 = 0;
+#pragma GCC unroll 32
+      for (int32_t j = 0; j < kp; ++j) a0 = __smlad(*(const half_pair_t*)(const void*)(at + 2 * j), w[j], a0);
+      acc[0] = a0;
+    }
+    return;
+  }
+  for (int32_t y = 0; y < n; ++y, at += step) {
+    int32_t a0 = 0;
+    for (int32_t j = 0; j < pairs; ++j) a0 = __smlad(*(const half_pair_t*)(const void*)(at + 2 * j), wp[j], a0);
+    acc[y] = a0;
+  }
+}
+
+static __attribute__((noinline)) void column_run_any(const int16_t* at, int32_t step, int32_t n, const int32_t* wp,
+                                                     int32_t pairs, int32_t* acc) {
+  switch (pairs) {
+    case 1:
+      column_run(at, step, n, wp, pairs, acc, 1);
+      break;
+    case 2:
+      column_run(at, step, n, wp, pairs, acc, 2);
+      break;
+    case 3:
+      column_run(at, step, n, wp, pairs, acc, 3);
+      break;
+    case 4:
+      column_run(at, step, n, wp, pairs, acc, 4);
+      break;
+    case 5:
+      column_run(at, step, n, wp, pairs, acc, 5);
+      break;
+    default:
+      column_run(at, step, n, wp, pairs, acc, 0);
+  }
+}
+
+// Input rows [r0, r0 + n) of the column at `in` (rows `sh` bytes apart,
+// rows outside [0, ih) holding `pad`) as int16 into `to`.
+static void column_fill(int16_t* to, const int8_t* in, int32_t sh, int32_t ih, int32_t r0, int32_t n, int8_t pad) {
+  int32_t r = r0;
+  const int32_t end = r0 + n;
+  for (; r < end && r < 0; ++r) *to++ = pad;
+  const int32_t inside_end = end < ih ? end : ih;
+  const int8_t* from = in + (r < inside_end ? r * sh : 0);
+  for (; r + 4 <= inside_end; r += 4, to += 4, from += 4 * sh) {
+    const int32_t v0 = from[0], v1 = from[sh], v2 = from[2 * sh], v3 = from[3 * sh];
+    to[0] = (int16_t)v0, to[1] = (int16_t)v1, to[2] = (int16_t)v2, to[3] = (int16_t)v3;
+  }
+  for (; r < inside_end; ++r, from += sh) *to++ = *from;
+  for (; r < end; ++r) *to++ = pad;
+}
+
+// The axis a layer one column (or one row) wide runs along.
+typedef struct {
+  int32_t k, stride, pad_before, in_len, out_len, in_step, out_step;
+} line_t;
+
+static __attribute__((noinline)) void column_layer(const int32_t* p, const line_t* l, const npukit_s8_output_t* o,
+                                                   const int8_t* in, const int8_t* weights) {
+  const int32_t channels = p[NPUKIT_S8_W_OUT_C], k = l->k, stride = l->stride, oh = l->out_len;
+  const int32_t sc = p[NPUKIT_S8_W_IN_SC], zp = p[NPUKIT_S8_W_IN_ZP];
+  const int32_t m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
+  const int8_t pad = (int8_t)p[NPUKIT_S8_W_PAD_VALUE];
+  const int32_t taps_form = p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_TAPS;
+  const int32_t pairs = (k + 1) / 2;
+  // Outputs per band: their input rows (and the halfword past an odd last
+  // tap) within the strip.
+  int32_t band = (COLUMN_STRIP_ROWS - 2 * pairs) / stride + 1;
+  if (band > COLUMN_BAND_OUTPUTS) band = COLUMN_BAND_OUTPUTS;
+  if (band > oh) band = oh;
+  int16_t strip[COLUMN_STRIP_ROWS] __attribute__((aligned(4)));
+  int32_t acc[COLUMN_BAND_OUTPUTS];
+  int32_t wp[NPUKIT_S8_COLUMN_MAX_TAPS / 2];
+  for (int32_t c = 0; c < channels; ++c) {
+    const int8_t* w = taps_form ? weights + (size_t)(c / 4) * k * 4 + c % 4 : weights + (size_t)c * k;
+    const int32_t w_step = taps_form ? 4 : 1;
+    int32_t sum = 0;
+    for (int32_t j = 0; j < pairs; ++j) {
+      const int32_t w0 = w[2 * j * w_step], w1 = 2 * j + 1 < k ? w[(2 * j + 1) * w_step] : 0;
+      sum += w0 + w1;
+      wp[j] = (int32_t)((uint32_t)(uint16_t)(2 * w0) | (uint32_t)(uint16_t)(2 * w1) << 16);
+    }
+    const int32_t add2 = 2 * (o->bias[c] - zp * sum);
+    const int8_t* column = in + (c / m) * sc;
+    for (int32_t y0 = 0; y0 < oh; y0 += band) {
+      const int32_t n = oh - y0 < band ? oh - y0 : band;
+      const int32_t rows = (n - 1) * stride + 2 * pairs;
+      column_fill(strip, column, l->in_step, l->in_len, y0 * stride - l->pad_before, rows, pad);
+      column_run_any(strip, stride, n, wp, pairs, acc);
+      npukit_s8_requantize_rows(acc, 1, n, 0, add2, o->multiplier[c], o->shift[c], o->zp, o->act_min, o->act_max,
+                                o->out + c * o->sc + y0 * l->out_step, 0, l->out_step);
+    }
+  }
+}
+#endif
+
+int32_t npukit_s8_depthwise_column(const int32_t* p, size_t input, size_t output, size_t residual) {
+#if defined(__ARM_FEATURE_DSP)
+  const int32_t form = p[NPUKIT_S8_W_WEIGHT_FORM];
+  if (p[NPUKIT_S8_W_KIND] != NPUKIT_S8_DEPTHWISE || p[NPUKIT_S8_W_OUTPUT] != NPUKIT_S8_OUT_INT8 ||
+      p[NPUKIT_S8_W_FLOAT_AT] != 0 || (form != NPUKIT_S8_WEIGHTS_TAPS && form != NPUKIT_S8_WEIGHTS_INT8)) {
+    return 0;
+  }
+  // Along the rows where the layer is one column wide, else along the
+  // columns where it is one row high.
+  const int32_t column = p[NPUKIT_S8_W_KERNEL_W] == 1 && p[NPUKIT_S8_W_IN_W] == 1 && p[NPUKIT_S8_W_OUT_W] == 1 &&
+                         p[NPUKIT_S8_W_PAD_LEFT] == 0 && p[NPUKIT_S8_W_PAD_RIGHT] == 0;
+  const int32_t row = p[NPUKIT_S8_W_KERNEL_H] == 1 && p[NPUKIT_S8_W_IN_H] == 1 && p[NPUKIT_S8_W_OUT_H] == 1 &&
+                      p[NPUKIT_S8_W_PAD_TOP] == 0 && p[NPUKIT_S8_W_PAD_BOTTOM] == 0;
+  if (!column && !row) return 0;
+  const int32_t dilation = column ? p[NPUKIT_S8_W_DILATION_H] : p[NPUKIT_S8_W_DILATION_W];
+  const line_t l = {
+      .k = column ? p[NPUKIT_S8_W_KERNEL_H] : p[NPUKIT_S8_W_KERNEL_W],
+      .stride = column ? p[NPUKIT_S8_W_STRIDE_H] : p[NPUKIT_S8_W_STRIDE_W],
+      .pad_before = column ? p[NPUKIT_S8_W_PAD_TOP] : p[NPUKIT_S8_W_PAD_LEFT],
+      .in_len = column ? p[NPUKIT_S8_W_IN_H] : p[NPUKIT_S8_W_IN_W],
+      .out_len = column ? p[NPUKIT_S8_W_OUT_H] : p[NPUKIT_S8_W_OUT_W],
+      .in_step = column ? p[NPUKIT_S8_W_IN_SH] : p[NPUKIT_S8_W_IN_SW],
+      .out_step = 0,
+  };
+  if (dilation != 1 || l.k < 1 || l.k > NPUKIT_S8_COLUMN_MAX_TAPS || l.stride < 1 || l.out_len < 1) return 0;
+  // A channel costs about 250 instructions beyond its outputs here (its
+  // weights paired, its strip filled, two calls), which the four-channel
+  // loop of tap-ordered channel-last layers shares among four channels and
+  // the whole window: on Cortex-M4 that loop is the cheaper one below
+  // NPUKIT_S8_COLUMN_MIN_OUTPUTS outputs per channel (keyword spotting's
+  // 9 x 1 layers over 120 channels: 4 outputs 55,400 instructions there,
+  // 61,120 here; 7 outputs 74,880 there, 71,440 here).
+  if (form == NPUKIT_S8_WEIGHTS_TAPS && p[NPUKIT_S8_W_IN_SC] == 1 && l.out_len < NPUKIT_S8_COLUMN_MIN_OUTPUTS) return 0;
+  const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
+  if (!o.small || o.mode != NPUKIT_S8_OUT_INT8 || o.fl.table) return 0;
+  line_t along = l;
+  along.out_step = column ? o.sh : o.sw;
+  column_layer(p, &along, &o, (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET],
+               (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT]);
+  return 1;
+#else
+  (void)p, (void)input, (void)output, (void)residual;
+  return 0;
+#endif
+}
