@@ -119,8 +119,13 @@ typedef struct {
   int32_t k, stride, pad_before, in_len, out_len, in_step, out_step;
 } line_t;
 
-static __attribute__((noinline)) void column_layer(const int32_t* p, const line_t* l, const npukit_s8_output_t* o,
-                                                   const int8_t* in, const int8_t* weights) {
+// Returns 0 (nothing done) unless the outputs are int8 on the small-accumulator stage.
+static __attribute__((noinline)) int32_t column_layer(const int32_t* p, line_t* l, int32_t column, size_t output,
+                                                      size_t residual, const int8_t* in, const int8_t* weights) {
+  npukit_s8_output_t out = npukit_s8_output(p, output, residual);  // (filled in place: no struct copy)
+  if (!out.small || out.mode != NPUKIT_S8_OUT_INT8 || out.fl.table) return 0;
+  l->out_step = column ? out.sh : out.sw;
+  const npukit_s8_output_t* o = &out;
   const int32_t channels = p[NPUKIT_S8_W_OUT_C], k = l->k, stride = l->stride, oh = l->out_len;
   const int32_t sc = p[NPUKIT_S8_W_IN_SC], zp = p[NPUKIT_S8_W_IN_ZP];
   const int32_t m = p[NPUKIT_S8_W_MULTIPLIER] > 1 ? p[NPUKIT_S8_W_MULTIPLIER] : 1;
@@ -155,6 +160,7 @@ static __attribute__((noinline)) void column_layer(const int32_t* p, const line_
                                 o->out + c * o->sc + y0 * l->out_step, 0, l->out_step);
     }
   }
+  return 1;
 }
 #endif
 
@@ -173,7 +179,7 @@ int32_t npukit_s8_depthwise_column(const int32_t* p, size_t input, size_t output
                       p[NPUKIT_S8_W_PAD_TOP] == 0 && p[NPUKIT_S8_W_PAD_BOTTOM] == 0;
   if (!column && !row) return 0;
   const int32_t dilation = column ? p[NPUKIT_S8_W_DILATION_H] : p[NPUKIT_S8_W_DILATION_W];
-  const line_t l = {
+  line_t l = {  // (filled in place: a copy of the struct would be a memcpy call, which embedded ELFs lack)
       .k = column ? p[NPUKIT_S8_W_KERNEL_H] : p[NPUKIT_S8_W_KERNEL_W],
       .stride = column ? p[NPUKIT_S8_W_STRIDE_H] : p[NPUKIT_S8_W_STRIDE_W],
       .pad_before = column ? p[NPUKIT_S8_W_PAD_TOP] : p[NPUKIT_S8_W_PAD_LEFT],
@@ -191,13 +197,8 @@ int32_t npukit_s8_depthwise_column(const int32_t* p, size_t input, size_t output
   // 9 x 1 layers over 120 channels: 4 outputs 55,400 instructions there,
   // 61,120 here; 7 outputs 74,880 there, 71,440 here).
   if (form == NPUKIT_S8_WEIGHTS_TAPS && p[NPUKIT_S8_W_IN_SC] == 1 && l.out_len < NPUKIT_S8_COLUMN_MIN_OUTPUTS) return 0;
-  const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
-  if (!o.small || o.mode != NPUKIT_S8_OUT_INT8 || o.fl.table) return 0;
-  line_t along = l;
-  along.out_step = column ? o.sh : o.sw;
-  column_layer(p, &along, &o, (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET],
-               (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT]);
-  return 1;
+  return column_layer(p, &l, column, output, residual, (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET],
+                      (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT]);
 #else
   (void)p, (void)input, (void)output, (void)residual;
   return 0;
