@@ -25,8 +25,16 @@ InputShapes = Mapping["str | None", tuple[int, ...]]
 _SEPARATORS = re.compile(r"[x,]")
 
 
-def _shape_text(shape) -> str:
+def shape_text(shape) -> str:
+    """A shape as the messages write it: 1x3x?x? (None: an unknown size)."""
     return "x".join("?" if d is None else str(d) for d in shape)
+
+
+def declared_dims(value) -> list:
+    """An ONNX graph value's declared dimensions (None: an unknown size; [] without a declared shape)."""
+    if not value.type.HasField("tensor_type") or not value.type.tensor_type.HasField("shape"):
+        return []
+    return [d.dim_value if d.HasField("dim_value") else None for d in value.type.tensor_type.shape.dim]
 
 
 def parse_input_shape(text: str) -> tuple[str | None, tuple[int, ...]]:
@@ -73,12 +81,7 @@ def fix_onnx_input_shapes(graph, path: Path, shapes: InputShapes) -> list[str]:
     initializers = {i.name for i in graph.initializer}
     inputs = [v for v in graph.input if v.name not in initializers]
 
-    def declared(value) -> list:
-        if not value.type.HasField("tensor_type") or not value.type.tensor_type.HasField("shape"):
-            return []
-        return [d.dim_value if d.HasField("dim_value") else None for d in value.type.tensor_type.shape.dim]
-
-    listing = ", ".join(f"{v.name} ({_shape_text(declared(v))})" for v in inputs)
+    listing = ", ".join(f"{v.name} ({shape_text(declared_dims(v))})" for v in inputs)
     by_name = {v.name: v for v in inputs}
     if None in shapes:
         if len(inputs) != 1:
@@ -94,15 +97,15 @@ def fix_onnx_input_shapes(graph, path: Path, shapes: InputShapes) -> list[str]:
         if not value.type.HasField("tensor_type"):
             raise ModelError(f"{path}: input '{name}' is not a tensor; its shape cannot be set")
         tensor_type = value.type.tensor_type
-        old = declared(value)
+        old = declared_dims(value)
         if tensor_type.HasField("shape") and len(old) != len(shape):
-            raise ModelError(f"{path}: input '{name}' has {len(old)} dimensions ({_shape_text(old)}), the shape "
-                             f"given has {len(shape)} ({_shape_text(shape)})")
+            raise ModelError(f"{path}: input '{name}' has {len(old)} dimensions ({shape_text(old)}), the shape "
+                             f"given has {len(shape)} ({shape_text(shape)})")
         dims = list(tensor_type.shape.dim) if tensor_type.HasField("shape") else []
         for axis, size in enumerate(shape):
             if axis < len(dims) and old[axis] is not None and old[axis] != size:
                 raise ModelError(f"{path}: input '{name}' has size {old[axis]} in dimension {axis} "
-                                 f"({_shape_text(old)}); the shape given ({_shape_text(shape)}) must keep it")
+                                 f"({shape_text(old)}); the shape given ({shape_text(shape)}) must keep it")
             if axis < len(dims) and dims[axis].dim_param not in ("", "?"):
                 symbols.setdefault(dims[axis].dim_param, set()).add(size)
         if not dims:
@@ -111,13 +114,13 @@ def fix_onnx_input_shapes(graph, path: Path, shapes: InputShapes) -> list[str]:
         for dim, size in zip(dims, shape):
             dim.Clear()
             dim.dim_value = size
-        notes.append(f"input {name}: shape {_shape_text(old) if old else 'unknown'} fixed to {_shape_text(shape)}")
+        notes.append(f"input {name}: shape {shape_text(old) if old else 'unknown'} fixed to {shape_text(shape)}")
     # The other inputs' dimensions of a name given one size take that size ("?" names no dimension; a name
     # given several sizes, which onnxruntime accepts too, is left to shape inference).
     for value in inputs:
         if value.name in shapes or not value.type.HasField("tensor_type"):
             continue
-        old = declared(value)
+        old = declared_dims(value)
         named = [d.dim_param for d in value.type.tensor_type.shape.dim if len(symbols.get(d.dim_param, ())) == 1]
         for dim in value.type.tensor_type.shape.dim:
             if dim.dim_param in named:
@@ -125,7 +128,7 @@ def fix_onnx_input_shapes(graph, path: Path, shapes: InputShapes) -> list[str]:
                 dim.Clear()
                 dim.dim_value = size
         if named:
-            notes.append(f"input {value.name}: shape {_shape_text(old)} fixed to {_shape_text(declared(value))} "
+            notes.append(f"input {value.name}: shape {shape_text(old)} fixed to {shape_text(declared_dims(value))} "
                          f"(named dimensions {', '.join(sorted(set(named)))} as in the shapes given)")
     return notes
 
@@ -135,9 +138,9 @@ def dynamic_inputs_hint(entry_points) -> str:
     dynamic = [t for e in entry_points or () for t in e.inputs if any(d is None for d in t.shape)]
     if not dynamic:
         return ""
-    example = " ".join(f"--input-shape {t.name}={_shape_text(1 if d is None else d for d in t.shape)}"
+    example = " ".join(f"--input-shape {t.name}={shape_text(1 if d is None else d for d in t.shape)}"
                        for t in dynamic)
-    listing = ", ".join(f"{t.name} ({_shape_text(t.shape)})" for t in dynamic)
+    listing = ", ".join(f"{t.name} ({shape_text(t.shape)})" for t in dynamic)
     return (f"; the model's inputs have unknown dimensions ({listing}) and IREE compiles such models with "
             f"dynamic shapes, which some operators do not support: fix them, e.g. {example} (the sizes your "
             "application uses)")
@@ -152,12 +155,12 @@ def check_fixed_shapes(path: Path, entry_points, shapes: InputShapes) -> None:
         raise ModelError(f"{path}: --input-shape sets unknown dimensions of ONNX models; an MLIR module's function "
                          "signature fixes its input shapes (edit the signature instead)")
     inputs = [t for e in entry_points[:1] for t in e.inputs]
-    listing = ", ".join(f"{t.name} ({_shape_text(t.shape)})" for t in inputs)
+    listing = ", ".join(f"{t.name} ({shape_text(t.shape)})" for t in inputs)
     if None in shapes and len(inputs) == 1:
         shapes = {inputs[0].name: shapes[None]}
     for name, shape in shapes.items():
         match = next((t for t in inputs if t.name == name), None)
         if match is None or tuple(match.shape) != tuple(shape):
             raise ModelError(f"{path}: a .tflite model's inputs have fixed shapes, {listing}; --input-shape "
-                             f"{name or ''}{'=' if name else ''}{_shape_text(shape)} differs (re-export the model "
+                             f"{name or ''}{'=' if name else ''}{shape_text(shape)} differs (re-export the model "
                              "for that shape)")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from npukit.errors import ModelError, TargetError
+from npukit.frontends.input_shapes import declared_dims, shape_text
 
 #: Input name -> its values (flat, in the input's declared shape).
 InputValues = Mapping[str, tuple[float, ...]]
@@ -70,8 +71,8 @@ def fix_onnx_input_values(graph, path: Path, values: InputValues) -> list[str]:
         if value is None:
             raise ModelError(f"{path}: the model has no input '{name}'; its inputs are {', '.join(inputs)}")
         tensor_type = value.type.tensor_type
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
-        shape = "x".join("?" if d is None else str(d) for d in dims) or "a scalar"
+        dims = declared_dims(value)
+        shape = shape_text(dims) or "a scalar"
         if any(d is None for d in dims):
             raise ModelError(f"{path}: input '{name}' ({shape}) has dimensions of unknown size; fix them with "
                              "--input-shape before giving its value")
