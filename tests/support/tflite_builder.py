@@ -46,6 +46,12 @@ _OPTIONS = {
     "REDUCE_MIN": ("ReducerOptions", schema.ReducerOptionsT),
     "DEPTH_TO_SPACE": ("DepthToSpaceOptions", schema.DepthToSpaceOptionsT),
     "SPACE_TO_DEPTH": ("SpaceToDepthOptions", schema.SpaceToDepthOptionsT),
+    "SHAPE": ("ShapeOptions", schema.ShapeOptionsT),
+    "PACK": ("PackOptions", schema.PackOptionsT),
+    "GATHER": ("GatherOptions", schema.GatherOptionsT),
+    "SQUEEZE": ("SqueezeOptions", schema.SqueezeOptionsT),
+    "CAST": ("CastOptions", schema.CastOptionsT),
+    "REDUCE_PROD": ("ReducerOptions", schema.ReducerOptionsT),
 }
 
 
@@ -159,9 +165,12 @@ def _quantization(spec: Spec):
     return q
 
 
-def build_model(branches: list[Branch], path: Path | None = None) -> bytes:
+def build_model(branches: list[Branch], path: Path | None = None, chain: bool = False) -> bytes:
     """A model of independent branches; inputs are the branches' non-constant
-    input tensors, outputs their outputs, in branch order."""
+    input tensors, outputs their outputs, in branch order. With ``chain``, a
+    Spec object used again is the same tensor (a branch input that is an
+    earlier branch's output reads it; a model input read twice is one input),
+    and the model's outputs are the outputs no branch reads."""
     model = schema.ModelT()
     model.version = 3
     model.buffers = [schema.BufferT()]
@@ -169,6 +178,8 @@ def build_model(branches: list[Branch], path: Path | None = None) -> bytes:
     subgraph.tensors, subgraph.operators, subgraph.inputs, subgraph.outputs = [], [], [], []
     codes: dict[str, int] = {}
     model.operatorCodes = []
+    known: dict[int, int] = {}  # id(Spec) -> its tensor (chain)
+    read: set[int] = set()
 
     def tensor(spec: Spec, name: str) -> int:
         t = schema.TensorT()
@@ -201,11 +212,17 @@ def build_model(branches: list[Branch], path: Path | None = None) -> bytes:
             if spec is None:
                 op.inputs.append(-1)
                 continue
+            if chain and id(spec) in known:
+                op.inputs.append(known[id(spec)])
+                read.add(known[id(spec)])
+                continue
             index = tensor(spec, f"b{b}_in{i}")
+            known[id(spec)] = index
             op.inputs.append(index)
             if spec.data is None:
                 subgraph.inputs.append(index)
         op.outputs = [tensor(spec, f"b{b}_out{i}") for i, spec in enumerate(branch.outputs)]
+        known.update((id(spec), index) for spec, index in zip(branch.outputs, op.outputs))
         subgraph.outputs.extend(op.outputs)
         if branch.op in _OPTIONS:
             name, cls = _OPTIONS[branch.op]
@@ -215,6 +232,7 @@ def build_model(branches: list[Branch], path: Path | None = None) -> bytes:
             op.builtinOptionsType = getattr(schema.BuiltinOptions, name)
             op.builtinOptions = options
         subgraph.operators.append(op)
+    subgraph.outputs = [index for index in subgraph.outputs if index not in read]
     model.subgraphs = [subgraph]
     builder = flatbuffers.Builder(1024)
     builder.Finish(model.Pack(builder), file_identifier=b"TFL3")

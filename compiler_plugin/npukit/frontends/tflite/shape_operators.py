@@ -116,24 +116,18 @@ def slice_(ctx: LoweringContext, op) -> None:
     ctx.define(0, ctx.builder.slice(ctx.input_value(0), begin, size))
 
 
-@lowers("STRIDED_SLICE")
-def strided_slice(ctx: LoweringContext, op) -> None:
-    x, y = ctx.input(0), ctx.output()
-    begin = [int(v) for v in ctx.constant(1, "slice bounds").reshape(-1)]
-    end = [int(v) for v in ctx.constant(2, "slice bounds").reshape(-1)]
-    strides = [int(v) for v in ctx.constant(3, "slice strides").reshape(-1)]
-    if op.option("ellipsis_mask", 0) or op.option("new_axis_mask", 0):
-        raise ctx.unsupported("a STRIDED_SLICE with an ellipsis or new axis mask")
-    rank = len(x.shape)
+def strided_slice_window(op, shape: tuple[int, ...], begin, end, strides) -> tuple[list[int], list[int], list[int]]:
+    """A STRIDED_SLICE's offsets, sizes and steps per axis of an input of ``shape``, TFLite's
+    masks applied (begin, end, shrink-axis, offset); positive strides, no ellipsis or new axis
+    (the caller checks those). Raises ValueError for bounds that do not fit the input."""
+    rank = len(shape)
     if not (len(begin) == len(end) == len(strides) == rank):
-        raise ctx.fail("slice bounds of another rank than the input")
+        raise ValueError("slice bounds of another rank than the input")
     offsets, sizes, steps = [], [], []
     for axis in range(rank):
-        n, stride = x.shape[axis], strides[axis]
-        if stride == 0:
-            raise ctx.fail("a zero stride")
-        if stride < 0:
-            raise ctx.unsupported("a STRIDED_SLICE with a negative stride")
+        n, stride = shape[axis], strides[axis]
+        if stride <= 0:
+            raise ValueError(f"a stride of {stride}")
         b = 0 if op.option("begin_mask", 0) >> axis & 1 else begin[axis]
         e = n if op.option("end_mask", 0) >> axis & 1 else end[axis]
         b = b + n if b < 0 else b
@@ -143,10 +137,25 @@ def strided_slice(ctx: LoweringContext, op) -> None:
         elif op.option("offset", False):
             e = b + end[axis]
         b, e = min(max(b, 0), n), min(max(e, 0), n)
-        count = max(0, (e - b + stride - 1) // stride)
         offsets.append(b)
-        sizes.append(count)
+        sizes.append(max(0, (e - b + stride - 1) // stride))
         steps.append(stride)
+    return offsets, sizes, steps
+
+
+@lowers("STRIDED_SLICE")
+def strided_slice(ctx: LoweringContext, op) -> None:
+    x, y = ctx.input(0), ctx.output()
+    begin = [int(v) for v in ctx.constant(1, "slice bounds").reshape(-1)]
+    end = [int(v) for v in ctx.constant(2, "slice bounds").reshape(-1)]
+    strides = [int(v) for v in ctx.constant(3, "slice strides").reshape(-1)]
+    if op.option("ellipsis_mask", 0) or op.option("new_axis_mask", 0):
+        raise ctx.unsupported("a STRIDED_SLICE with an ellipsis or new axis mask")
+    if 0 in strides:
+        raise ctx.fail("a zero stride")
+    if any(s < 0 for s in strides):
+        raise ctx.unsupported("a STRIDED_SLICE with a negative stride")
+    offsets, sizes, steps = strided_slice_window(op, x.shape, begin, end, strides)
     result = ctx.builder.slice(ctx.input_value(0), offsets, sizes, steps)
     if int(np.prod(sizes)) != y.elements:
         raise ctx.fail(f"a slice of {int(np.prod(sizes))} values for an output of {y.elements}")
