@@ -22,6 +22,8 @@ Two oracles, both written elsewhere:
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import onnx
 import pytest
@@ -148,3 +150,27 @@ def test_loaded_calls_return_arrays_of_their_own(model, shared_models, artifact_
     assert not view.flags.c_contiguous
     for a, b in zip(loaded(view), other):
         np.testing.assert_array_equal(a, b)
+
+
+def test_loaded_calls_from_two_threads_at_once(shared_models, artifact_cache, rng):
+    """Calls from two threads at the same time each give their own input's
+    outputs: a call that finds the loaded model's input arrays in use by the
+    other makes buffer views of its own."""
+    loaded = npukit.load(artifact_cache(shared_models / "kws_int8.tflite"))
+    shape = tuple(loaded.entry.inputs[0].shape)
+    inputs = [rng.integers(-128, 128, shape, dtype=np.int8) for _ in range(2)]
+    expected = [loaded(x)[0] for x in inputs]
+    assert not np.array_equal(*expected), "two inputs gave equal outputs"
+    wrong: list[int] = []
+
+    def calls(k: int) -> None:
+        for _ in range(300):
+            if not np.array_equal(loaded(inputs[k])[0], expected[k]):
+                wrong.append(k)
+
+    threads = [threading.Thread(target=calls, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong, f"{len(wrong)} of 600 calls gave another input's outputs"
