@@ -153,6 +153,8 @@ class _BufferViewCall:
         self._in_types = [_element_type(s.dtype) for s in entry.inputs]
         self._out_dtypes = [np.dtype(s.dtype) for s in entry.outputs]
         arg_shapes, result_shapes = _declared_shapes(self._function)
+        if len(arg_shapes) != len(entry.inputs) or len(result_shapes) != len(entry.outputs):
+            arg_shapes, result_shapes = [None] * len(entry.inputs), [None] * len(entry.outputs)
         # (dtype, shape from the declaration or None where a dimension is dynamic)
         self._outputs = list(enumerate(zip(self._out_dtypes, result_shapes)))
         self._lock = threading.Lock()
@@ -235,13 +237,16 @@ def _declared_shapes(function) -> tuple[list, list]:
     """Each argument's and result's shape as the VM function's declaration
     gives it (``tensor<1x98x40xi8>``: (1, 98, 40)), None where a dimension
     is dynamic."""
-    declaration = function.reflection["iree.abi.declaration"]
+    declaration = function.reflection.get("iree.abi.declaration", "")
     found = re.fullmatch(r"sync func @[\w$.-]+\((.*)\) -> \((.*)\)", declaration.strip())
+    if found is None:  # a form this reading does not know: no shapes (the caller then reads each result's own)
+        return [], []
     shapes = []
     for part in found.groups():
         listed = []
         for value in re.split(r",\s*(?=%)", part) if part else []:
-            dims = re.fullmatch(r"%\w+: tensor<([^<>]*)>", value).group(1).split("x")[:-1]
+            tensor = re.fullmatch(r"%\w+: tensor<([^<>]*)>", value)
+            dims = tensor.group(1).split("x")[:-1] if tensor else ["?"]
             listed.append(tuple(int(d) for d in dims) if all(d.isdigit() for d in dims) else None)
         shapes.append(listed)
     return shapes[0], shapes[1]
