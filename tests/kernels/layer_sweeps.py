@@ -286,7 +286,8 @@ def conv_few_sweep(seed: int = 13) -> list[Branch]:
     (5, 6, 7 no multiple of 4), 3x3 first layers of 1 and 3 channels (padded:
     their strips), a 10x4 first layer of one channel (K = 40), K = 48,
     output channels odd, past one and two blocks of 32 and a block of one
-    lone channel, odd pixel counts, per-tensor and per-channel
+    lone channel, odd pixel counts, first layers of 1 to 4 channels with
+    3x3 and 5x5 kernels at strides 1 and 2 (SAME and VALID), per-tensor and per-channel
     weights, every clamp (none, ReLU6's upper bound alone at output zero
     point -128, both bounds), and output multipliers from 2^-1 (shift -1)
     down to 2^-27 with small and extreme output zero points (where
@@ -310,6 +311,14 @@ def conv_few_sweep(seed: int = 13) -> list[Branch]:
         (8, 7, (3, 3), (1, 1), (1, 1), VALID, NONE, True, 9, -128, 2.0 ** -27),  # past 2^30: general kernel
         (15, 3, (1, 7), (1, 1), (1, 1), VALID, RELU6, True, -128, 60, None),  # one row, odd channels, K = 15
         (3, 2, (1, 3), (1, 1), (1, 1), VALID, RELU, True, 0, -7, None),  # one channel pair, three pixels
+        # First layers of 1 to 4 channels, columns doubled as they are gathered (rows of 2 to 12 bytes, one to
+        # three words a row):
+        (2, 6, (9, 10), (3, 3), (2, 2), VALID, RELU, False, 5, -3, None),  # rows of 6 bytes, per tensor
+        (4, 8, (7, 7), (3, 3), (1, 2), SAME, NONE, True, -128, 0, 2.0 ** -20),  # rows of 12 bytes (words)
+        (1, 10, (13, 11), (5, 5), (2, 2), SAME, RELU6, True, -128, -128, None),  # 5x5, K = 25, odd sizes
+        (1, 7, (10, 9), (5, 5), (1, 1), VALID, NONE, False, 3, 5, 0.45),  # shift -1, an odd last channel
+        (3, 5, (7, 8), (3, 3), (2, 2), VALID, RELU, True, -20, 1, 2.0 ** -27),  # e = 26, K = 27
+        (1, 3, (5, 4), (3, 3), (2, 1), SAME, NONE, True, 127, -128, 2.0 ** -12),  # in zp 127, 3 bytes a row
     ]
     branches = []
     for ic, oc, (h, w), (kh, kw), (sh, sw), padding, activation, per_channel, zp, out_zp, multiplier in cases:
