@@ -311,6 +311,34 @@ def conv_few_sweep(seed: int = 13) -> list[Branch]:
         (15, 3, (1, 7), (1, 1), (1, 1), VALID, RELU6, True, -128, 60, None),  # one row, odd channels, K = 15
         (3, 2, (1, 3), (1, 1), (1, 1), VALID, RELU, True, 0, -7, None),  # one channel pair, three pixels
     ]
+    return _few_branches(rng, cases)
+
+
+def conv_first_sweep(seed: int = 17) -> list[Branch]:
+    """CONV_2D first layers of 1 to 4 input channels on the few-channel
+    kernel (conv_few_sweep's columns, gathered doubled: kernel rows of 2 to
+    12 bytes, one to three words a row; K = 4 n + 1 takes the kernel's
+    one-value last group): 3x3 and 5x5 windows, strides 1 and 2, SAME and
+    VALID, odd sizes, per-tensor and per-channel weights, output multipliers
+    of 2^-1 (shift -1) and 2^-27 (e = 26), input zero points -128 to 127,
+    every clamp (none, the upper bound alone, both)."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # in_c, out_c, (h, w), kernel, stride, padding, activation, per_channel, in zp, out zp, multiplier
+        (2, 6, (9, 10), (3, 3), (2, 2), VALID, RELU, False, 5, -3, None),  # rows of 6 bytes, per tensor
+        (4, 8, (7, 7), (3, 3), (1, 2), SAME, NONE, True, -128, 0, 2.0 ** -20),  # rows of 12 bytes (words)
+        (1, 10, (13, 11), (5, 5), (2, 2), SAME, RELU6, True, -128, -128, None),  # 5x5, K = 25, odd sizes
+        (1, 7, (10, 9), (5, 5), (1, 1), VALID, NONE, False, 3, 5, 0.45),  # shift -1, an odd last channel
+        (3, 5, (7, 8), (3, 3), (2, 2), VALID, RELU, True, -20, 1, 2.0 ** -27),  # e = 26, K = 27
+        (1, 3, (5, 4), (3, 3), (2, 1), SAME, NONE, True, 127, -128, 2.0 ** -12),  # in zp 127, 3 bytes a row
+        (1, 8, (15, 17), (3, 3), (2, 2), SAME, RELU6, True, -128, -128, None),  # MobileNet's first layer, odd sizes
+        (1, 6, (9, 8), (3, 3), (1, 1), SAME, RELU, True, -3, 7, None),  # K = 9, both bounds clamp
+        (2, 9, (8, 7), (5, 5), (1, 1), SAME, RELU, True, 0, 4, None),  # K = 50: past the kernel, padded
+    ]
+    return _few_branches(rng, cases)
+
+
+def _few_branches(rng, cases) -> list[Branch]:
     branches = []
     for ic, oc, (h, w), (kh, kw), (sh, sw), padding, activation, per_channel, zp, out_zp, multiplier in cases:
         oh, ow = _out_size(h, kh, sh, 1, padding), _out_size(w, kw, sw, 1, padding)
@@ -421,6 +449,7 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
           "depthwise_column": depthwise_column_sweep,
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
+          "conv_first": conv_first_sweep,
           "fully_connected": fully_connected_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 

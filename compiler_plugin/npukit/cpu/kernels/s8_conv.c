@@ -34,7 +34,7 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
 typedef struct {
   const int8_t* in;
   int32_t ic, kh, kw, sc, sh, sw, stride_h, stride_w, dy, dx, zp, k, k_padded;
-  int32_t zp_pair;  // zp in both halfwords, for SSUB16
+  int32_t less_zp;  // -zp in both halfwords, for SXTAB16
   // Input padding (s8_layer.h): taps outside rows 0 .. ih - 1 or columns 0 .. iw - 1 read `pad`.
   int32_t ih, iw, top, left, pad;
   // The bytes from `in` that may be read: the input tensor's last byte + 1, or a strip's rows and the 4 bytes
@@ -59,10 +59,26 @@ static inline field_t receptive_field(const gather_t* g, int32_t y, int32_t x) {
 // Words read at any byte address (an input tensor's taps).
 typedef int32_t __attribute__((aligned(1), may_alias)) npukit_s8_unaligned_word_t;
 
+#if NPUKIT_S8_PAIRED
+// Bytes 0 and 2 (even) or 1 and 3 (odd) of w less the zero point, in two halfwords: one SXTAB16 onto -zp in
+// both halves (`less_zp`; |x - zp| <= 255), and with `twice` doubled (SADD16), as npukit_s8_conv_few_dsp takes
+// its columns.
+static inline __attribute__((always_inline)) int32_t less_zp_even(int32_t w, int32_t less_zp, int32_t twice) {
+  const int32_t v = (int32_t)__sxtab16(less_zp, w);
+  return twice ? (int32_t)__sadd16(v, v) : v;
+}
+static inline __attribute__((always_inline)) int32_t less_zp_odd(int32_t w, int32_t less_zp, int32_t twice) {
+  int32_t v;
+  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(v) : "r"(less_zp), "r"(w));
+  return twice ? (int32_t)__sadd16(v, v) : v;
+}
+#endif
+
 // `n` int8 values of one pixel's receptive field (`row`, n a multiple of 4)
-// into its half of `columns`, four at a time with the zero point subtracted.
+// into its half of `columns`, four at a time with the zero point subtracted
+// (and doubled with `twice`, DSP cores only).
 static inline __attribute__((always_inline)) void widen(const gather_t* gp, const int8_t* restrict row, int32_t n,
-                                                        int16_t* restrict columns, int32_t pixel) {
+                                                        int16_t* restrict columns, int32_t pixel, int32_t twice) {
   const gather_t g = *gp;
   npukit_s8_word_t* out = (npukit_s8_word_t*)columns + pixel * 2;
   const npukit_s8_unaligned_word_t* words = (const npukit_s8_unaligned_word_t*)row;
@@ -70,10 +86,11 @@ static inline __attribute__((always_inline)) void widen(const gather_t* gp, cons
 #if NPUKIT_S8_PAIRED
   for (; words != end; ++words, out += 4) {
     const int32_t w = *words;
-    out[0] = (int32_t)__ssub16(__sxtb16(w), g.zp_pair);
-    out[1] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(w), g.zp_pair);
+    out[0] = less_zp_even(w, g.less_zp, twice);
+    out[1] = less_zp_odd(w, g.less_zp, twice);
   }
 #else
+  (void)twice;
   for (; words != end; ++words, out += 4) {
     const int8_t* b = (const int8_t*)words;
     npukit_s8_half_t* o16 = (npukit_s8_half_t*)out;
@@ -100,7 +117,7 @@ static void im2col_border(const gather_t* gp, const field_t* f, int8_t* restrict
       for (int32_t c = 0; c < g.ic; ++c, at += g.sc) *to++ = *at;
     }
   }
-  widen(&g, row, g.k_padded, columns, pixel);
+  widen(&g, row, g.k_padded, columns, pixel, 0);
 }
 
 // Pixel `pixel`'s (0 or 1) receptive field at byte `offset` of the input
@@ -113,13 +130,13 @@ static void im2col_border(const gather_t* gp, const field_t* f, int8_t* restrict
 // widened from the input in place (otherwise copied as one run each); where
 // only each tap's channels do, each tap is.
 static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int16_t* restrict columns,
-                   int32_t pixel) {
+                   int32_t pixel, int32_t twice) {
   const gather_t g = *gp;  // locals: the byte stores below cannot change them
   const int8_t* base = g.in + offset;
   const int32_t run = g.kw * g.ic;  // a kernel row's values
   const int32_t rows_contiguous = (g.sc == 1 || g.ic == 1) && g.dx * g.sw == g.ic;
   if (rows_contiguous && (run & 3) == 0) {
-    for (int32_t i = 0; i < g.kh; ++i, columns += 2 * run) widen(&g, base + i * g.dy * g.sh, run, columns, pixel);
+    for (int32_t i = 0; i < g.kh; ++i, columns += 2 * run) widen(&g, base + i * g.dy * g.sh, run, columns, pixel, twice);
     return;  // K = K_PADDED
   }
   if (rows_contiguous) {  // each kernel row one run of bytes
@@ -133,7 +150,7 @@ static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int
         npukit_s8_unaligned_word_t* to = (npukit_s8_unaligned_word_t*)(row + i * run);
         for (int32_t w = 0; w < words; ++w) to[w] = from[w];
       }
-      widen(&g, row, g.k_padded, columns, pixel);
+      widen(&g, row, g.k_padded, columns, pixel, twice);
       return;
     }
 #endif
@@ -142,13 +159,13 @@ static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int
       const int8_t* at = base + i * g.dy * g.sh;
       for (const int8_t* end = at + run; at != end; ++at) *to++ = *at;
     }
-    widen(&g, row, g.k_padded, columns, pixel);
+    widen(&g, row, g.k_padded, columns, pixel, twice);
     return;
   }
   if (g.sc == 1 && (g.ic & 3) == 0) {
     for (int32_t i = 0; i < g.kh; ++i) {
       for (int32_t j = 0; j < g.kw; ++j, columns += 2 * g.ic) {
-        widen(&g, base + i * g.dy * g.sh + j * g.dx * g.sw, g.ic, columns, pixel);
+        widen(&g, base + i * g.dy * g.sh + j * g.dx * g.sw, g.ic, columns, pixel, twice);
       }
     }
     return;  // K = K_PADDED
@@ -164,7 +181,7 @@ static void im2col(const gather_t* gp, int32_t offset, int8_t* restrict row, int
       for (; c > 0; --c, at += g.sc) *to++ = *at;
     }
   }
-  widen(&g, row, g.k_padded, columns, pixel);
+  widen(&g, row, g.k_padded, columns, pixel, twice);
 }
 
 // A chunk's K indices [k0, k0 + n) of pixel `pixel`'s receptive field `f`
@@ -189,7 +206,7 @@ static void im2col_chunk(const gather_t* gp, const field_t* f, int32_t k0, int32
     if (++j == g.kw) j = 0, ++i;
   }
   for (int32_t k = end; k < k0 + n; ++k) *to++ = 0;
-  widen(&g, row, n, columns, pixel);
+  widen(&g, row, n, columns, pixel, 0);
 }
 
 #if NPUKIT_S8_PAIRED
@@ -199,9 +216,10 @@ typedef uint16_t __attribute__((aligned(1), may_alias)) unaligned_half_t;
 // further on (neighbours along contiguous rows) and IN_C is a multiple of 4:
 // one halfword load reads a K index of both pixels, PKHBT pairs two of them,
 // and SXTB16 (plain / ROR #8) splits pixel 0's values from pixel 1's.
-static void im2col_neighbours(const gather_t* gp, int32_t offset, int16_t* restrict columns) {
+static inline __attribute__((always_inline)) void neighbours_body(const gather_t* gp, int32_t offset,
+                                                                  int16_t* restrict columns, int32_t twice) {
   const gather_t g = *gp;
-  const int32_t sc = g.sc, zz = g.zp_pair;
+  const int32_t sc = g.sc, zz = g.less_zp;
   npukit_s8_word_t* out = (npukit_s8_word_t*)columns;
   const int8_t* base = g.in + offset;
   for (int32_t i = 0; i < g.kh; ++i) {
@@ -211,10 +229,10 @@ static void im2col_neighbours(const gather_t* gp, int32_t offset, int16_t* restr
         const uint32_t h0 = *(const unaligned_half_t*)at, h1 = *(const unaligned_half_t*)(at + sc);
         const uint32_t h2 = *(const unaligned_half_t*)(at + 2 * sc), h3 = *(const unaligned_half_t*)(at + 3 * sc);
         const int32_t even = (int32_t)(h0 | h2 << 16), odd = (int32_t)(h1 | h3 << 16);  // channels (0, 2), (1, 3)
-        out[0] = (int32_t)__ssub16(__sxtb16(even), zz);
-        out[1] = (int32_t)__ssub16(__sxtb16(odd), zz);
-        out[2] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(even), zz);
-        out[3] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(odd), zz);
+        out[0] = less_zp_even(even, zz, twice);
+        out[1] = less_zp_even(odd, zz, twice);
+        out[2] = less_zp_odd(even, zz, twice);
+        out[3] = less_zp_odd(odd, zz, twice);
       }
     }
   }
@@ -224,8 +242,9 @@ static void im2col_neighbours(const gather_t* gp, int32_t offset, int16_t* restr
 // multiple of 4 (im2col's first case): per group of four, one word of each
 // pixel's input, sign-extended and less the zero point, in one pass over
 // the kernel rows (no call per pixel).
-static void im2col_rows_pair(const gather_t* gp, int32_t at0, int32_t at1, int16_t* restrict columns) {
-  const int32_t zz = gp->zp_pair, run = gp->kw * gp->ic, row_step = gp->dy * gp->sh;
+static inline __attribute__((always_inline)) void rows_pair_body(const gather_t* gp, int32_t at0, int32_t at1,
+                                                                 int16_t* restrict columns, int32_t twice) {
+  const int32_t zz = gp->less_zp, run = gp->kw * gp->ic, row_step = gp->dy * gp->sh;
   const int8_t* base0 = gp->in + at0;
   const int8_t* base1 = gp->in + at1;
   npukit_s8_word_t* out = (npukit_s8_word_t*)columns;
@@ -234,36 +253,73 @@ static void im2col_rows_pair(const gather_t* gp, int32_t at0, int32_t at1, int16
     const npukit_s8_unaligned_word_t* b = (const npukit_s8_unaligned_word_t*)base1;
     for (const npukit_s8_unaligned_word_t* end = a + run / 4; a != end; ++a, ++b, out += 4) {
       const int32_t wa = *a, wb = *b;
-      out[0] = (int32_t)__ssub16(__sxtb16(wa), zz);
-      out[1] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(wa), zz);
-      out[2] = (int32_t)__ssub16(__sxtb16(wb), zz);
-      out[3] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(wb), zz);
+      out[0] = less_zp_even(wa, zz, twice);
+      out[1] = less_zp_odd(wa, zz, twice);
+      out[2] = less_zp_even(wb, zz, twice);
+      out[3] = less_zp_odd(wb, zz, twice);
     }
   }
 }
 
 // Both pixels' columns where each kernel row's values lie side by side (im2col's second case: not a multiple of
 // 4, as in a layer of one or three input channels) and the rows' word reads stay within `limit`: per pixel its
-// kernel rows a word at a time into `row` (K_PADDED + 4 bytes), one after the other, then widened.
-static void im2col_short_rows_pair(const gather_t* gp, int32_t at0, int32_t at1, int8_t* restrict row,
-                                   int16_t* restrict columns) {
-  const int32_t run = gp->kw * gp->ic, words = (run + 3) >> 2, row_step = gp->dy * gp->sh, kh = gp->kh;
+// kernel rows a word at a time into `row` (K_PADDED + 4 bytes), one after the other, then widened (the layer's
+// words read once, loops with one test an iteration).
+static inline __attribute__((always_inline)) void short_rows_pair_body(const gather_t* gp, int32_t at0, int32_t at1,
+                                                                       int8_t* restrict row,
+                                                                       int16_t* restrict columns, int32_t twice) {
+  const int32_t run = gp->kw * gp->ic, words = (run + 3) >> 2, row_step = gp->dy * gp->sh;
+  const int32_t kh = gp->kh, zz = gp->less_zp;
+  const npukit_s8_unaligned_word_t* const groups_end = (const npukit_s8_unaligned_word_t*)row + (gp->k_padded >> 2);
+  const int8_t* const in = gp->in;
   for (int32_t pixel = 0; pixel < 2; ++pixel) {
-    const int8_t* from = gp->in + (pixel ? at1 : at0);
+    const int8_t* from = in + (pixel ? at1 : at0);
     int8_t* to = row;
     if (words == 1) {
-      for (int32_t i = 0; i < kh; ++i, from += row_step, to += run) {
+      for (int32_t i = kh; i > 0; --i, from += row_step, to += run) {
         *(npukit_s8_unaligned_word_t*)to = *(const npukit_s8_unaligned_word_t*)from;
       }
     } else {
-      for (int32_t i = 0; i < kh; ++i, from += row_step, to += run) {
+      for (int32_t i = kh; i > 0; --i, from += row_step, to += run) {
         for (int32_t w = 0; w < words; ++w) {
           ((npukit_s8_unaligned_word_t*)to)[w] = ((const npukit_s8_unaligned_word_t*)from)[w];
         }
       }
     }
-    widen(gp, row, gp->k_padded, columns, pixel);
+    npukit_s8_word_t* out = (npukit_s8_word_t*)columns + 2 * pixel;
+    for (const npukit_s8_unaligned_word_t* r = (const npukit_s8_unaligned_word_t*)row; r != groups_end;
+         ++r, out += 4) {
+      const int32_t w = *r;
+      out[0] = less_zp_even(w, zz, twice);
+      out[1] = less_zp_odd(w, zz, twice);
+    }
   }
+}
+
+// The gathers above as functions of their own, their columns as they are (for the dot products) or doubled
+// (_twice, for npukit_s8_conv_few_dsp): `twice` a constant in each, and their loops out of the pixel-pair loops'
+// registers.
+static __attribute__((noinline)) void im2col_neighbours(const gather_t* g, int32_t offset, int16_t* columns) {
+  neighbours_body(g, offset, columns, 0);
+}
+static __attribute__((noinline)) void im2col_neighbours_twice(const gather_t* g, int32_t offset, int16_t* columns) {
+  neighbours_body(g, offset, columns, 1);
+}
+static __attribute__((noinline)) void im2col_rows_pair(const gather_t* g, int32_t at0, int32_t at1,
+                                                       int16_t* columns) {
+  rows_pair_body(g, at0, at1, columns, 0);
+}
+static __attribute__((noinline)) void im2col_rows_pair_twice(const gather_t* g, int32_t at0, int32_t at1,
+                                                             int16_t* columns) {
+  rows_pair_body(g, at0, at1, columns, 1);
+}
+static __attribute__((noinline)) void im2col_short_rows_pair(const gather_t* g, int32_t at0, int32_t at1,
+                                                             int8_t* row, int16_t* columns) {
+  short_rows_pair_body(g, at0, at1, row, columns, 0);
+}
+static __attribute__((noinline)) void im2col_short_rows_pair_twice(const gather_t* g, int32_t at0, int32_t at1,
+                                                                   int8_t* row, int16_t* columns) {
+  short_rows_pair_body(g, at0, at1, row, columns, 1);
 }
 
 // s8_dot_dsp.S
@@ -368,16 +424,28 @@ static inline inside_gather_t inside_gather(const gather_t* g) {
 // Both pixels' columns, their receptive fields at input offsets at0 and at1, inside the input.
 static inline __attribute__((always_inline)) void gather_inside_pair(const gather_t* g, const inside_gather_t* how,
                                                                      int32_t at0, int32_t at1, int16_t* columns,
-                                                                     int8_t* row) {
+                                                                     int8_t* row, int32_t twice) {
   if (how->neighbours && at1 == at0 + 1) {
-    im2col_neighbours(g, at0, columns);
+    if (twice) {
+      im2col_neighbours_twice(g, at0, columns);
+    } else {
+      im2col_neighbours(g, at0, columns);
+    }
   } else if (how->rows_in_words) {
-    im2col_rows_pair(g, at0, at1, columns);
+    if (twice) {
+      im2col_rows_pair_twice(g, at0, at1, columns);
+    } else {
+      im2col_rows_pair(g, at0, at1, columns);
+    }
   } else if (how->rows_contiguous && at0 <= how->short_end && at1 <= how->short_end) {
-    im2col_short_rows_pair(g, at0, at1, row, columns);
+    if (twice) {
+      im2col_short_rows_pair_twice(g, at0, at1, row, columns);
+    } else {
+      im2col_short_rows_pair(g, at0, at1, row, columns);
+    }
   } else {
-    im2col(g, at0, row, columns, 0);
-    im2col(g, at1, row, columns, 1);
+    im2col(g, at0, row, columns, 0, twice);
+    im2col(g, at1, row, columns, 1, twice);
   }
 }
 
@@ -408,7 +476,7 @@ static __attribute__((noinline)) void conv_inside_dsp(const gather_t* gp, const 
     const int32_t y1 = last || x0 + 1 < ow ? y0 : y0 + 1;
     const int32_t x1 = last ? x0 : x0 + 1 < ow ? x0 + 1 : 0;
     const int32_t at0 = y0 * row_step + x0 * col_step, at1 = y1 * row_step + x1 * col_step;
-    gather_inside_pair(g, &how, at0, at1, columns, row);
+    gather_inside_pair(g, &how, at0, at1, columns, row, 0);
     uint8_t* const out0 = out + y0 * out_sh + x0 * out_sw;
     uint8_t* const out1 = out + y1 * out_sh + x1 * out_sw;
     for (int32_t c0 = 0; c0 < oc; c0 += BLOCK) {
@@ -442,7 +510,7 @@ static __attribute__((noinline)) void conv_inside_dsp(const gather_t* gp, const 
 }
 
 // s8_dot_dsp.S: a pixel pair's outputs of channel pairs for K_PADDED <= NPUKIT_S8_FEW_K, dot products and output
-// stage in registers; the columns are doubled in place (_upper: only the upper bound clamps, _full: neither;
+// stage in registers; the columns come doubled (_upper: only the upper bound clamps, _full: neither;
 // dsp16: int16 weights).
 #define NPUKIT_S8_FEW_K 48
 typedef struct {
@@ -460,6 +528,14 @@ void npukit_s8_conv_few_dsp16(int16_t* columns, const int8_t* weights, const int
                               const npukit_s8_few_args_t* args);
 void npukit_s8_conv_few_full_dsp16(int16_t* columns, const int8_t* weights, const int32_t* table,
                                    const npukit_s8_few_args_t* args);
+// K = 4 n + 1 with int8 weights (a window of one channel, 3x3 or 5x5): args' groups the n full ones, then one group
+// of one value.
+void npukit_s8_conv_few_one_dsp(int16_t* columns, const int8_t* weights, const int32_t* table,
+                                const npukit_s8_few_args_t* args);
+void npukit_s8_conv_few_upper_one_dsp(int16_t* columns, const int8_t* weights, const int32_t* table,
+                                      const npukit_s8_few_args_t* args);
+void npukit_s8_conv_few_full_one_dsp(int16_t* columns, const int8_t* weights, const int32_t* table,
+                                     const npukit_s8_few_args_t* args);
 
 // Channels whose output-stage table (8 words a pair) conv_few_dsp keeps in conv()'s accumulator block.
 #define FEW_CHANNELS 32
@@ -479,9 +555,9 @@ static int32_t few_output_exact(const npukit_s8_output_t* o, int32_t oc) {
 
 // conv_inside_dsp for a reduction of at most NPUKIT_S8_FEW_K (few input channels) on the small path with int8
 // outputs: per block of FEW_CHANNELS channels, its output-stage table (npukit_s8_conv_few_dsp's: 2 bias,
-// multiplier, e = -shift - 1 and (2 zp + 1) << e per channel, in `block`), then per pixel pair the columns and
-// one call for the block's channel pairs (which doubles the columns); an odd last channel takes dot_pairs and
-// npukit_s8_requantize_pairs first.
+// multiplier, e = -shift - 1 and (2 zp + 1) << e per channel, in `block`), then per pixel pair the columns,
+// doubled (2 (x - zp): the gathers' `twice`), and one call for the block's channel pairs; an odd last channel
+// takes dot_pairs (its sums halved) and npukit_s8_requantize_pairs first.
 // A lone last pixel is computed twice (as pixel 1 too) and stored twice.
 static __attribute__((noinline)) void conv_few_dsp(const gather_t* gp, const npukit_s8_output_t* op,
                                                    const int8_t* weights, int32_t wide, int32_t pixels, int32_t ow,
@@ -497,7 +573,9 @@ static __attribute__((noinline)) void conv_few_dsp(const gather_t* gp, const npu
   const int32_t full = bounds == 0x7f80;            // all of int8: no clamp
   const int32_t upper_only = (bounds & 0xff) == 0x80;  // the lower bound -128's: SSAT keeps it
   npukit_s8_few_args_t args;
-  args.groups = g->k_padded >> 2;
+  // A last group of one value of K (its other three weights zero) takes the _one kernels.
+  const int32_t one = !wide && g->k_padded - g->k == 3;
+  args.groups = (g->k_padded >> 2) - one;
   args.lower = (int32_t)((uint32_t)(bounds & 0xff) * 0x01010101u);
   args.upper = (int32_t)((uint32_t)((bounds >> 8) & 0xff) * 0x01010101u);
   for (int32_t c0 = 0; c0 < oc; c0 += FEW_CHANNELS) {
@@ -516,13 +594,15 @@ static __attribute__((noinline)) void conv_few_dsp(const gather_t* gp, const npu
       const int32_t last = pixels - px < 2;
       const int32_t y1 = last || x0 + 1 < ow ? y0 : y0 + 1;
       const int32_t x1 = last ? x0 : x0 + 1 < ow ? x0 + 1 : 0;
-      gather_inside_pair(g, &how, y0 * row_step + x0 * col_step, y1 * row_step + x1 * col_step, columns, row);
+      gather_inside_pair(g, &how, y0 * row_step + x0 * col_step, y1 * row_step + x1 * col_step, columns, row, 1);
       uint8_t* const out0 = op->out + c0 + y0 * out_sh + x0 * out_sw;
       uint8_t* const out1 = op->out + c0 + y1 * out_sh + x1 * out_sw;
-      if (n & 1) {  // the odd last channel, paired with zero weights (before the columns are doubled)
+      if (n & 1) {  // the odd last channel, paired with zero weights: the doubled columns' sums halved
+        static const int32_t no_bias[2] = {0, 0};
         const int32_t c = n - 1;
         int32_t acc[2][2];
-        dot_pairs(columns, w + c * channel_bytes, g->k_padded, bias + c0 + c, 1, &acc[0][0], wide);
+        dot_pairs(columns, w + c * channel_bytes, g->k_padded, no_bias, 1, &acc[0][0], wide);
+        acc[0][0] = (acc[0][0] >> 1) + bias[c0 + c], acc[0][1] = (acc[0][1] >> 1) + bias[c0 + c];
         npukit_s8_requantize_pairs(&acc[0][0], 1, multiplier + c0 + c, shift + c0 + c, op->zp, op->act_min,
                                    op->act_max, out0 + c, out1 + c, 1);
       }
@@ -533,6 +613,14 @@ static __attribute__((noinline)) void conv_few_dsp(const gather_t* gp, const npu
             npukit_s8_conv_few_full_dsp16(columns, w, table, &args);
           } else {
             npukit_s8_conv_few_dsp16(columns, w, table, &args);
+          }
+        } else if (one) {
+          if (full) {
+            npukit_s8_conv_few_full_one_dsp(columns, w, table, &args);
+          } else if (upper_only) {
+            npukit_s8_conv_few_upper_one_dsp(columns, w, table, &args);
+          } else {
+            npukit_s8_conv_few_one_dsp(columns, w, table, &args);
           }
         } else if (full) {
           npukit_s8_conv_few_full_dsp(columns, w, table, &args);
@@ -573,7 +661,7 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
       .dy = p[NPUKIT_S8_W_DILATION_H], .dx = p[NPUKIT_S8_W_DILATION_W], .zp = p[NPUKIT_S8_W_IN_ZP],
       .k = p[NPUKIT_S8_W_KERNEL_H] * p[NPUKIT_S8_W_KERNEL_W] * ic,
       .k_padded = p[NPUKIT_S8_W_K_PADDED],
-      .zp_pair = (int32_t)((uint32_t)(uint16_t)p[NPUKIT_S8_W_IN_ZP] * 0x10001u),
+      .less_zp = (int32_t)((uint32_t)(uint16_t)-p[NPUKIT_S8_W_IN_ZP] * 0x10001u),
       .ih = strip ? strip->ih : p[NPUKIT_S8_W_IN_H], .iw = strip ? strip->iw : p[NPUKIT_S8_W_IN_W],
       .top = strip ? 0 : p[NPUKIT_S8_W_PAD_TOP], .left = strip ? 0 : p[NPUKIT_S8_W_PAD_LEFT],
       .pad = p[NPUKIT_S8_W_PAD_VALUE],
@@ -635,12 +723,12 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
 #endif
       {
         if (f0.inside) {
-          im2col(&g, f0.at, row, columns, 0);
+          im2col(&g, f0.at, row, columns, 0, 0);
         } else {
           im2col_border(&g, &f0, row, columns, 0);
         }
         if (f1.inside) {
-          im2col(&g, f1.at, row, columns, 1);
+          im2col(&g, f1.at, row, columns, 1, 0);
         } else {
           im2col_border(&g, &f1, row, columns, 1);
         }

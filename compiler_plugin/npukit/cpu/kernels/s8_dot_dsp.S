@@ -171,10 +171,10 @@
     // most twelve groups of four (K_PADDED <= 48: few input channels): per
     // channel pair its dot products (the loop above, fully unrolled and
     // entered where args' groups begin) and their output stage in registers,
-    // nothing stored but the outputs. The columns are first doubled in place
-    // (SADD16: |2 (x - zp)| <= 510), so the sums start from doubled biases
-    // and end as the doubled accumulators a2 = 2a (|a| < 2^30) the output
-    // stage takes. `table` holds per channel pair eight words {2 bias0,
+    // nothing stored but the outputs. The columns come doubled (2 (x - zp),
+    // |2 (x - zp)| <= 510: the gathers of s8_conv.c write them so for this
+    // kernel at no cost), so the sums start from doubled biases and end as
+    // the doubled accumulators a2 = 2a (|a| < 2^30) the output stage takes. `table` holds per channel pair eight words {2 bias0,
     // 2 bias1, m0, m1, e0, e1, c0, c1} (s8_conv.c, conv_few_dsp): the
     // multipliers (non-negative), e = -shift - 1 and c = (2 zp + 1) << e.
     // Per output:
@@ -188,7 +188,8 @@
     // bounds (SSUB8 and SEL: _upper only the upper bound, _full none) and
     // stored as a halfword per pixel.
     //
-    // args: [0] groups (1..12), [4] channel pairs (>= 1), [8] pixel 0's first
+    // args: [0] groups (1..12; _one: 0..11 and a last one of one value),
+    // [4] channel pairs (>= 1), [8] pixel 0's first
     // output byte, [12] pixel 1's less pixel 0's, [16] the lower bound in
     // every byte, [20] the upper bound in every byte.
     // Frame: [sp] columns, [sp, #4] the loop's entry, [sp, #8] the next
@@ -220,8 +221,25 @@
     smlad r6, r10, r12, r6
     .endm
 
-    // clamp: 0 none, 1 the upper bound, 2 both.
-    .macro CONV_FEW name, wide, clamp
+    // A last group holding one value of K (K = 4 n + 1: a 3x3 or 5x5 window
+    // of one channel), its other three weights zero: only the columns' first
+    // words (K index 4 n and a padding index) and each channel's first
+    // weights, nine instructions for the group's fourteen.
+    .macro GROUP_ONE
+    ldr r7, [r0]
+    ldr r9, [r0, #8]
+    ldrd r11, r12, [r1], #8
+    sxtb16 lr, r11
+    smlad r3, r7, lr, r3
+    smlad r4, r9, lr, r4
+    sxtb16 lr, r12
+    smlad r5, r7, lr, r5
+    smlad r6, r9, lr, r6
+    .endm
+
+    // clamp: 0 none, 1 the upper bound, 2 both; one: the full groups (args'
+    // groups, 0..11) are followed by a group of one value (GROUP_ONE).
+    .macro CONV_FEW name, wide, clamp, one=0
     .align 2
     .global \name
     .hidden \name
@@ -230,17 +248,6 @@
 \name:
     push {r4-r11, lr}
     sub sp, sp, #32
-    ldr r12, [r3]              // groups
-    add r9, r0, r12, lsl #4    // the end of the columns (16 bytes a group)
-    mov r8, r0
-2:  ldm r8, {r4, r5, r6, r7}
-    sadd16 r4, r4, r4
-    sadd16 r5, r5, r5
-    sadd16 r6, r6, r6
-    sadd16 r7, r7, r7
-    stmia r8!, {r4, r5, r6, r7}
-    cmp r8, r9
-    bne 2b
     ldm r3, {r4, r5, r6, r7, r8, r9}
     str r0, [sp]
     rsb r4, r4, #12            // the groups the entry skips
@@ -287,6 +294,9 @@
     GROUP
     GROUP
     .endif
+    .if \one
+    GROUP_ONE
+    .endif
     ldm r2!, {r7, r8, r9, r10, r11, r12}  // m0 m1 e0 e1 c0 c1
     FEW_OUT r3, r7, r9, r11
     FEW_OUT r4, r7, r9, r11
@@ -323,6 +333,9 @@
     CONV_FEW npukit_s8_conv_few_full_dsp, 0, 0
     CONV_FEW npukit_s8_conv_few_dsp16, 1, 2
     CONV_FEW npukit_s8_conv_few_full_dsp16, 1, 0
+    CONV_FEW npukit_s8_conv_few_one_dsp, 0, 2, 1
+    CONV_FEW npukit_s8_conv_few_upper_one_dsp, 0, 1, 1
+    CONV_FEW npukit_s8_conv_few_full_one_dsp, 0, 0, 1
 #endif
 
     .section .note.GNU-stack, "", %progbits
