@@ -27,6 +27,7 @@ from npukit.targets.cpu_presets import HOST, CpuPreset
 KERNELS_DIR = Path(__file__).with_name("kernels")
 HEADER = KERNELS_DIR / "s8_layer.h"
 SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c", "s8_depthwise_column.c", "s8_residual.c", "s8_average.c",
+           "s8_table.c",
            "s8_dot_dsp.S", "s8_depthwise_dsp.S", "s8_requantize_dsp.S", "s8_conv_x86.c", "s8_depthwise_x86.c",
            "s8_depthwise_vbmi.c", "s8_accumulators_x86.c", "s8_lanes.c", "s8_conv_lanes_x86.c", "s8_depthwise_lanes_x86.c",
            "s8_padded_x86.c")
@@ -60,7 +61,7 @@ def reduction_length(spec: LayerSpec) -> int:
 
 def _packed_weights(spec: LayerSpec, choice: KernelChoice) -> np.ndarray:
     w = np.asarray(spec.weights, np.int8)
-    if spec.kind == "average":  # no weights
+    if spec.kind in ("average", "table"):  # no weights; a table's 256 values as they are
         return w
     if choice.weights == "lanes":
         return lane_weights(spec)
@@ -186,7 +187,7 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
             words[WORDS[name]] = int(value)
 
     kind = {"conv": "CONV", "depthwise": "DEPTHWISE", "fully_connected": "FULLY_CONNECTED",
-            "average": "AVERAGE"}[spec.kind]
+            "average": "AVERAGE", "table": "TABLE"}[spec.kind]
     output = "OUT_INT32" if spec.multipliers is None else "OUT_ADD" if spec.add is not None else "OUT_INT8"
     put(MAGIC=DEFINES["NPUKIT_S8_MAGIC"], KIND=DEFINES[f"NPUKIT_S8_{kind}"], OUTPUT=DEFINES[f"NPUKIT_S8_{output}"])
     put(IN_C=spec.ifm_chw[0], IN_H=spec.ifm_chw[1], IN_W=spec.ifm_chw[2])
@@ -198,7 +199,7 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
         a = layout.addressing()
         put(**{f"{prefix}_OFFSET": a.offset, f"{prefix}_SC": a.sc, f"{prefix}_SH": a.sh, f"{prefix}_SW": a.sw})
     put(IN_ZP=spec.ifm_zp, OUT_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max,
-        K_PADDED=0 if spec.kind == "average" else reduction_length(spec))
+        K_PADDED=0 if spec.kind in ("average", "table") else reduction_length(spec))
     top, bottom, left, right = spec.padding
     put(PAD_TOP=top, PAD_BOTTOM=bottom, PAD_LEFT=left, PAD_RIGHT=right, PAD_VALUE=spec.pad_value)
     if spec.average is not None:
@@ -227,7 +228,7 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
         tables = {"BIAS_AT": np.asarray(spec.bias, np.int64), "MULTIPLIER_AT": [m for m, _ in multipliers],
                   "SHIFT_AT": [s for _, s in multipliers]}
         shared = {}
-    if spec.kind != "average" and choice.weight_sums:
+    if spec.kind not in ("average", "table") and choice.weight_sums:
         tables["WEIGHT_SUM_AT"] = _weight_sums(spec)
     fused = spec.add.accumulators if spec.add is not None else None
     if fused is not None:  # the residual layer's output stage

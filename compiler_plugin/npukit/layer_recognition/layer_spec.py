@@ -169,9 +169,12 @@ class LayerSpec:
     npukit.layer_recognition.accumulator_average) is a global average pool whose input is
     another layer's int32 accumulators, given that layer's output stage
     (bias, multipliers, zero point, range; ``add``: and an ADD with a third
-    layer's accumulators) and ``average``; it has no weights."""
+    layer's accumulators) and ``average``; it has no weights. ``kind``
+    "table" (CPU kernels only, npukit.layer_recognition.table_lookup) maps
+    each of the ``ifm_chw[2]`` int8 elements of its input to ``weights[x +
+    128]`` (a 256-entry int8 table) at the same place of its output."""
 
-    kind: str  # "conv", "depthwise", "fully_connected", "average"
+    kind: str  # "conv", "depthwise", "fully_connected", "average", "table"
     ifm: TensorLayout
     ofm: TensorLayout
     ifm_chw: tuple[int, int, int]
@@ -225,7 +228,7 @@ class LayerSpec:
 
     @property
     def macs(self) -> int:
-        if self.kind == "average":
+        if self.kind in ("average", "table"):
             return 0
         c, h, w = self.ofm_chw
         taps = self.kernel[0] * self.kernel[1] * (1 if self.kind == "depthwise" else self.ifm_chw[0])
@@ -234,7 +237,8 @@ class LayerSpec:
     @property
     def operation(self) -> str:
         name = {"conv": "convolution", "depthwise": "depthwise convolution",
-                "fully_connected": "fully connected", "average": "requantization"}[self.kind]
+                "fully_connected": "fully connected", "average": "requantization",
+                "table": "elementwise int8 table lookup"}[self.kind]
         if self.kind == "conv" and self.kernel == (1, 1):
             name = "pointwise convolution"
         if self.add is not None:

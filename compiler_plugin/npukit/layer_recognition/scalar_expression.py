@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from iree.compiler import ir
 
-from npukit.layer_recognition.dispatch_ir import defining_op
+from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, defining_op, dense_array, tensor_type
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def expression_of(generic: ir.Operation, result: int = 0) -> Node:
                     except ValueError:
                         continue
                 else:
-                    node = Node("unknown", value=str(owner), type=type_)
+                    node = _constant_tensor(attr, type_) or Node("unknown", value=str(owner), type=type_)
             else:
                 predicate = None
                 if "predicate" in owner.attributes:
@@ -67,6 +67,18 @@ def expression_of(generic: ir.Operation, result: int = 0) -> Node:
     if terminator.operation.name != "linalg.yield" or len(terminator.operands) <= result:
         return Node("unknown")
     return build(terminator.operands[result])
+
+
+def _constant_tensor(attr: ir.Attribute, type_: str) -> Node | None:
+    """A dense integer tensor constant (a lookup table the body extracts from)
+    as a "const_tensor" node: its values as a flat tuple, its type text."""
+    try:
+        values = dense_array(attr)
+    except (ValueError, UnreadableDispatch):
+        return None
+    if values.dtype.kind not in "iub":
+        return None
+    return Node("const_tensor", value=tuple(int(v) for v in values.reshape(-1)), type=type_)
 
 
 def commuted(node: Node, op: str):
@@ -89,6 +101,8 @@ class NotEvaluable(Exception):
 
 
 def _width(type_: str) -> int | None:
+    if type_ == "index":
+        return 64  # the evaluator's index type: 64 bits, as on the hosts and for the values it holds
     return int(type_[1:]) if type_.startswith("i") and type_[1:].isdigit() else None
 
 
@@ -136,6 +150,19 @@ def _evaluate_one(n: Node, x: list[np.ndarray], args: dict[int, np.ndarray]) -> 
         return value.astype(_FLOATS[n.type]) if n.type in _FLOATS else np.asarray(value, np.int64)
     if op == "const":
         return np.asarray(n.value, _FLOATS[n.type]) if n.type in _FLOATS else np.asarray(int(n.value), np.int64)
+    if op == "const_tensor":
+        shape, _ = tensor_type(n.type)
+        return np.asarray(n.value, np.int64).reshape(shape)
+    if op == "tensor.extract":
+        table, *indices = x
+        if len(indices) != table.ndim:
+            raise NotEvaluable("a tensor.extract of another rank than its tensor")
+        indices = np.broadcast_arrays(*indices) if indices else []
+        if any(((i < 0) | (i >= size)).any() for i, size in zip(indices, table.shape)):
+            raise NotEvaluable("a tensor.extract outside its tensor")
+        return table[tuple(indices)] if indices else table[()]
+    if op == "arith.index_cast":
+        return _wrap(x[0], width)
     in_width = _width(n.operands[0].type) if n.operands else None
     if op in ("arith.addi", "arith.subi", "arith.muli"):
         a, b = x

@@ -3,9 +3,11 @@
 At the 'stream' boundary each dispatch is matched with the same predicates
 the NPU uses (npukit.layer_recognition): an int8 convolution,
 depthwise convolution or fully connected layer with its requantization,
-ReLU and residual addition; and an average pool over another layer's int32
+ReLU and residual addition; an average pool over another layer's int32
 accumulators with that layer's output stage fused in
-(npukit.layer_recognition.accumulator_average). A matched dispatch's body is replaced by one
+(npukit.layer_recognition.accumulator_average); and an int8 elementwise
+operation of one tensor, run as a 256-entry table of its own values
+(npukit.layer_recognition.table_lookup). A matched dispatch's body is replaced by one
 call to ``npukit_s8_layer`` (npukit/cpu/kernels) with the layer's parameter
 block, tables and packed weights as read-only data of the executable, and
 one workgroup. The kernels compute TFLite's integer arithmetic exactly for
@@ -35,7 +37,9 @@ from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, compact_blo
 from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, read_dispatch
 from npukit.layer_recognition.layer_match import match_layer_at_site, reduces_accumulators
+from npukit.layer_recognition.contraction_geometry import is_int8_contraction
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
+from npukit.layer_recognition.table_lookup import match_table_lookup
 from npukit.passes.device_targets import cpu_executable_targets
 
 
@@ -104,7 +108,7 @@ class LayerKernelCalls:
             self.dispatches[body.name] = KernelDispatch(
                 operation=spec.operation, layer=layer_key(spec), choice=forms.choice, tuned=forms.tuned,
                 candidates=candidates(spec, self.choices.preset),
-                k_padded=0 if spec.kind in ("depthwise", "average") else reduction_length(spec))
+                k_padded=0 if spec.kind in ("depthwise", "average", "table") else reduction_length(spec))
 
     def summary(self) -> dict[str, dict]:
         """Export name -> {"operation": the layer the kernel runs, "layer":
@@ -149,10 +153,19 @@ class LayerKernelCalls:
 
 def _match(body, site) -> LayerSpec:
     """The layer the kernels run for a dispatch: the NPU's layers, and
-    averages over requantized accumulators (which the NPU leaves alone)."""
-    if isinstance(site, str) or not reduces_accumulators(body):
+    averages over requantized accumulators and int8 elementwise operations
+    as tables (which the NPU leaves alone)."""
+    if not isinstance(site, str) and reduces_accumulators(body):
+        return match_accumulator_average(body, constant_reader(body, site))
+    try:
         return match_layer_at_site(body, site)
-    return match_accumulator_average(body, constant_reader(body, site))
+    except NotSupported as layer_reason:
+        if any(is_int8_contraction(op) for op in body.linalg if op.name == "linalg.generic"):
+            raise
+        try:
+            return match_table_lookup(body)
+        except NotSupported:
+            raise layer_reason from None
 
 
 def _workload_count(executable: ir.Operation) -> int:

@@ -10,6 +10,7 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual);
 void npukit_s8_residual_int8(const int32_t* p, size_t residual, size_t output);
 void npukit_s8_average(const int32_t* p, size_t input, size_t output, size_t residual);
+void npukit_s8_table(const int32_t* p, size_t input, size_t output);
 
 static uint32_t read_u32(const uint8_t* b) {
   return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
@@ -64,6 +65,10 @@ static void rebase(int32_t words[NPUKIT_S8_W_COUNT], size_t block) {
 }
 
 static void run_layer(const int32_t* p, size_t input, size_t output, size_t residual) {
+  if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_TABLE) {
+    npukit_s8_table(p, input, output);
+    return;
+  }
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_AVERAGE) {
 #if NPUKIT_S8_X86
     if (npukit_s8_average_x86(p, input, output, residual)) return;

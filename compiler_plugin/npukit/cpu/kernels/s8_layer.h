@@ -44,6 +44,8 @@
 #define NPUKIT_S8_DEPTHWISE 1        // one filter per channel
 #define NPUKIT_S8_FULLY_CONNECTED 2  // a convolution scaled by a double and rounded once (TFLite's FC)
 #define NPUKIT_S8_AVERAGE 3          // a global average pool of another layer's int32 accumulators (s8_average.c)
+#define NPUKIT_S8_TABLE 4            // an int8 elementwise operation: OUT_W values looked up in WEIGHTS_AT's
+                                     // 256-entry int8 table, input x at index x + 128 (s8_table.c)
 
 // NPUKIT_S8_OUTPUT
 #define NPUKIT_S8_OUT_INT8 0   // requantized, + out_zp, clamped to the activation range
