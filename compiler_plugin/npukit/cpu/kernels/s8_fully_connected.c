@@ -12,8 +12,8 @@
 // convolution kernel, whose weight layout this kernel reads):
 // - KIND FULLY_CONNECTED with one output pixel (OUT_H = OUT_W = 1, no input
 //   padding): the input is the K = KERNEL_H * KERNEL_W * IN_C values of the
-//   window at (0, 0), in the order (kernel y, kernel x, input channel), at
-//   any input strides (read as words where they lie side by side);
+//   window at (0, 0), in the order (kernel y, kernel x, input channel),
+//   one after the other in memory (read as words at any alignment);
 // - any K with K_PADDED <= NPUKIT_S8_K_CHUNK (one block of weights), any
 //   OUT_C, any input zero point (subtracted when the input is split);
 // - weights NPUKIT_S8_WEIGHTS_INT8 or _INT16 ([OUT_C / 2][K_PADDED / 4][2][4]);
@@ -39,43 +39,33 @@ void npukit_s8_fc_quads_dsp(const int32_t* x, const int8_t* weights, const int32
 void npukit_s8_fc_quads_dsp16(const int32_t* x, const int8_t* weights, const int32_t* x_end, const int32_t* bias,
                               int32_t quads, int32_t* out);
 
-// The input window's K values, zero point subtracted, into `x` as two words
-// per group of four (halfwords (0, 2), (1, 3)); the padding of K is 0.
-static void split_input(const int32_t* p, const int8_t* in, int32_t* x) {
+// Whether the input window's K values lie one after the other in memory:
+// a kernel row's channels (IN_C = 1 or IN_SC = 1), its taps and the kernel
+// rows side by side.
+static int32_t contiguous_input(const int32_t* p) {
   const int32_t ic = p[NPUKIT_S8_W_IN_C], kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
-  const int32_t sc = p[NPUKIT_S8_W_IN_SC], sh = p[NPUKIT_S8_W_IN_SH], sw = p[NPUKIT_S8_W_IN_SW];
-  const int32_t zp = p[NPUKIT_S8_W_IN_ZP], k = kh * kw * ic, k_padded = p[NPUKIT_S8_W_K_PADDED];
+  return (ic == 1 || p[NPUKIT_S8_W_IN_SC] == 1) && (kw == 1 || p[NPUKIT_S8_W_IN_SW] == ic) &&
+         (kh == 1 || p[NPUKIT_S8_W_IN_SH] == kw * ic);
+}
+
+// The input's K values, zero point subtracted, into `x` as two words per
+// group of four (halfwords (0, 2), (1, 3)); the padding of K is 0.
+static void split_input(const int32_t* p, const int8_t* in, int32_t* x) {
+  const int32_t k = p[NPUKIT_S8_W_KERNEL_H] * p[NPUKIT_S8_W_KERNEL_W] * p[NPUKIT_S8_W_IN_C];
+  const int32_t zp = p[NPUKIT_S8_W_IN_ZP], k_padded = p[NPUKIT_S8_W_K_PADDED];
   const int32_t zp_pair = (int32_t)((uint32_t)(uint16_t)zp * 0x10001u);
-  // The K values one after the other in memory: (ic = 1 or sc = 1), the taps of a kernel row side by side
-  // and the kernel rows too.
-  const int32_t contiguous = (ic == 1 || sc == 1) && (kw == 1 || sw == ic) && (kh == 1 || sh == kw * ic);
+  typedef int32_t __attribute__((aligned(1), may_alias)) unaligned_word_t;
+  const unaligned_word_t* words = (const unaligned_word_t*)in;
   int32_t done = 0;
-  if (contiguous) {
-    typedef int32_t __attribute__((aligned(1), may_alias)) unaligned_word_t;
-    const unaligned_word_t* words = (const unaligned_word_t*)in;
-    for (; done + 4 <= k; done += 4, ++words, x += 2) {
-      const int32_t w = *words;
-      x[0] = (int32_t)__ssub16(__sxtb16(w), zp_pair);
-      x[1] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(w), zp_pair);
-    }
+  for (; done + 4 <= k; done += 4, ++words, x += 2) {
+    const int32_t w = *words;
+    x[0] = (int32_t)__ssub16(__sxtb16(w), zp_pair);
+    x[1] = (int32_t)__ssub16(npukit_s8_sxtb16_ror8(w), zp_pair);
   }
-  // The rest one value at a time (position r of a group is halfword (0, 2, 1, 3)[r]).
+  // The last group one value at a time (position r of a group is halfword (0, 2, 1, 3)[r]), zeros after K.
   npukit_s8_half_t* half = (npukit_s8_half_t*)x;
-  int32_t c = 0, tap = 0;  // (kernel y, kernel x, channel) of value i: tap / kw, tap % kw, c
-  for (int32_t i = done, r = 0; i < k_padded; ++i) {
-    int32_t v = 0;
-    if (i < k) {
-      if (contiguous) {
-        v = in[i] - zp;
-      } else {
-        v = in[(tap / kw) * sh + (tap % kw) * sw + c * sc] - zp;
-        if (++c == ic) c = 0, ++tap;
-      }
-    }
-    static const uint8_t order[4] = {0, 2, 1, 3};
-    half[order[r]] = (int16_t)v;
-    if (++r == 4) r = 0, half += 4;
-  }
+  static const uint8_t order[4] = {0, 2, 1, 3};
+  for (int32_t i = done; i < k_padded; ++i) half[order[i - done]] = (int16_t)(i < k ? in[i] - zp : 0);
 }
 
 // One channel pair's two sums (an odd last pair of the layer).
@@ -101,7 +91,7 @@ static void pair_sums(const int32_t* x, const int8_t* weights, int32_t groups, i
 // Whether the layer is in the parameter space above.
 static int32_t fits(const int32_t* p) {
   if (p[NPUKIT_S8_W_KIND] != NPUKIT_S8_FULLY_CONNECTED || p[NPUKIT_S8_W_OUT_H] != 1 || p[NPUKIT_S8_W_OUT_W] != 1 ||
-      npukit_s8_padded(p) || p[NPUKIT_S8_W_K_PADDED] > NPUKIT_S8_K_CHUNK || p[NPUKIT_S8_W_FLOAT_AT] ||
+      npukit_s8_padded(p) || !contiguous_input(p) || p[NPUKIT_S8_W_K_PADDED] > NPUKIT_S8_K_CHUNK || p[NPUKIT_S8_W_FLOAT_AT] ||
       (p[NPUKIT_S8_W_WEIGHT_FORM] != NPUKIT_S8_WEIGHTS_INT8 && p[NPUKIT_S8_W_WEIGHT_FORM] != NPUKIT_S8_WEIGHTS_INT16)) {
     return 0;
   }
