@@ -366,6 +366,53 @@ def fully_connected_sweep(seed: int = 2) -> list[Branch]:
     return branches
 
 
+def fully_connected_matvec_sweep(seed: int = 15) -> list[Branch]:
+    """FULLY_CONNECTED of one input row, the DSP cores' matrix-vector kernel
+    (s8_fully_connected.c): input lengths 2 to 700 (multiples of 4 and
+    not: the tails of a group of four), 2 to 130 outputs (whole quads of
+    rows, one, two and three left over, more than one block of 64), per-tensor
+    and per-channel weights, input zero points -128 and 127, ReLU and ReLU6,
+    large biases, output scales far below the accumulator's (about 2^-30)
+    and near it (saturating outputs), and an input of rank 4; and a layer of
+    one input, which IREE turns into an elementwise product. (IREE turns a
+    layer of one output into a reduction without a contraction, and the
+    recogniser leaves a layer whose scale ratio exceeds 1 to IREE's code;
+    npukit's runtime takes models of at most 16 inputs: 16 branches.)"""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # depth, units, activation, per_channel, input zp, large bias, requantization ratio (None: _output's)
+        (640, 128, RELU, True, -128, False, None),  # the MLPerf Tiny autoencoder's layers
+        (128, 640, NONE, True, 3, False, None),
+        (8, 128, RELU, True, -128, False, None),
+        (2, 2, NONE, True, 127, False, None),
+        (5, 3, NONE, False, 127, True, None),
+        (17, 6, RELU6, False, -128, False, None),
+        (33, 7, NONE, True, 9, True, None),
+        (100, 9, RELU, True, -128, False, 2.0 ** -30),  # tiny outputs: extreme right shifts
+        (63, 10, NONE, True, 127, False, 0.999),  # a ratio near 1: outputs saturate
+        (250, 11, NONE, True, -128, False, 0.9),
+        (401, 65, RELU6, True, 127, True, None),  # more than one block of 64 rows, an odd last row
+        (699, 130, NONE, True, -128, False, None),
+        (700, 67, RELU, False, 127, False, None),
+        (31, 66, NONE, True, -100, False, 2.0 ** -20),
+    ]
+    branches = []
+    for depth, units, activation, per_channel, zp, large, ratio in cases:
+        x, weights = _input(rng, (1, depth), zp), _weights(rng, (units, depth), units, 0, per_channel)
+        out = _output(rng, (1, units))
+        if ratio is not None:
+            out.scale = np.float32(np.float32(x.scale) * np.max(np.asarray(weights.scale, np.float32)) / ratio)
+        branches.append(Branch("FULLY_CONNECTED", [x, weights, _bias(rng, units, large, x, weights)], [out],
+                               dict(fusedActivationFunction=activation)))
+    x, weights = _input(rng, (1, 3, 5, 7), -128), _weights(rng, (12, 105), 12, 0, True)  # rank 4, flattened
+    branches.append(Branch("FULLY_CONNECTED", [x, weights, _bias(rng, 12, False, x, weights)], [_output(rng, (1, 12))],
+                           dict(fusedActivationFunction=RELU)))
+    x, weights = _input(rng, (1, 1), 5), _weights(rng, (5, 1), 5, 0, True)  # one input: outside
+    branches.append(Branch("FULLY_CONNECTED", [x, weights, _bias(rng, 5, False, x, weights)], [_output(rng, (1, 5))],
+                           dict(fusedActivationFunction=NONE)))
+    return branches
+
+
 def transpose_conv_sweep(seed: int = 5) -> list[Branch]:
     """TRANSPOSE_CONV: the output size from the input, kernel, stride and
     padding as a model's converter gives it, with the odd ones too (an
@@ -450,7 +497,7 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "depthwise_column": depthwise_column_sweep,
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
           "conv_first": conv_first_sweep,
-          "fully_connected": fully_connected_sweep,
+          "fully_connected": fully_connected_sweep, "fully_connected_matvec": fully_connected_matvec_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 
 

@@ -8,6 +8,11 @@ int8_t[k] (4-byte aligned) with k = min(K_PADDED, NPUKIT_S8_K_CHUNK), so
 5 * k bytes and at most 32 of alignment (each array rounded up to the
 stack's 16-byte alignment at most). A model's manifest gives each layer's
 K_PADDED (``cpu_kernels``); without it the chunk bounds it.
+
+npukit_s8_fully_connected (cpu/kernels/s8_fully_connected.c) puts the
+input of a batch-1 fully connected layer on the stack as int16: int32_t[K_PADDED
+/ 2] (8-byte aligned), for K_PADDED of at most NPUKIT_S8_K_CHUNK (longer
+reductions stay on npukit_s8_conv): 2 * k bytes and the same alignment slack.
 """
 
 from __future__ import annotations
@@ -15,12 +20,18 @@ from __future__ import annotations
 from npukit.cpu.layer_kernels import K_CHUNK
 
 CONV_KERNEL = "npukit_s8_conv"
+FULLY_CONNECTED_KERNEL = "npukit_s8_fully_connected"
 _ALIGNMENT_SLACK = 32
 
 
 def conv_columns_bytes(k_padded: int) -> int:
     """The most npukit_s8_conv's arrays take for a reduction of |k_padded|."""
     return 5 * min(k_padded, K_CHUNK) + _ALIGNMENT_SLACK
+
+
+def fully_connected_input_bytes(k_padded: int) -> int:
+    """The most npukit_s8_fully_connected's input array takes for a reduction of |k_padded|."""
+    return 2 * min(k_padded, K_CHUNK) + _ALIGNMENT_SLACK
 
 
 def dynamic_bounds(manifest: dict | None) -> dict[str, int]:
@@ -32,4 +43,4 @@ def dynamic_bounds(manifest: dict | None) -> dict[str, int]:
         layers = [entry for entry in (manifest.get("cpu_kernels") or {}).values() if "operation" in entry]
         if all("k_padded" in entry for entry in layers):
             largest = max([entry["k_padded"] for entry in layers] + [0])
-    return {CONV_KERNEL: conv_columns_bytes(largest)}
+    return {CONV_KERNEL: conv_columns_bytes(largest), FULLY_CONNECTED_KERNEL: fully_connected_input_bytes(largest)}

@@ -11,6 +11,7 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
 void npukit_s8_residual_int8(const int32_t* p, size_t residual, size_t output);
 void npukit_s8_average(const int32_t* p, size_t input, size_t output, size_t residual);
 void npukit_s8_table(const int32_t* p, size_t input, size_t output);
+int32_t npukit_s8_fully_connected(const int32_t* p, size_t input, size_t output);
 
 static uint32_t read_u32(const uint8_t* b) {
   return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
@@ -100,6 +101,8 @@ static void run_layer(const int32_t* p, size_t input, size_t output, size_t resi
 #if NPUKIT_S8_X86
     if (npukit_s8_x86_tables(p) && npukit_s8_x86_run(p, input, output, residual, npukit_s8_conv_x86, 0)) return;
 #endif
+    // DSP cores: a batch-1 fully connected layer as a matrix-vector product (s8_fully_connected.c).
+    if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_FULLY_CONNECTED && npukit_s8_fully_connected(p, input, output)) return;
     npukit_s8_conv(p, input, output, residual);
   }
 }
