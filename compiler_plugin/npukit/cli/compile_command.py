@@ -93,7 +93,8 @@ def add_cpu_pipeline_argument(p: argparse.ArgumentParser) -> None:
 
     p.add_argument(
         "--cpu-pipeline", choices=[c.value for c in CpuPipeline], default=DEFAULT_CPU_PIPELINE.value,
-        help="tuned: int8 convolutions, depthwise and fully connected layers and average pools call npukit's "
+        help="tuned: int8 convolutions, depthwise and fully connected layers, average pools and int8 elementwise "
+        "operations of one tensor (as 256-entry tables) call npukit's "
         "kernels (chosen per layer by `npukit tune` results where there are any) and all quantized arithmetic is "
         "TFLite's integer arithmetic; stock: IREE's own CPU code, to compare against "
         f"(default: {DEFAULT_CPU_PIPELINE.value})",
