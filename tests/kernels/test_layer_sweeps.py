@@ -22,6 +22,7 @@ import pytest
 
 import npukit
 from kernels.layer_sweeps import SWEEPS, prepared_sweep
+from npukit.layer_recognition.layer_spec import TABLE_OPERATION as TABLE
 from support.tflite_builder import run_reference
 
 
@@ -35,6 +36,14 @@ def _kernel_space(branch) -> bool:
     if branch.op == "FULLY_CONNECTED":
         return branch.inputs[0].shape[-1] > 1
     return True
+
+
+def _one_value_layer(branch) -> bool:
+    """A fully connected layer of one input and one output: IREE makes it an
+    elementwise operation of one int8 value, which the CPU kernels run as a
+    256-entry table (layer_recognition/table_lookup.py); the NPU leaves it."""
+    return branch.op == "FULLY_CONNECTED" and branch.inputs[0].dtype == np.int8 and \
+        branch.inputs[0].shape[-1] == 1 and branch.outputs[0].shape[-1] == 1
 
 
 @pytest.fixture(scope="module", params=sorted(SWEEPS))
@@ -68,8 +77,10 @@ def test_host_tuned_kernels(sweep, tmp_path):
     for x, want in zip(inputs, wants):
         _check(loaded(*x), want, branches, f"{name} on the host")
     kernels = result.manifest["cpu_kernels"]
-    taken = sum(1 for e in kernels.values() if "operation" in e)
+    tables = sum(1 for e in kernels.values() if e.get("operation") == TABLE)
+    taken = sum(1 for e in kernels.values() if "operation" in e) - tables
     assert taken == sum(map(_kernel_space, branches)), kernels
+    assert tables == sum(map(_one_value_layer, branches)), kernels
 
 
 def test_mynpu(sweep, tmp_path):

@@ -14,9 +14,9 @@ import pytest
 
 import npukit
 from kernels.layer_sweeps import prepared_sweep
+from npukit.layer_recognition.layer_spec import TABLE_OPERATION as TABLE
 from support.tflite_builder import Branch, Spec, build_model, run_reference
 
-TABLE = "elementwise int8 table lookup"
 
 
 def _q(shape, scale, zero_point) -> Spec:

@@ -12,6 +12,10 @@ import numpy as np
 from npukit.layer_recognition.dispatch_ir import SystemTensor
 
 
+# The operation a "table" layer reports (LayerSpec.operation).
+TABLE_OPERATION = "elementwise int8 table lookup"
+
+
 class NotSupported(Exception):
     """The dispatch is not a layer its consumer runs; the message is the reason."""
 
@@ -238,7 +242,7 @@ class LayerSpec:
     def operation(self) -> str:
         name = {"conv": "convolution", "depthwise": "depthwise convolution",
                 "fully_connected": "fully connected", "average": "requantization",
-                "table": "elementwise int8 table lookup"}[self.kind]
+                "table": TABLE_OPERATION}[self.kind]
         if self.kind == "conv" and self.kernel == (1, 1):
             name = "pointwise convolution"
         if self.add is not None:
