@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from npukit.layer_recognition.scalar_expression import Node, commuted
+from npukit.layer_recognition.scalar_expression import Node, commuted, walk
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -250,18 +250,6 @@ def _biased(node: Node) -> tuple[Node, Node | None]:
     return node, None
 
 
-def _walk(node: Node):
-    """Every node of the tree (shared subtrees once)."""
-    seen, stack = set(), [node]
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        yield n
-        stack.extend(n.operands)
-
-
 def _rounded_once(node: Node) -> tuple[Node, tuple[Node, Node, Node]] | None:
     """FixedPoint.scale_rounded_once(x, high, low, shift): (x, (high, low,
     shift)). Read from its anchors, the product of |x| with the
@@ -270,7 +258,7 @@ def _rounded_once(node: Node) -> tuple[Node, tuple[Node, Node, Node]] | None:
     if _saturated_32(node) is None:
         return None
     split = None
-    for n in _walk(node):
+    for n in walk(node):
         for product_high, carried in commuted(n, "arith.addi"):
             parts = _ops(carried, "arith.shrui", 2)
             if parts is None or not _is_const(parts[1], 32):
@@ -294,7 +282,7 @@ def _rounded_once(node: Node) -> tuple[Node, tuple[Node, Node, Node]] | None:
     if wide is None:
         return None
     shift = None
-    for n in _walk(node):
+    for n in walk(node):
         select = _ops(n, "arith.select", 3)
         difference = _ops(select[1], "arith.subi", 2) if select else None
         if difference and difference[0] == select[2] and _parameter(select[2], width64=True) is not None:

@@ -81,6 +81,18 @@ def _constant_tensor(attr: ir.Attribute, type_: str) -> Node | None:
     return Node("const_tensor", value=tuple(int(v) for v in values.reshape(-1)), type=type_)
 
 
+def walk(node: Node):
+    """Every node of the tree (shared subtrees once)."""
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        yield n
+        stack.extend(n.operands)
+
+
 def commuted(node: Node, op: str):
     """Both orders of a commutative binary node's operands."""
     if node.op != op or len(node.operands) != 2:
