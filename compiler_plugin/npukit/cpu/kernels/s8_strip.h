@@ -25,13 +25,17 @@ typedef struct {
 // Words at any byte address: cores that load and store them unaligned (LDR, STR) copy a strip's rows, whose
 // starts a row of an odd number of bytes leaves unaligned, a word at a time.
 typedef int32_t __attribute__((aligned(1), may_alias)) npukit_s8_strip_word_t;
+#define NPUKIT_S8_WORDS_AT(to, from) 1
+#else
+// Elsewhere words only where both ends are word-aligned.
+typedef npukit_s8_word_t npukit_s8_strip_word_t;
+#define NPUKIT_S8_WORDS_AT(to, from) ((((uintptr_t)(to) | (uintptr_t)(from)) & 3) == 0)
 #endif
 
 // Copies n bytes, four words at a time where both ends are word-aligned or the core reads and writes words at
 // any address.
 static inline void npukit_s8_copy_bytes(int8_t* restrict to, const int8_t* restrict from, int32_t n) {
-#if defined(__ARM_FEATURE_UNALIGNED)
-  {
+  if (NPUKIT_S8_WORDS_AT(to, from)) {
     npukit_s8_strip_word_t* t = (npukit_s8_strip_word_t*)(void*)to;
     const npukit_s8_strip_word_t* f = (const npukit_s8_strip_word_t*)(const void*)from;
     for (; n >= 16; n -= 16, t += 4, f += 4) {
@@ -41,18 +45,6 @@ static inline void npukit_s8_copy_bytes(int8_t* restrict to, const int8_t* restr
     for (; n >= 4; n -= 4) *t++ = *f++;
     to = (int8_t*)(void*)t, from = (const int8_t*)(const void*)f;
   }
-#else
-  if ((((uintptr_t)to | (uintptr_t)from) & 3) == 0) {
-    npukit_s8_word_t* t = (npukit_s8_word_t*)(void*)to;
-    const npukit_s8_word_t* f = (const npukit_s8_word_t*)(const void*)from;
-    for (; n >= 16; n -= 16, t += 4, f += 4) {
-      const int32_t a = f[0], b = f[1], c = f[2], d = f[3];
-      t[0] = a, t[1] = b, t[2] = c, t[3] = d;
-    }
-    for (; n >= 4; n -= 4) *t++ = *f++;
-    to = (int8_t*)(void*)t, from = (const int8_t*)(const void*)f;
-  }
-#endif
   while (n-- > 0) *to++ = *from++;
 }
 
