@@ -100,6 +100,14 @@ def activation_sweep(seed: int = 22) -> list[Branch]:
     for source in (np.int8, np.int16):
         branches.append(Branch("DEQUANTIZE", [_q(rng, shape, source)], [_q(rng, shape, np.float32)]))
     branches.append(Branch("ABS", [_q(rng, shape, np.float32)], [_q(rng, shape, np.float32)]))
+    # Quantized ABS: one scale (no rescaling; the clamp saturates |x - zp| + zp),
+    # a larger and a smaller output scale, zero points at both ends.
+    for dtype, zero_points, scales in ((np.int8, ((-128, -128), (127, -128), (5, -3), (-128, 0)),
+                                        ((0.05, 0.05), (0.05, 0.05), (0.02, 0.07), (0.09, 0.01))),
+                                       (np.int16, ((0, 0), (0, 0)), ((0.001, 0.001), (0.0004, 0.0011)))):
+        for (zp_in, zp_out), (scale_in, scale_out) in zip(zero_points, scales):
+            branches.append(Branch("ABS", [_q(rng, shape, dtype, zp_in, scale_in)],
+                                   [_q(rng, shape, dtype, zp_out, scale_out)]))
     return branches
 
 

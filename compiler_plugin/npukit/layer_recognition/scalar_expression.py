@@ -223,6 +223,8 @@ def _evaluate_one(n: Node, x: list[np.ndarray], args: dict[int, np.ndarray]) -> 
         compare = {0: a == b, 1: a != b, 2: a < b, 3: a <= b, 4: a > b, 5: a >= b, 6: a < b, 7: a <= b, 8: a > b,
                    9: a >= b}[n.value]
         return np.asarray(compare, np.int64)
+    if op == "math.absi":  # the absolute value wraps: |minimum| is the minimum
+        return _wrap(np.abs(x[0]), width)
     if op == "math.ctlz":
         u = _unsigned(x[0], width)
         return np.asarray([width - int(v).bit_length() for v in np.ravel(u)], np.int64).reshape(np.shape(u))

@@ -410,6 +410,28 @@ def hard_swish_reference(q: int, zp_in: int, zp_out: int, p) -> int:
 @lowers("ABS")
 def absolute(ctx: LoweringContext, op) -> None:
     x_t, y_t = ctx.input(0), ctx.output()
-    if y_t.dtype != "float32" or x_t.dtype != "float32":
-        raise ctx.unsupported(f"an ABS of {x_t.dtype}", supported="of float32")
-    ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], "float32", lambda x: mlir_math.AbsFOp(x).result))
+    if x_t.dtype == y_t.dtype == "float32":
+        ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], "float32",
+                                              lambda x: mlir_math.AbsFOp(x).result))
+        return
+    if not (x_t.dtype == y_t.dtype and x_t.dtype in ("int8", "int16")):
+        raise ctx.unsupported(f"an ABS of {x_t.dtype} to {y_t.dtype}",
+                              supported="float32, int8 or int16 throughout")
+    qx, qy = ctx.per_tensor(x_t, "input"), ctx.per_tensor(y_t, "output")
+    if x_t.dtype == "int16" and (qx.zero_point or qy.zero_point):
+        raise ctx.unsupported("an int16 ABS with a nonzero zero point (TFLite requires zero)")
+    # TFLite rescales only when the two single-precision scales differ, by
+    # their single-precision ratio.
+    rescale = np.float32(qx.scale) != np.float32(qy.scale)
+    multiplier, shift = single_precision_ratio_multiplier(qx.scale, qy.scale) if rescale else (0, 0)
+    low, high = INT_RANGES[x_t.dtype]
+
+    def body(x):
+        fixed = FixedPoint()
+        centred = fixed.sub(fixed.extend(x), qx.zero_point) if qx.zero_point else fixed.extend(x)
+        magnitude = mlir_math.AbsIOp(centred).result
+        if rescale:
+            magnitude = fixed.multiply_by_quantized_multiplier(magnitude, multiplier, *split_shift(shift))
+        return fixed.truncate(fixed.clamp(fixed.add(magnitude, qy.zero_point), low, high), WIDTHS[x_t.dtype])
+
+    ctx.define(0, ctx.builder.elementwise([ctx.value(x_t.index)], x_t.dtype, body))
