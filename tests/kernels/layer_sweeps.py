@@ -352,6 +352,67 @@ def _few_branches(rng, cases) -> list[Branch]:
     return branches
 
 
+def conv_add_sweep(seed: int = 19) -> list[Branch]:
+    """CONV_2D followed by TFLite's int8 ADD of a residual tensor (MobileNetV2's
+    projection with its shortcut), which the compiler fuses into the layer's
+    output stage; on the DSP cores, channel-last outputs and residual a pixel
+    pair at a time (s8_conv.c's add_pairs, the ADD's right shift 1 to 31;
+    shift 0 the per-pixel path): pointwise layers of 8 to 96 input channels
+    and 3 to 130 output channels (odd counts, past one and two blocks of 64),
+    odd pixel counts (a lone last pixel), per-tensor and per-channel weights,
+    zero points at both ends of int8 for the layer's input and output and the
+    residual (the sum's -128 to 9), the residual's scale larger or smaller
+    than the layer's. Branches chained: each ADD reads its CONV_2D's output
+    (chain=True); 7 cases, 14 inputs (the NPU runtime takes 16 a model)."""
+    return _conv_add_branches(np.random.default_rng(seed), [
+        # in_c, out_c, (h, w), kernel, conv act, add act, per_channel, in zp, conv out zp, res zp, add out zp,
+        # residual scale / conv output scale, the ADD's output multiplier (None: from a plain output scale)
+        (16, 8, (7, 9), (1, 1), NONE, NONE, True, -128, 3, -5, 2, 1.3, None),  # MobileNetV2's projection
+        (8, 8, (5, 5), (1, 1), NONE, NONE, True, 7, -128, 127, -128, 0.6, None),  # K = 8, 25 pixels
+        (48, 16, (3, 5), (1, 1), NONE, NONE, True, -3, -90, -128, 2, 1.9, None),  # K = 48
+        (96, 24, (4, 4), (1, 1), NONE, RELU6, True, 127, 127, 0, -3, 0.9, None),
+        (32, 67, (3, 3), (1, 1), RELU, NONE, True, -128, -7, 11, 0, 1.0, None),  # two blocks, odd last channel
+        (8, 130, (1, 3), (1, 1), NONE, NONE, True, 0, 5, -128, 9, 0.5, None),  # three blocks, three pixels
+        (12, 3, (3, 3), (1, 1), NONE, NONE, False, -4, 0, 60, -60, 1.7, None),  # one pair and a lone channel
+    ])
+
+
+def conv_add_stages_sweep(seed: int = 23) -> list[Branch]:
+    """conv_add_sweep's layers for the output stages: a 3x3 VALID layer, the
+    ADD's output multipliers from 2^-1 (shift 0, the per-pixel path) to
+    2^-30, the layer's and the ADD's activations (none, ReLU, ReLU6: the
+    ADD's clamp, and the layer's folded into its operand table, the lower
+    bound and the upper); 6 cases, 12 inputs."""
+    return _conv_add_branches(np.random.default_rng(seed), [
+        (8, 8, (5, 5), (3, 3), NONE, NONE, True, -128, 1, -2, 4, 1.1, None),  # 3x3 VALID, 9 pixels
+        (16, 8, (3, 3), (1, 1), NONE, NONE, True, -128, 2, -3, 1, 1.2, 0.75),  # the ADD's shift 0: per pixel
+        (16, 8, (3, 5), (1, 1), NONE, NONE, True, -128, 2, -3, -128, 1.2, 0.45),  # shift 1
+        (16, 10, (3, 3), (1, 1), NONE, RELU, True, 5, -20, 20, -128, 0.8, 2.0 ** -30),  # shift 30
+        (24, 6, (3, 3), (1, 1), RELU, RELU6, True, 0, -100, 100, -20, 1.4, None),  # both clamps of both
+        (16, 12, (3, 3), (1, 1), RELU6, NONE, True, -128, -50, 7, -9, 1.2, None),  # the layer's upper bound folded
+    ])
+
+
+def _conv_add_branches(rng, cases) -> list[Branch]:
+    branches = []
+    for (ic, oc, (h, w), (kh, kw), conv_act, add_act, per_channel, zp, conv_zp, res_zp, add_zp, ratio,
+         add_multiplier) in cases:
+        oh, ow = _out_size(h, kh, 1, 1, VALID), _out_size(w, kw, 1, 1, VALID)
+        x, weights = _input(rng, (1, h, w, ic), zp), _weights(rng, (oc, kh, kw, ic), oc, 0, per_channel)
+        conv_out = _output(rng, (1, oh, ow, oc), conv_zp)
+        residual = Spec((1, oh, ow, oc), np.int8, np.float32(conv_out.scale * ratio), res_zp)
+        if add_multiplier is None:
+            add_scale = np.float32(rng.uniform(1.0, 2.5) * max(conv_out.scale, residual.scale))
+        else:  # TFLite's ADD output multiplier 2 max(s1, s2) / (2^20 s_out)
+            add_scale = np.float32(2 * max(conv_out.scale, residual.scale) / (2.0 ** 20 * add_multiplier))
+        out = Spec((1, oh, ow, oc), np.int8, add_scale, add_zp)
+        branches.append(Branch("CONV_2D", [x, weights, _bias(rng, oc, False, x, weights)], [conv_out],
+                               dict(padding=VALID, strideH=1, strideW=1, dilationHFactor=1, dilationWFactor=1,
+                                    fusedActivationFunction=conv_act)))
+        branches.append(Branch("ADD", [conv_out, residual], [out], dict(fusedActivationFunction=add_act)))
+    return branches
+
+
 def fully_connected_sweep(seed: int = 2) -> list[Branch]:
     rng = np.random.default_rng(seed)
     cases = [(64, 12, NONE, True, -128), (10, 5, RELU, False, 0), (1000, 3, NONE, True, 7), (7, 9, RELU6, True, -3),
@@ -492,11 +553,16 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
     return branches
 
 
+# Sweeps whose branches feed one another (build_model's chain): a branch input that is an earlier branch's
+# output is no model input.
+CHAINED = ("conv_add", "conv_add_stages")
+
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
           "depthwise_column": depthwise_column_sweep,
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
-          "conv_first": conv_first_sweep,
+          "conv_first": conv_first_sweep, "conv_add": conv_add_sweep,
+          "conv_add_stages": conv_add_stages_sweep,
           "fully_connected": fully_connected_sweep, "fully_connected_matvec": fully_connected_matvec_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 
@@ -506,7 +572,7 @@ def prepared_sweep(name: str, branches: list[Branch], path, seed: int, samples: 
     inputs and the reference kernels' outputs for them."""
     from support.tflite_builder import build_model, run_reference
 
-    build_model(branches, path)
+    build_model(branches, path, chain=name in CHAINED)
     rng = np.random.default_rng(seed)
     inputs = [sweep_inputs(branches, rng) for _ in range(samples)]
     return name, branches, path, inputs, [run_reference(path, x) for x in inputs]
@@ -515,5 +581,7 @@ def prepared_sweep(name: str, branches: list[Branch], path, seed: int, samples: 
 def sweep_inputs(branches: list[Branch], rng) -> list[np.ndarray]:
     from support.tflite_builder import random_input
 
-    return [random_input(spec, rng) for b in branches for spec in b.inputs if spec is not None and spec.data is None]
+    produced = {id(spec) for b in branches for spec in b.outputs}  # read by a chained branch: no model input
+    return [random_input(spec, rng) for b in branches for spec in b.inputs
+            if spec is not None and spec.data is None and id(spec) not in produced]
 

@@ -33,6 +33,8 @@ def _kernel_space(branch) -> bool:
     elementwise product, no contraction)."""
     if branch.inputs[0].dtype == np.float32:
         return False  # dynamic-range (float) layers stay on IREE's code
+    if branch.op == "ADD":
+        return False  # an ADD of a layer's output (a chained sweep) is that layer's output stage, not a layer
     if branch.op == "FULLY_CONNECTED":
         return branch.inputs[0].shape[-1] > 1
     return True

@@ -449,6 +449,82 @@ static inline __attribute__((always_inline)) void gather_inside_pair(const gathe
   }
 }
 
+// TFLite's ADD of a pixel pair's outputs on the add_small path where the output and the residual are
+// channel-last (sc 1): the layer's requantization, the ADD's operands from their tables and its own
+// requantization, both pixels of a channel from one multiplier and shift. `conv` is npukit_s8_add_table's
+// conv table + 128 with the layer's activation clamp folded in (add_fold_clamp: indexed by the output narrowed
+// to int8 alone), `res` its residual table + 128. The ADD's output scaling has a right shift e of 1..31, taken
+// as npukit_s8_scale takes the layer's: ((h + [h < 0]) >> (e - 1) + 2 zp + 1) >> 1, then SSAT; `clamp` (a
+// constant in each caller) whether the ADD's activation range is narrower than int8.
+typedef struct {
+  const int32_t* conv;
+  const int32_t* res;
+  int32_t zp2;                            // 2 * the layer's output zero point + 1
+  int32_t out_mult, out_e1, out_zp2;      // the ADD's multiplier, e - 1 and 2 * its zero point + 1
+  int32_t lo, hi;                         // the ADD's activation range
+} add_pairs_t;
+
+// Channels [0, n) of both pixels, in two passes that each keep their constants in registers: the layer's
+// requantization of each accumulator (`acc` as [n][2], overwritten) into its ADD operand from `conv`, then
+// the ADD with the residual's operand (res0[c], res1[c]) and its output scaling, stored to out0[c] and
+// out1[c] (each element's residual read before its output is written: the residual may be the output
+// itself).
+static inline __attribute__((always_inline)) void add_pairs_body(const add_pairs_t* a, int32_t* acc, int32_t n,
+                                                                 const int32_t* multiplier, const int32_t* shift,
+                                                                 const int8_t* res0, const int8_t* res1,
+                                                                 uint8_t* out0, uint8_t* out1, int32_t clamp) {
+  const int32_t* const conv = a->conv;
+  const int32_t zp2 = a->zp2;
+  int32_t* const end = acc + 2 * n;
+  for (int32_t* t = acc; t != end; t += 2, ++multiplier, ++shift) {
+    const int32_t m = *multiplier, e1 = ~*shift;
+    const int32_t h0 = npukit_s8_rdhm_doubled(t[0] * 2, m), h1 = npukit_s8_rdhm_doubled(t[1] * 2, m);
+    t[0] = conv[__ssat((((h0 + (h0 >> 31)) >> e1) + zp2) >> 1, 8)];
+    t[1] = conv[__ssat((((h1 + (h1 >> 31)) >> e1) + zp2) >> 1, 8)];
+  }
+  const int32_t* const res = a->res;
+  const int32_t out_mult = a->out_mult, out_e1 = a->out_e1, out_zp2 = a->out_zp2;
+  const int32_t lo = clamp ? a->lo : 0, hi = clamp ? a->hi : 0;
+  for (const int32_t* t = acc; t != end; t += 2, ++res0, ++res1, ++out0, ++out1) {
+    const int32_t g0 = npukit_s8_rdhm_doubled((t[0] + res[*res0]) * 2, out_mult);
+    int32_t q0 = __ssat((((g0 + (g0 >> 31)) >> out_e1) + out_zp2) >> 1, 8);
+    if (clamp) q0 = q0 < lo ? lo : q0 > hi ? hi : q0;
+    *out0 = (uint8_t)q0;
+    const int32_t g1 = npukit_s8_rdhm_doubled((t[1] + res[*res1]) * 2, out_mult);
+    int32_t q1 = __ssat((((g1 + (g1 >> 31)) >> out_e1) + out_zp2) >> 1, 8);
+    if (clamp) q1 = q1 < lo ? lo : q1 > hi ? hi : q1;
+    *out1 = (uint8_t)q1;
+  }
+}
+
+static __attribute__((noinline)) void add_pairs(const add_pairs_t* a, int32_t* acc, int32_t n,
+                                                const int32_t* multiplier, const int32_t* shift, const int8_t* res0,
+                                                const int8_t* res1, uint8_t* out0, uint8_t* out1) {
+  add_pairs_body(a, acc, n, multiplier, shift, res0, res1, out0, out1, 0);
+}
+
+static __attribute__((noinline)) void add_pairs_clamped(const add_pairs_t* a, int32_t* acc, int32_t n,
+                                                        const int32_t* multiplier, const int32_t* shift,
+                                                        const int8_t* res0, const int8_t* res1, uint8_t* out0,
+                                                        uint8_t* out1) {
+  add_pairs_body(a, acc, n, multiplier, shift, res0, res1, out0, out1, 1);
+}
+
+// Whether add_pairs runs the layer's ADD (on the add_small path with int8 tables, output channel-last): a
+// channel-last residual and the ADD's right shift 1..31 (npukit_s8_add_is_small holds it to 0..31).
+static inline int32_t add_pairs_apply(const npukit_s8_output_t* o) {
+  return o->add.res_sc == 1 && o->add.out_shift <= -1;
+}
+
+// The layer's activation clamp folded into its operand table (`conv`, npukit_s8_add_table's + 128): entries
+// below act_min take act_min's, above act_max act_max's, so that the table is indexed by the output narrowed to
+// int8 alone. (The other add_small paths clamp first and read only entries within the range, which stay.)
+static void add_fold_clamp(int32_t* conv, int32_t act_min, int32_t act_max) {
+  const int32_t lo = act_min > -128 ? act_min : -128, hi = act_max < 127 ? act_max : 127;
+  for (int32_t v = -128; v < lo; ++v) conv[v] = conv[lo];
+  for (int32_t v = hi + 1; v < 128; ++v) conv[v] = conv[hi];
+}
+
 // The DSP cores' loop over `pixels` output pixels (`ow` a row) where every receptive field lies inside the input
 // (an unpadded layer, or a band of a strip), the reduction is one chunk and the outputs are int8 on the small
 // path, channel-last (sc 1), or, with `add_table` (npukit_s8_add_table's conv entries + 128), TFLite's ADD on
@@ -468,6 +544,18 @@ static __attribute__((noinline)) void conv_inside_dsp(const gather_t* gp, const 
   const inside_gather_t how = inside_gather(g);
   uint8_t* const out = op->out;
   const int32_t *const bias = op->bias, *const multiplier = op->multiplier, *const shift = op->shift;
+  // The ADD of channel-last outputs and residual a pixel pair at a time (add_pairs; `add_table` then has the
+  // layer's clamp folded in), else a pixel at a time (npukit_s8_add_channels).
+  const int32_t pairs = add_table && add_pairs_apply(op);
+  add_pairs_t add;
+  add.lo = -128, add.hi = 127;
+  if (pairs) {
+    const int32_t out_e = -op->add.out_shift;
+    add.conv = add_table, add.res = add_table + 256, add.zp2 = 2 * op->zp + 1;
+    add.out_mult = op->add.out_mult, add.out_e1 = out_e - 1, add.out_zp2 = 2 * op->add.out_zp + 1;
+    add.lo = op->add.act_min, add.hi = op->add.act_max;
+  }
+  const int32_t add_clamped = !npukit_s8_full_range(add.lo, add.hi);
   int32_t y0 = 0, x0 = 0;
   for (int32_t px = 0; px < pixels; px += 2) {
     // A lone last pixel is computed twice (as pixel 1 too), stored twice by the small path and once by the ADD
@@ -482,6 +570,18 @@ static __attribute__((noinline)) void conv_inside_dsp(const gather_t* gp, const 
     for (int32_t c0 = 0; c0 < oc; c0 += BLOCK) {
       const int32_t n = oc - c0 < BLOCK ? oc - c0 : BLOCK, even = n & ~1;
       dot_pairs(columns, weights + c0 * channel_bytes, g->k_padded, bias + c0, (n + 1) / 2, &block[0][0], wide);
+      if (pairs && !last) {
+        const uint8_t* const res0 = op->residual + c0 + y0 * op->add.res_sh + x0 * op->add.res_sw;
+        const uint8_t* const res1 = op->residual + c0 + y1 * op->add.res_sh + x1 * op->add.res_sw;
+        if (add_clamped) {
+          add_pairs_clamped(&add, &block[0][0], n, multiplier + c0, shift + c0, (const int8_t*)res0,
+                            (const int8_t*)res1, out0 + c0, out1 + c0);
+        } else {
+          add_pairs(&add, &block[0][0], n, multiplier + c0, shift + c0, (const int8_t*)res0, (const int8_t*)res1,
+                    out0 + c0, out1 + c0);
+        }
+        continue;
+      }
       if (add_table) {
         const int32_t rs = op->add.res_sc;
         npukit_s8_add_channels(op, add_table, &block[0][0], 2, n, multiplier + c0, shift + c0,
@@ -701,6 +801,7 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
     return;
   }
   if (!chunked && (o.small || o.add_small) && !o.fl.table && o.sc == 1 && inside) {
+    if (o.add_small && add_pairs_apply(&o)) add_fold_clamp(add_table.conv + 128, o.act_min, o.act_max);
     conv_inside_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, o.small ? 0 : add_table.conv + 128, block,
                     columns, row);
     return;
