@@ -164,6 +164,7 @@ def measure(name: str, path: str, work: str, input_range=None, board: bool = Tru
         out["macs"] = npu.manifest["macs"]
         out["npu_share"] = summary["npu_mac_share"]
         out["npu_cycles"] = summary["total_cycles"]
+        out["npu_dispatches"] = [summary["npu_dispatches"], summary["dispatches"]]
         out["npu_utilisation"] = summary["npu_macs"] / (summary["total_cycles"] * pes) if summary["total_cycles"] else 0
         out["npu_refusals"] = [{"dispatch": r["name"], "macs": r["macs"] * r.get("calls", 1), "reason": r["reason"]}
                                for r in rows if r["device"] != "mynpu" and r.get("macs")]
@@ -263,7 +264,8 @@ def _report(results: list[dict], seconds: float, models=ZOO_MODELS) -> str:
     lines = [f"# {title}", "",
              f"Written by `benchmarks/zoo_coverage.py`: {which} compiled for `mynpu` (embedded, run on npukit's "
              "runtime), the host (tuned pipeline, IREE's runtime) and cortex-m4 (static, tuned). Shares are of "
-             "the model's MACs; `max LSB` is the largest difference from TFLite's reference kernels on "
+             "the model's MACs; `NPU dispatches`: the dispatches the NPU runs of all the model's; `max LSB` is "
+             "the largest difference from TFLite's reference kernels on "
              f"{SEEDED_INPUTS} seeded inputs. Host CPU ms: the median CPU time of one call of the first seeded input, "
              f"TFLite with XNNPACK on one thread against npukit's loaded model, {TIMED_CALLS} calls each in alternating "
              "rounds (CPU time, not wall time: the workers share the machine). Utilisation at 128 PEs: mynpu compiled "
@@ -272,11 +274,11 @@ def _report(results: list[dict], seconds: float, models=ZOO_MODELS) -> str:
              f"{BOARD} under QEMU (instructions counted in the board timer's steps of 40), blank where the model "
              "does not fit the board (see Errors); `board = host`: its outputs equal the host's. "
              f"{len(results)} models in {seconds:.0f} s.", "",
-             f"| model | MACs | NPU share | NPU cycles | NPU utilisation (default {MynpuOptions().pes} PEs) | NPU max LSB | host kernels share "
+             f"| model | MACs | NPU share | NPU dispatches | NPU cycles | NPU utilisation (default {MynpuOptions().pes} PEs) | NPU max LSB | host kernels share "
              "| host max LSB | stock pipeline max LSB | cortex-m4 kernels share | cortex-m4 instr/MAC | board = host "
              "| host CPU ms: TFLite, npukit | npukit / TFLite | NPU utilisation at 128 PEs | Vela utilisation "
              "(ethos-u55-128) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
     for r in sorted(results, key=lambda r: -r.get("macs", 0)):
         def cell(key, fmt=str):
             if f"{key.split('_')[0]}_error" in r:
@@ -285,6 +287,7 @@ def _report(results: list[dict], seconds: float, models=ZOO_MODELS) -> str:
                 return "float output"
             return fmt(r[key]) if r.get(key) is not None else ""
         lines.append(f"| {r['name']} | {r.get('macs', 0):,} | {cell('npu_share', _percent)} | "
+                     f"{cell('npu_dispatches', lambda v: f'{v[0]} of {v[1]}')} | "
                      f"{cell('npu_cycles', lambda v: f'{v:,}')} | {cell('npu_utilisation', _percent)} | "
                      f"{cell('npu_max_lsb')} | "
                      f"{cell('host_share', _percent)} | {cell('host_max_lsb')} | {cell('stock_max_lsb')} | "

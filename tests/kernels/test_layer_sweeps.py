@@ -43,7 +43,7 @@ def _kernel_space(branch) -> bool:
 def _one_value_layer(branch) -> bool:
     """A fully connected layer of one input and one output: IREE makes it an
     elementwise operation of one int8 value, which the CPU kernels run as a
-    256-entry table (layer_recognition/table_lookup.py); the NPU leaves it."""
+    256-entry table (layer_recognition/table_lookup.py) and the NPU as OP_TABLE."""
     return branch.op == "FULLY_CONNECTED" and branch.inputs[0].dtype == np.int8 and \
         branch.inputs[0].shape[-1] == 1 and branch.outputs[0].shape[-1] == 1
 
@@ -91,8 +91,10 @@ def test_mynpu(sweep, tmp_path):
     for x, want in zip(inputs, wants):
         _check(npukit.run(result, *x, runtime="npukit"), want, branches, f"{name} on mynpu")
     rows = result.manifest["mynpu"]["dispatches"]
-    on_npu = sum(1 for r in rows if r["device"] == "mynpu")
+    on_npu = sum(1 for r in rows if r["device"] == "mynpu" and r["operation"] != TABLE)
+    tables = sum(1 for r in rows if r["device"] == "mynpu" and r["operation"] == TABLE)
     assert on_npu == sum(map(_kernel_space, branches)), [(r["name"], r.get("reason")) for r in rows]
+    assert tables == sum(map(_one_value_layer, branches)), [(r["name"], r.get("reason")) for r in rows]
 
 
 @pytest.mark.slow

@@ -3,7 +3,8 @@ table_lookup.py, kernels/s8_table.c): every int8 unary operator the TFLite
 importer lowers (LEAKY_RELU, HARD_SWISH, TANH, LOGISTIC, QUANTIZE, the
 RELUs), with odd sizes, extreme zero points and scales, against
 TFLite's reference kernels at 0 LSB on the host's tuned pipeline, the mynpu
-build (whose CPU part runs them) and the boards (Cortex-M4, RV32). Each
+NPU (OP_TABLE; on the CPU part of the build with a hardware configuration
+without it) and the boards (Cortex-M4, RV32). Each
 branch's dispatch must run as a table, and what is outside the table's
 space (float, two inputs, a broadcast) must stay on IREE's code, exact."""
 
@@ -106,11 +107,40 @@ def test_every_int8_value(tmp_path):
     assert sum(e.get("operation") == TABLE for e in result.manifest["cpu_kernels"].values()) == len(full)
 
 
+def _table_rows(result) -> list[dict]:
+    return [r for r in result.manifest["mynpu"]["dispatches"] if r["operation"] == TABLE]
+
+
 def test_mynpu_build(sweep, tmp_path):
+    """Every branch a table on the NPU (OP_TABLE), run by the simulator
+    through npukit's runtime."""
     name, branches, path, inputs, wants = sweep
     result = npukit.compile(path, target="mynpu", output="embedded", out_dir=tmp_path / "npu")
+    rows = result.manifest["mynpu"]["dispatches"]
+    tables = _table_rows(result)
+    assert len(tables) == len(branches) and all(r["device"] == "mynpu" for r in tables), \
+        [(r["name"], r["operation"], r["device"], r["reason"]) for r in rows]
+    assert all(r["cycles"] > 0 and r["macs"] == 0 for r in tables), tables
     for x, want in zip(inputs, wants):
-        _check(npukit.run(result, *x, runtime="npukit"), want, branches, "tables in the mynpu build")
+        _check(npukit.run(result, *x, runtime="npukit"), want, branches, "tables on mynpu")
+
+
+def test_mynpu_without_the_table_instruction(sweep, tmp_path):
+    """A hardware configuration without OP_TABLE leaves the tables to the
+    CPU part of the build (its table kernel), with the reason, exact."""
+    from npukit.mynpu.isa import Op
+    from npukit.mynpu.options import MynpuOptions
+
+    name, branches, path, inputs, wants = sweep
+    result = npukit.compile(path, target="mynpu", output="embedded", out_dir=tmp_path / "npu",
+                            mynpu=MynpuOptions(table=False))
+    tables = [r for r in result.manifest["mynpu"]["dispatches"] if r["device"] == "cpu"]
+    assert len(tables) == len(branches) and not _table_rows(result), tables
+    assert all("no OP_TABLE" in r["reason"] for r in tables), tables
+    assert not result.manifest["mynpu"]["hardware"]["table"]
+    for x, want in zip(inputs, wants):
+        _check(npukit.run(result, *x, runtime="npukit"), want, branches, "tables on the CPU of a mynpu build")
+    assert not MynpuOptions(table=False).config().instruction_mask & (1 << (Op.TABLE - 0x10))
 
 
 @pytest.mark.slow

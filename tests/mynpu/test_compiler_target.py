@@ -268,3 +268,19 @@ def test_static_library_needs_the_inline_model(shared_models, tmp_path):
     with pytest.raises(TargetError, match="needs the inline-dynamic execution model"):
         npukit.compile(shared_models / "kws_int8.onnx", "mynpu", "static", tmp_path / "out", execution_model="async")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_table_flag():
+    """--mynpu-table: on by default (OP_TABLE in the configuration), off
+    leaves the instruction out; anything else is refused with the flag's name."""
+    from npukit.errors import TargetError
+    from npukit.mynpu.isa import Op
+
+    bit = 1 << (Op.TABLE - 0x10)
+    assert MynpuOptions().config().instruction_mask & bit
+    assert MynpuOptions.from_flags({"mynpu-table": "on"}).table
+    off = MynpuOptions.from_flags({"mynpu-table": "off"})
+    assert not off.table and not off.config().instruction_mask & bit
+    assert off.config(parallelism="input").instruction_mask == MynpuOptions().config().instruction_mask & ~bit
+    with pytest.raises(TargetError, match="--mynpu-table must be on or off"):
+        MynpuOptions.from_flags({"mynpu-table": "maybe"})

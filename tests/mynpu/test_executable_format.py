@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from npukit.mynpu.executable import HEADER_BYTES, Executable, Export, name_hash
-from npukit.mynpu.isa import HardwareConfig, Op
+from npukit.mynpu.isa import CONSTANTS_BINDING, CommandStream, HardwareConfig, Op
 from npukit.mynpu.simulator import StreamError, validate_executable
 from support.mynpu_streams import every_instruction_executable, pack_header_size, relu_stream
 
@@ -86,6 +86,33 @@ def test_bad_commands_are_rejected_naming_export_and_command(command, edit, mess
 def test_dma_beyond_a_declared_binding_is_rejected():
     with pytest.raises(StreamError, match="DMA outside its binding.*'relu'"):
         validate_executable(relu_executable(exports=[Export("relu", relu_stream(), (64, 63))]))
+
+
+def _table_export(table_at: int, ofm: int) -> Export:
+    """Reads 64 elements of binding 0 and the table from the constants (where it fits the SRAM), looks
+    them up into ``ofm``."""
+    s = CommandStream()
+    if table_at + 256 <= HardwareConfig().sram_bytes:
+        s.dma(False, CONSTANTS_BINDING, 0, table_at, 256)
+    s.dma(False, 0, 0, 512, 64)
+    s.set(TABLE_ADDR=table_at, IFM_ADDR=512, IFM_H=1, IFM_W=64, IFM_C=1, OFM_ADDR=ofm, OFM_H=1, OFM_W=64, OFM_C=1)
+    return Export("table", s.op(Op.TABLE).dma(True, 1, 0, ofm, 64).end().encode(), (64, 64))
+
+
+@pytest.mark.parametrize("table_at,ofm,message", [
+    (0, 1024, None), (0, 512, None),  # apart, and in place
+    (0, 200, "the OFM overlaps the table"), (0, 540, r"the OFM overlaps the IFM \(not in place\)"),
+    (256 * 1024 - 200, 1024, "the table outside the SRAM")])
+def test_table_instructions_are_validated_at_load(table_at, ofm, message):
+    data = relu_executable(exports=[_table_export(table_at, ofm)], constants=bytes(range(256)))
+    if message is None:
+        validate_executable(data)
+        return
+    with pytest.raises(StreamError, match=f"{message}.*'table'"):
+        validate_executable(data)
+    with pytest.raises(StreamError, match="not in this hardware configuration"):
+        validate_executable(relu_executable(config=HardwareConfig().without(Op.TABLE),
+                                            exports=[_table_export(0, 1024)], constants=bytes(range(256))))
 
 
 def test_missing_instruction_in_the_configuration_is_rejected():

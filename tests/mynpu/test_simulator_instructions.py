@@ -209,6 +209,27 @@ def test_elementwise_instructions():
                                   np.clip(big.astype(np.int64) + other, -(2**31), 2**31 - 1))
 
 
+def _table_stream(n: int, table_at: int, ifm: int, ofm: int) -> CommandStream:
+    return CommandStream().set(TABLE_ADDR=table_at, IFM_ADDR=ifm, IFM_H=1, IFM_W=n, IFM_C=1, OFM_ADDR=ofm, OFM_H=1,
+                               OFM_W=n, OFM_C=1).op(Op.TABLE).end()
+
+
+@pytest.mark.parametrize("n,in_place", [(1, False), (256, True), (1001, False), (4097, True)])
+def test_table_instruction(n, in_place):
+    """OP_TABLE: y = table[x + 128] for every int8 x (each of the 256 values
+    at least once from n = 256 on), in place or not; ceil(n / P) cycles plus
+    the instruction's overhead, no MACs."""
+    rng = np.random.default_rng(n)
+    table = rng.integers(-128, 128, 256, dtype=np.int8)
+    x = np.resize(rng.permutation(np.arange(-128, 128, dtype=np.int8)), n)
+    ofm = IFM if in_place else OFM
+    sram = sram_with(wgt=table, ifm=x)
+    run = run_stream(CONFIG, _table_stream(n, WGT, IFM, ofm).encode(), sram=sram)
+    np.testing.assert_array_equal(run.sram[ofm:ofm + n].view(np.int8), table[x.astype(np.int32) + 128])
+    (record,) = run.instructions
+    assert (record.opcode, record.macs, record.compute_cycles) == (Op.TABLE, 0, -(-n // CONFIG.pes) + OP_OVERHEAD_CYCLES)
+
+
 REQUANT_CASES = [
     (5, 2**30, -1), (6, 2**30, -2), (-6, 2**30, -2), (-5, 2**30, -1), (7, 2**30, -1), (-7, 2**30, -1),  # ties
     (2**31 - 1, 2**31 - 1, 0), (-(2**31), 2**31 - 1, 0), (2**31 - 1, 2**31 - 1, 30), (-(2**31), 2**31 - 1, 30),
@@ -289,7 +310,7 @@ def test_per_instruction_costs_add_up_to_the_layers():
 
 
 BAD_STREAMS = {
-    "unknown opcode": CommandStream().op(0x1C).end(),
+    "unknown opcode": CommandStream().op(0x1D).end(),
     "register index out of range": CommandStream(commands=[(Op.SET, len(REGISTERS), 0), (Op.END, 0, 0)]),
     "does not end with END": CommandStream().set(IFM_H=1),
     "commands after END": CommandStream().end().set(IFM_H=1),
@@ -306,6 +327,10 @@ BAD_STREAMS = {
     "LAYOUT is not 0 (HWC) or 1 (CHW)": CommandStream().set(IFM_H=2, IFM_W=2, IFM_C=1, OFM_H=2, OFM_W=2, OFM_C=1,
                                                             OFM_ADDR=64, KERNEL_H=1, KERNEL_W=1, STRIDE_H=1,
                                                             STRIDE_W=1, ACT_MAX=127, LAYOUT=2).op(Op.POOL).end(),
+    "the table outside the SRAM": _table_stream(4, CONFIG.sram_bytes - 255, 0, 16),
+    "the OFM overlaps the table": _table_stream(64, 1024, 0, 1024 + 255),
+    "the OFM overlaps the IFM (not in place)": _table_stream(64, 1024, 0, 32),
+    "IFM outside the SRAM": _table_stream(64, 0, CONFIG.sram_bytes - 63, 256),
 }
 
 
@@ -322,6 +347,13 @@ def test_missing_instruction_is_rejected():
     stream.op(Op.DEPTH_CONV).end()
     with pytest.raises(StreamError, match="not in this hardware configuration"):
         run_stream(CONFIG.without(Op.DEPTH_CONV), stream.encode(), execute=False)
+
+
+def test_table_instruction_needs_the_configuration_s_flag():
+    stream = _table_stream(16, 0, 256, 256).encode()
+    run_stream(CONFIG, stream, execute=False)
+    with pytest.raises(StreamError, match="not in this hardware configuration"):
+        run_stream(CONFIG.without(Op.TABLE), stream, execute=False)
 
 
 def test_a_set_to_the_value_a_register_holds_is_left_out():

@@ -68,3 +68,41 @@ def test_fully_connected_with_fixed_point_multipliers_is_a_1x1_convolution(kws_t
         expected = np.clip(multiply_by_quantized_multiplier_array(acc, multipliers, shifts) + spec.ofm_zp,
                            spec.act_min, spec.act_max).astype(np.int8)
         np.testing.assert_array_equal(got.view(np.int8), expected)
+
+
+def _table_spec(n: int, in_offset: int, out_binding: int, table: np.ndarray):
+    from npukit.layer_recognition.dispatch_ir import SystemTensor
+    from npukit.layer_recognition.layer_spec import LayerSpec, TensorLayout
+
+    def flat(binding, offset):
+        return TensorLayout(SystemTensor(binding, offset, (n,), "i8", (0,), (n,)), ("W",))
+
+    return LayerSpec("table", flat(0, in_offset), flat(out_binding, 0), (1, 1, n), (1, 1, n), (1, 1), (1, 1),
+                     (1, 1), table, np.zeros(1, np.int32), [(0, 0)], 0, 0, -128, 127, False)
+
+
+@pytest.mark.parametrize("n,sram_kib,tiles", [(1, 256, 1), (1003, 4, 1), (5000, 4, 3), (65535, 256, 1),
+                                              (200_001, 256, 4)])
+def test_table_layers(n, sram_kib, tiles):
+    """A table layer: the table by one DMA in a layer of its own, then tiles
+    of at most 65,535 elements (two buffers alternating, double-buffered,
+    when they do not fit the SRAM at once), each looked up in place: every
+    element is the table's entry for it, at any offset in the binding."""
+    rng = np.random.default_rng(n)
+    table = rng.integers(-128, 128, 256, dtype=np.int8)
+    x = rng.integers(-128, 128, n, dtype=np.int8)
+    config = HardwareConfig(sram_bytes=sram_kib * 1024)
+    spec = _table_spec(n, 5, 1, table)
+    got, plan, counters = _run(spec, 2, config, "instruction", x.view(np.uint8))
+    np.testing.assert_array_equal(got.view(np.int8), table[x.astype(np.int32) + 128])
+    ops = [op for op, _, _ in decode(plan.stream)]
+    assert ops.count(Op.TABLE) == tiles and plan.double_buffered == (tiles > 1)
+    assert counters.layers == tiles + 1 and counters.macs == 0 and plan.sram_bytes <= config.sram_bytes
+    assert counters.dma_bytes == 256 + 2 * n
+
+
+def test_table_of_another_size_is_refused():
+    from npukit.layer_recognition.layer_spec import NotSupported
+
+    with pytest.raises(NotSupported, match="a table of 255 entries"):
+        generate(_table_spec(8, 0, 1, np.zeros(255, np.int8)), HardwareConfig(), Constants(), 2)

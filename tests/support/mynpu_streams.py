@@ -186,14 +186,16 @@ def every_instruction_executable(config: HardwareConfig = HardwareConfig()) -> b
     weights = rng.integers(-128, 128, 64, dtype=np.int8).tobytes()
     bias = rng.integers(-500, 500, 4, dtype=np.int32).tobytes()
     quant = quant_table([(1 << 30, -3)] * 4)
-    constants = weights + bias + quant  # 64 + 16 + 32 bytes
-    ifm, wgt, bia, qnt, i32a, i32b = 0, 256, 512, 768, 1024, 1280
-    out = [2048 + 256 * i for i in range(12)]
+    table = rng.integers(-128, 128, 256, dtype=np.int8).tobytes()
+    constants = weights + bias + quant + table  # 64 + 16 + 32 + 256 bytes
+    ifm, wgt, bia, qnt, i32a, i32b, lut = 0, 256, 512, 768, 1024, 1280, 1536
+    out = [2048 + 256 * i for i in range(13)]
     s = CommandStream().layer()
     s.set(DMA_BINDING=0, DMA_OFFSET=0, DMA_SRAM_ADDR=ifm, DMA_LENGTH=64).op(Op.DMA_READ)
     s.set(DMA_BINDING=CONSTANTS_BINDING, DMA_OFFSET=0, DMA_SRAM_ADDR=wgt, DMA_LENGTH=64).op(Op.DMA_READ)
     s.set(DMA_OFFSET=64, DMA_SRAM_ADDR=bia, DMA_LENGTH=16).op(Op.DMA_READ)
     s.set(DMA_OFFSET=80, DMA_SRAM_ADDR=qnt, DMA_LENGTH=32).op(Op.DMA_READ)
+    s.set(DMA_OFFSET=112, DMA_SRAM_ADDR=lut, DMA_LENGTH=256).op(Op.DMA_READ)
     s.layer(double_buffered=True)
     s.set(IFM_ADDR=ifm, IFM_H=4, IFM_W=4, IFM_C=4, OFM_H=4, OFM_W=4, OFM_C=4, WEIGHT_ADDR=wgt, BIAS_ADDR=bia,
           QUANT_ADDR=qnt, KERNEL_H=3, KERNEL_W=3, STRIDE_H=1, STRIDE_W=1, PAD_TOP=1, PAD_LEFT=1, DILATION_H=1,
@@ -214,7 +216,8 @@ def every_instruction_executable(config: HardwareConfig = HardwareConfig()) -> b
     s.set(OFM_ADDR=out[10], IFM2_ZP=2, IFM2_MULT=1 << 30, IFM2_SHIFT=0, OUT_MULT=1 << 30, OUT_SHIFT=-2,
           LEFT_SHIFT=10).op(Op.E_ADD)
     s.set(IFM_ADDR=i32a, IFM2_ADDR=i32b, IFM_C=4, OFM_ADDR=out[11]).op(Op.E32_ADD)
-    s.set(DMA_BINDING=1, DMA_OFFSET=0, DMA_SRAM_ADDR=out[0], DMA_LENGTH=64, DMA_ROWS=12, DMA_SYS_STRIDE=64,
+    s.set(IFM_ADDR=ifm, OFM_ADDR=out[12], TABLE_ADDR=lut).op(Op.TABLE)
+    s.set(DMA_BINDING=1, DMA_OFFSET=0, DMA_SRAM_ADDR=out[0], DMA_LENGTH=64, DMA_ROWS=13, DMA_SYS_STRIDE=64,
           DMA_SRAM_STRIDE=256).op(Op.DMA_WRITE)
     return Executable(config, [Export("every_instruction", s.end().encode(), (64, 1024))], constants).to_bytes()
 

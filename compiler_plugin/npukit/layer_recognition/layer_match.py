@@ -152,6 +152,23 @@ def match_layer_at_site(body: DispatchBody, site: "list[BindingSite] | str | Non
     return match_layer(body, constant_reader(body, site))
 
 
+def match_layer_or_table(body: DispatchBody, site: "list[BindingSite] | str | None") -> LayerSpec:
+    """``match_layer_at_site``, and where that refuses a dispatch without an
+    int8 contraction, its int8 elementwise operation as a 256-entry table
+    (npukit.layer_recognition.table_lookup); both reasons when neither."""
+    from npukit.layer_recognition.table_lookup import match_table_lookup
+
+    try:
+        return match_layer_at_site(body, site)
+    except NotSupported as layer_reason:
+        if any(is_int8_contraction(op) for op in body.linalg if op.name == "linalg.generic"):
+            raise
+        try:
+            return match_table_lookup(body)
+        except NotSupported as table_reason:
+            raise NotSupported(f"{layer_reason}; not an int8 table: {table_reason}") from None
+
+
 def _spec(g: Geometry, ofm: TensorLayout, bias, multipliers, ifm_zp, ofm_zp, low, high, relu) -> LayerSpec:
     for name, t in (("input", g.ifm), ("output", ofm)):
         if t.layout == "other":

@@ -174,7 +174,8 @@ class LayerSpec:
     another layer's int32 accumulators, given that layer's output stage
     (bias, multipliers, zero point, range; ``add``: and an ADD with a third
     layer's accumulators) and ``average``; it has no weights. ``kind``
-    "table" (CPU kernels only, npukit.layer_recognition.table_lookup) maps
+    "table" (the CPU kernels' s8_table and mynpu's OP_TABLE,
+    npukit.layer_recognition.table_lookup) maps
     each of the ``ifm_chw[2]`` int8 elements of its input to ``weights[x +
     128]`` (a 256-entry int8 table) at the same place of its output."""
 

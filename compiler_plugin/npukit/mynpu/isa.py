@@ -24,6 +24,7 @@ class Op(IntEnum):
     C_MAX = 0x19
     E_ADD = 0x1A
     E32_ADD = 0x1B
+    TABLE = 0x1C
     DMA_READ = 0x20
     DMA_WRITE = 0x21
     END = 0x3F
@@ -36,7 +37,7 @@ REGISTERS = (
     "OUT_INT32", "IFM2_ADDR", "IFM2_ZP", "IFM_MULT", "IFM_SHIFT", "IFM2_MULT", "IFM2_SHIFT",
     "OUT_MULT", "OUT_SHIFT", "LEFT_SHIFT", "DMA_BINDING", "DMA_OFFSET", "DMA_SRAM_ADDR", "DMA_LENGTH",
     "DMA_ROWS", "DMA_SYS_STRIDE", "DMA_SRAM_STRIDE", "LAYOUT", "DMA_PLANES", "DMA_SYS_PLANE_STRIDE",
-    "DMA_SRAM_PLANE_STRIDE",
+    "DMA_SRAM_PLANE_STRIDE", "TABLE_ADDR",
 )
 REGISTER = {name: i for i, name in enumerate(REGISTERS)}
 CONSTANTS_BINDING = 0xFF
@@ -44,6 +45,8 @@ POOL_MAX, POOL_AVERAGE = 0, 1
 LAYOUT_HWC, LAYOUT_CHW = 0, 1
 OP_OVERHEAD_CYCLES = 16
 DMA_OVERHEAD_CYCLES = 8
+#: OP_TABLE's table: the int8 output of each int8 input x at x + 128.
+TABLE_BYTES = 256
 ALL_INSTRUCTIONS = sum(1 << (op - 0x10) for op in Op if 0x10 <= op <= 0x21)
 
 

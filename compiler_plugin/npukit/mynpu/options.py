@@ -21,6 +21,9 @@ MYNPU_FLAGS = {
     "mynpu-clock-mhz": "clock for converting cycles to time, default 500",
     "mynpu-depthwise": "npu (OP_DEPTH_CONV) | cpu (no OP_DEPTH_CONV: depthwise layers run on the CPU) | "
                        "per-channel (no OP_DEPTH_CONV: one OP_CONV per channel), default npu",
+    "mynpu-table": "on (OP_TABLE: int8 elementwise activations of one tensor, such as LEAKY_RELU, HARD_SWISH, "
+                   "TANH and LOGISTIC, run as 256-entry tables on the NPU) | off (no OP_TABLE: they run on the "
+                   "CPU), default on",
     "mynpu-report": "write the per-dispatch placement and cycle report (JSON) to this file",
     "mynpu-show-cpu-operations": "list the dispatches left on the CPU, with reasons, on stderr",
 }
@@ -34,6 +37,7 @@ class MynpuOptions:
     dma_bytes_per_cycle: int = 16
     clock_mhz: int = 500
     depthwise: str = "npu"
+    table: bool = True
     report: str | None = None
     show_cpu_operations: bool = False
 
@@ -46,6 +50,8 @@ class MynpuOptions:
                                   f"got {value!r}")
         if self.parallel not in PARALLEL_MODES:
             raise TargetError(f"--mynpu-parallel must be one of {', '.join(PARALLEL_MODES)}, got {self.parallel!r}")
+        if not isinstance(self.table, bool):
+            raise TargetError(f"--mynpu-table must be on or off, got {self.table!r}")
         if self.depthwise not in DEPTHWISE_MODES:
             raise TargetError(f"--mynpu-depthwise must be one of {', '.join(DEPTHWISE_MODES)}, "
                               f"got {self.depthwise!r}")
@@ -54,7 +60,9 @@ class MynpuOptions:
         """The hardware configuration (``parallelism`` decides 'auto')."""
         chosen = parallelism or ("output" if self.parallel == "auto" else self.parallel)
         config = HardwareConfig(self.pes, self.sram_kib * 1024, chosen, self.dma_bytes_per_cycle, self.clock_mhz)
-        return config if self.depthwise == "npu" else config.without(Op.DEPTH_CONV)
+        if self.depthwise != "npu":
+            config = config.without(Op.DEPTH_CONV)
+        return config if self.table else config.without(Op.TABLE)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -76,6 +84,10 @@ class MynpuOptions:
                     values[key] = int(raw)
                 except ValueError:
                     raise TargetError(f"--{name} must be an integer, got {raw!r}") from None
+            elif key == "table":
+                if raw.lower() not in ("on", "off", "true", "false", "1", "0", "yes", "no"):
+                    raise TargetError(f"--{name} must be on or off, got {raw!r}")
+                values[key] = raw.lower() in ("on", "true", "1", "yes")
             elif key == "show_cpu_operations":
                 values[key] = raw.lower() not in ("false", "0", "no")
             else:

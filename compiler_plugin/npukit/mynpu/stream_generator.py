@@ -14,6 +14,12 @@ channel's plane with one strided DMA. A depthwise layer with a channel
 multiplier M runs as OP_DEPTH_CONV over M * C channel planes in SRAM, the
 plane of output channel o gathered from input channel o // M by one DMA
 each (exact: the same products and sums as TFLite's kernel).
+
+An int8 table layer (LayerSpec kind "table") loads its 256-byte table once,
+in a layer of its own, then looks its elements up in tiles of at most
+65535 elements (IFM_W's range), each tile read, looked up in place by
+OP_TABLE and written back; with more than one tile two buffers alternate
+and the tiles' layers double-buffer.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Callable
 
 import numpy as np
 
-from npukit.mynpu.isa import CONSTANTS_BINDING, LAYOUT_CHW, LAYOUT_HWC, CommandStream, HardwareConfig, Op
+from npukit.mynpu.isa import CONSTANTS_BINDING, LAYOUT_CHW, LAYOUT_HWC, TABLE_BYTES, CommandStream, HardwareConfig, Op
 from npukit.quantization.requantization import ADD_LEFT_SHIFT, scale_table
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
 
@@ -284,10 +290,62 @@ def _padding_zero_point(spec: LayerSpec, weights: np.ndarray) -> tuple[int, np.n
     return spec.pad_value, bias
 
 
+#: The most elements one OP_TABLE looks up (IFM_W's range; IFM_H = IFM_C = 1).
+MAX_TABLE_TILE = 65535
+
+
+def _table_tile(elements: int, sram_bytes: int) -> tuple[int, bool]:
+    """(elements per tile, double-buffered) of a table layer: all of them in
+    one tile when they fit beside the table, else as many as two buffers of
+    the SRAM left after it hold."""
+    free = sram_bytes - _aligned(TABLE_BYTES)
+    if elements <= min(free, MAX_TABLE_TILE):
+        return elements, False
+    tile = min(free // 2 // ALIGN * ALIGN, MAX_TABLE_TILE)
+    if tile < 1:
+        raise NotSupported(f"the table and one element do not fit into {sram_bytes // 1024} KiB of SRAM")
+    return tile, True
+
+
+def _table_stream(spec: LayerSpec, config: HardwareConfig, constants: Constants, binding_count: int) -> StreamPlan:
+    """The stream of an int8 table layer: the table by DMA once, then per
+    tile DMA in, OP_TABLE in place, DMA out."""
+    table = np.asarray(spec.weights, np.int8).reshape(-1)
+    if table.size != TABLE_BYTES:
+        raise NotSupported(f"a table of {table.size} entries (OP_TABLE takes {TABLE_BYTES})")
+    n = spec.ifm_chw[2]
+    if spec.ofm_chw[2] != n:
+        raise NotSupported("a table layer whose output has another number of elements than its input")
+    tile, double = _table_tile(n, config.sram_bytes)
+    sizes = [0] * binding_count
+    for t in (spec.ifm, spec.ofm):
+        sizes[t.tensor.binding] = max(sizes[t.tensor.binding], t.tensor.extent)
+    s = CommandStream()
+    table_at = 0
+    buffers = [_aligned(TABLE_BYTES)]
+    if double:
+        buffers.append(buffers[0] + _aligned(tile))
+    # The table, in a layer of its own (layer 0: not double-buffered) before any lookup.
+    _dma(s, CONSTANTS_BINDING, [(constants.add(table.tobytes()), table_at, TABLE_BYTES, 1, 0, 0)], False)
+    s.set(TABLE_ADDR=table_at, IFM_H=1, IFM_C=1, OFM_H=1, OFM_C=1)
+    for index, x0 in enumerate(range(0, n, tile)):
+        count = min(tile, n - x0)
+        at = buffers[index % len(buffers)]
+        s.layer(double)
+        _dma(s, spec.ifm.tensor.binding, _region_dmas(spec.ifm, {"W": (x0, count)}, at), False)
+        s.set(IFM_ADDR=at, IFM_W=count, OFM_ADDR=at, OFM_W=count)
+        s.op(Op.TABLE)
+        _dma(s, spec.ofm.tensor.binding, _region_dmas(spec.ofm, {"W": (x0, count)}, at), True)
+    s.end()
+    return StreamPlan(s.encode(), tuple(sizes), 1, tile, double, "", buffers[-1] + _aligned(tile))
+
+
 def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, binding_count: int,
              depthwise_mode: str = "instruction") -> StreamPlan:
     """The stream of one layer. ``depthwise_mode`` is 'instruction' (OP_DEPTH_CONV)
     or 'per-channel' (one OP_CONV per channel, for hardware without it)."""
+    if spec.kind == "table":
+        return _table_stream(spec, config, constants, binding_count)
     spec = rows_of_pixels(spec)
     tiling = _Tiling(spec, config)
     ic, _, iw = spec.ifm_chw

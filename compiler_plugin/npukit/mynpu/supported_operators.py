@@ -13,9 +13,13 @@ from npukit.mynpu.options import MynpuOptions
 
 def check_npu_supported(spec: LayerSpec, options: MynpuOptions) -> None:
     """NotSupported with the reason when the NPU cannot run ``spec``."""
+    if spec.kind == "table":
+        if not options.table:
+            raise NotSupported("the hardware configuration has no OP_TABLE (--mynpu-table=off)")
+        return
     if spec.kind not in ("conv", "depthwise", "fully_connected"):
-        raise NotSupported(f"a {spec.operation} (the NPU runs convolutions, depthwise convolutions and fully "
-                           "connected layers)")
+        raise NotSupported(f"a {spec.operation} (the NPU runs convolutions, depthwise convolutions, fully "
+                           "connected layers and int8 tables)")
     if spec.padded and spec.kind == "fully_connected":
         raise NotSupported("a padded fully connected layer")
     if spec.padded and max(spec.padding[0], spec.padding[2]) > 255:

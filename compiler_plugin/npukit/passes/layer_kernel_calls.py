@@ -36,10 +36,8 @@ from npukit.cpu.kernel_choice import KernelChoice, LayerChoices, candidates, lay
 from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, compact_blocks, layer_block, reduction_length
 from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, read_dispatch
-from npukit.layer_recognition.layer_match import match_layer_at_site, reduces_accumulators
-from npukit.layer_recognition.contraction_geometry import is_int8_contraction
+from npukit.layer_recognition.layer_match import match_layer_or_table, reduces_accumulators
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
-from npukit.layer_recognition.table_lookup import match_table_lookup
 from npukit.passes.device_targets import cpu_executable_targets
 
 
@@ -152,20 +150,12 @@ class LayerKernelCalls:
 
 
 def _match(body, site) -> LayerSpec:
-    """The layer the kernels run for a dispatch: the NPU's layers, and
-    averages over requantized accumulators and int8 elementwise operations
-    as tables (which the NPU leaves alone)."""
+    """The layer the kernels run for a dispatch: the NPU's layers (int8
+    elementwise operations as tables among them) and averages over
+    requantized accumulators."""
     if not isinstance(site, str) and reduces_accumulators(body):
         return match_accumulator_average(body, constant_reader(body, site))
-    try:
-        return match_layer_at_site(body, site)
-    except NotSupported as layer_reason:
-        if any(is_int8_contraction(op) for op in body.linalg if op.name == "linalg.generic"):
-            raise
-        try:
-            return match_table_lookup(body)
-        except NotSupported:
-            raise layer_reason from None
+    return match_layer_or_table(body, site)
 
 
 def _workload_count(executable: ir.Operation) -> int:

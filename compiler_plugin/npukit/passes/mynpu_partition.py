@@ -7,7 +7,8 @@
   target stays beside it, so the stock runtime, which does not know
   ``mynpu-v1``, runs the CPU variant.
 - 'stream' (``partition``): each dispatch is matched against the NPU's
-  layers npukit.layer_recognition recognises, under the NPU's predicates
+  layers npukit.layer_recognition recognises (int8 elementwise operations
+  of one tensor as 256-entry tables among them), under the NPU's predicates
   (npukit.mynpu.supported_operators); those that match are lowered
   to command streams, which the device's validator checks and costs now. The
   others stay on the CPU with the reason.
@@ -32,7 +33,7 @@ from npukit.layer_recognition.constant_pool import binding_sites
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, read_dispatch
 from npukit.mynpu.executable import FORMAT, Executable, Export
 from npukit.mynpu.options import MynpuOptions
-from npukit.layer_recognition.layer_match import match_layer_at_site
+from npukit.layer_recognition.layer_match import match_layer_or_table
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
 from npukit.mynpu.isa import PARALLELISM_CODES
 from npukit.mynpu.layer_plan import plan_layer
@@ -127,7 +128,7 @@ class MynpuTarget:
         except UnreadableDispatch as e:
             return refused(str(e), 0)
         try:
-            spec = match_layer_at_site(body, sites.get(name))
+            spec = match_layer_or_table(body, sites.get(name))
         except NotSupported as e:
             return refused(str(e), body.binding_count)
         self.recognised.append(RecognisedDispatch(name, kinds, spec_kind(spec), macs, count, spec, "",

@@ -425,6 +425,30 @@ static iree_status_t elementwise(machine_t* m, uint8_t opcode) {
   return iree_ok_status();
 }
 
+// OP_TABLE: y = table[x + 128] for each int8 x of the IFM, the 256-byte
+// table at TABLE_ADDR. The IFM and OFM may be the same bytes (in place); the
+// OFM must not overlap the table.
+static iree_status_t table(machine_t* m) {
+  IREE_RETURN_IF_ERROR(check_dims(m, NPUKIT_MYNPU_IFM_H, "IFM shape out of 1..65535"));
+  IREE_RETURN_IF_ERROR(check_dims(m, NPUKIT_MYNPU_OFM_H, "OFM shape out of 1..65535"));
+  uint64_t n = elements(m, NPUKIT_MYNPU_IFM_H);
+  if (elements(m, NPUKIT_MYNPU_OFM_H) != n) return reject(m, "elementwise OFM size differs from the IFM's");
+  const uint32_t* r = m->reg;
+  uint64_t ifm_at = r[NPUKIT_MYNPU_IFM_ADDR], ofm_at = r[NPUKIT_MYNPU_OFM_ADDR], table_at = r[NPUKIT_MYNPU_TABLE_ADDR];
+  IREE_RETURN_IF_ERROR(check_sram(m, table_at, NPUKIT_MYNPU_TABLE_BYTES, 0, "the table outside the SRAM"));
+  IREE_RETURN_IF_ERROR(check_sram(m, ifm_at, n, 0, "IFM outside the SRAM"));
+  IREE_RETURN_IF_ERROR(check_sram(m, ofm_at, n, 1, "OFM outside the SRAM"));
+  if (overlaps(ofm_at, n, table_at, NPUKIT_MYNPU_TABLE_BYTES)) return reject(m, "the OFM overlaps the table");
+  if (ofm_at != ifm_at && overlaps(ofm_at, n, ifm_at, n)) return reject(m, "the OFM overlaps the IFM (not in place)");
+  count_compute(m, 0, ceil_div(n, m->s->config->pes));
+  if (!m->s->sram) return iree_ok_status();
+  const uint8_t* lookup = m->s->sram + table_at;
+  const uint8_t* in = m->s->sram + ifm_at;
+  uint8_t* out = m->s->sram + ofm_at;
+  for (uint64_t i = 0; i < n; ++i) out[i] = lookup[(int8_t)in[i] + 128];
+  return iree_ok_status();
+}
+
 static iree_status_t dma(machine_t* m, int to_sram) {
   const npukit_mynpu_stream_t* s = m->s;
   const uint32_t* r = m->reg;
@@ -544,7 +568,7 @@ static iree_status_t step(machine_t* m, const uint8_t* cmd, size_t available, si
     return iree_ok_status();
   }
   int known = opcode == NPUKIT_MYNPU_END || opcode == NPUKIT_MYNPU_LAYER ||
-              (opcode >= 0x10 && opcode <= NPUKIT_MYNPU_OP_E32_ADD) || opcode == NPUKIT_MYNPU_OP_DMA_READ ||
+              (opcode >= 0x10 && opcode <= NPUKIT_MYNPU_OP_TABLE) || opcode == NPUKIT_MYNPU_OP_DMA_READ ||
               opcode == NPUKIT_MYNPU_OP_DMA_WRITE;
   if (!known) return reject(m, "unknown opcode");
   if (value != 0) return reject(m, "an instruction's value word is not zero");
@@ -568,6 +592,7 @@ static iree_status_t step(machine_t* m, const uint8_t* cmd, size_t available, si
     case NPUKIT_MYNPU_OP_DEPTH_CONV: return contraction(m, DEPTHWISE, 0);
     case NPUKIT_MYNPU_OP_MAT_MUL: return contraction(m, MATMUL, 0);
     case NPUKIT_MYNPU_OP_POOL: return pool(m, arg);
+    case NPUKIT_MYNPU_OP_TABLE: return table(m);
     case NPUKIT_MYNPU_OP_DMA_READ: return dma(m, 1);
     case NPUKIT_MYNPU_OP_DMA_WRITE: return dma(m, 0);
     default: return elementwise(m, opcode);
