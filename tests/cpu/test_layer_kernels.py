@@ -915,12 +915,15 @@ LANES = KernelChoice(weights="lanes")
 
 # Channel-last layers that read their input padding, with lane-ordered
 # weights: the x86 lane kernels run them from channel-last strips of padded
-# input (s8_padded_x86.c), the portable build's lane kernels read the
+# input (s8_padded_x86.c; a convolution's strip holds every value XOR 0x80,
+# pad values included), the portable build's lane kernels read the
 # padding tap by tap. Every side alone, asymmetric pads, strides, dilations,
 # pad values other than the zero point (TFLite's zero point folded into the
-# bias), every output mode, the 8-channel pixel pairs and the depthwise pixel
-# blocks of fewer than 32 channels, channel multipliers, and layers larger
-# than a strip (bands of rows, runs of columns).
+# bias) and at both ends of int8, every output mode, the 8-channel pixel
+# pairs and the depthwise pixel blocks of fewer than 32 channels, channel
+# multipliers, one-row (1-D) layers, every count of channel vectors, the
+# pixels near a strip's end read from a copy, and layers larger than a strip
+# (bands of rows, runs of columns).
 PADDED_LANE_CASES = {
     "3x3 SAME": Case(in_c=8, in_hw=(6, 7), out_c=16, padding=(1, 1, 1, 1), pad_value=-5, **_HWC),
     "top only": Case(in_c=4, in_hw=(5, 6), out_c=6, padding=(2, 0, 0, 0), pad_value=-5, **_HWC),
@@ -951,6 +954,25 @@ PADDED_LANE_CASES = {
                                         pad_value=-128, **_HWC),
     "3x3 512->16, single rows in runs of columns": Case(in_c=512, in_hw=(4, 40), out_c=16, padding=(1, 1, 1, 1),
                                                         pad_value=-5, **_HWC),
+    "1-D 3 taps 64->64 (conv1d_kws), pad value 127": Case(in_c=64, in_hw=(1, 98), out_c=64, kernel=(1, 3),
+                                                          padding=(0, 0, 1, 1), in_zp=127, pad_value=127, **_HWC),
+    "1-D 3 taps 40->64, pad value -128, zero point 127": Case(in_c=40, in_hw=(1, 37), out_c=64, kernel=(1, 3),
+                                                              padding=(0, 0, 1, 1), in_zp=127, pad_value=-128,
+                                                              **_HWC),
+    "1-D 5 taps 16->48 + add, stride 2": Case(in_c=16, in_hw=(1, 41), out_c=48, kernel=(1, 5), stride=(1, 2),
+                                              padding=(0, 0, 2, 2), mode="add", relu=False, pad_value=-5, **_HWC),
+    "3x3 16->16 + add (resnet8's)": Case(in_c=16, in_hw=(12, 13), out_c=16, mode="add", padding=(1, 1, 1, 1),
+                                         in_zp=-128, pad_value=-128, **_HWC),
+    "3x3 3->64, segments of 9 (near the end from a copy)": Case(in_c=3, in_hw=(9, 11), out_c=64,
+                                                               padding=(1, 1, 1, 1), in_zp=127, pad_value=127,
+                                                               **_HWC),
+    "3x3 8->72 (five channel vectors), int32": Case(in_c=8, in_hw=(7, 8), out_c=72, mode="int32",
+                                                    padding=(1, 1, 1, 1), in_zp=0, pad_value=127, **_HWC),
+    "8 channels (pixel pairs), pad value 127": Case(in_c=6, in_hw=(7, 9), out_c=8, padding=(1, 1, 1, 1), in_zp=127,
+                                                    pad_value=127, **_HWC),
+    "window of a larger tensor, pad value 127": Case(in_c=12, in_hw=(6, 7), out_c=24, in_border=1,
+                                                    padding=(1, 1, 1, 1), in_zp=-128, pad_value=127,
+                                                    **_HWC),
     "depthwise 3x3 SAME, 64 channels": Case(kind="depthwise", in_c=64, in_hw=(25, 5), out_c=64,
                                             padding=(1, 1, 1, 1), in_zp=0, pad_value=-128, **_HWC),
     "depthwise 8 channels (pixel blocks), every side different": Case(

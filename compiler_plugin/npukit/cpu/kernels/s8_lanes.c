@@ -73,14 +73,18 @@ static void depthwise_lanes(const int32_t* p, size_t input, size_t output, size_
 void npukit_s8_lanes(const int32_t* p, size_t input, size_t output, size_t residual) {
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_DEPTHWISE) {
 #if NPUKIT_S8_X86
-    if (npukit_s8_x86_tables(p) && npukit_s8_x86_run(p, input, output, residual, npukit_s8_depthwise_lanes_x86, 1)) {
+    if (npukit_s8_x86_tables(p) && npukit_s8_x86_run(p, input, output, residual, npukit_s8_depthwise_lanes_x86,
+                                                       NPUKIT_S8_STRIP_CHANNELS_LAST)) {
       return;
     }
 #endif
     depthwise_lanes(p, input, output, residual);
   } else {
 #if NPUKIT_S8_X86
-    if (npukit_s8_x86_tables(p) && npukit_s8_x86_run(p, input, output, residual, npukit_s8_conv_lanes_x86, 1)) return;
+    if (npukit_s8_x86_tables(p) &&
+        npukit_s8_x86_run(p, input, output, residual, npukit_s8_conv_lanes_x86, NPUKIT_S8_STRIP_FLIPPED)) {
+      return;
+    }
 #endif
     conv_lanes(p, input, output, residual);
   }

@@ -92,14 +92,17 @@ static void run_layer(const int32_t* p, size_t input, size_t output, size_t resi
 #if NPUKIT_S8_X86
     // The vector kernels read [OUT_C][taps] weights (NPUKIT_S8_WEIGHTS_INT8).
     if (p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT8 && npukit_s8_x86_tables(p) &&
-        npukit_s8_x86_run(p, input, output, residual, npukit_s8_depthwise_x86, 0)) {
+        npukit_s8_x86_run(p, input, output, residual, npukit_s8_depthwise_x86, NPUKIT_S8_STRIP_PLANES)) {
       return;
     }
 #endif
     npukit_s8_depthwise(p, input, output, residual);
   } else {
 #if NPUKIT_S8_X86
-    if (npukit_s8_x86_tables(p) && npukit_s8_x86_run(p, input, output, residual, npukit_s8_conv_x86, 0)) return;
+    if (npukit_s8_x86_tables(p) &&
+        npukit_s8_x86_run(p, input, output, residual, npukit_s8_conv_x86, NPUKIT_S8_STRIP_PLANES)) {
+      return;
+    }
 #endif
     // DSP cores: a batch-1 fully connected layer as a matrix-vector product (s8_fully_connected.c).
     if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_FULLY_CONNECTED && npukit_s8_fully_connected(p, input, output)) return;

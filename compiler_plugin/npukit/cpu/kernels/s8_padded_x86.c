@@ -7,8 +7,10 @@
 // (npukit_s8_x86_input_t, s8_x86.h), with the output (and residual) moved
 // to the tile's first pixel. The strip is channel-last for the lane kernels
 // (s8_lanes.h) and channel planes for the others, whatever the input's own
-// strides. The copies cost about one read and one write of the input, plus
-// the rows that neighbouring bands both read.
+// strides; for the lane convolution it holds each value XOR 0x80 (flipped,
+// s8_x86.h), which the copy does at no cost and the kernel then leaves out
+// of its inner loop. The copies cost about one read and one write of the
+// input, plus the rows that neighbouring bands both read.
 #include "s8_x86_vector.h"
 
 #if NPUKIT_S8_X86
@@ -23,21 +25,26 @@ typedef struct {
   const int8_t* in;
   int32_t sc, sh, sw, ic, ih, iw, top, left, planes;
   int8_t pad;
+  int8_t flip;  // XORed into every value: 0, or 0x80 for a flipped strip
 } source_t;
 
-// n bytes from `from` to `to`.
-static inline void copy_run(int8_t* restrict to, const int8_t* restrict from, int32_t n) {
+// n bytes from `from` to `to`, each XOR `flip`.
+static inline void copy_run(int8_t* restrict to, const int8_t* restrict from, int32_t n, int8_t flip) {
 #if NPUKIT_S8_X86 == 512
-  for (; n >= 64; n -= 64, to += 64, from += 64) _mm512_storeu_si512(to, _mm512_loadu_si512(from));
+  const __m512i f = _mm512_set1_epi8(flip);
+  for (; n >= 64; n -= 64, to += 64, from += 64) {
+    _mm512_storeu_si512(to, _mm512_xor_si512(_mm512_loadu_si512(from), f));
+  }
   if (n > 0) {
     const __mmask64 m = ((__mmask64)1 << n) - 1;
-    _mm512_mask_storeu_epi8(to, m, _mm512_maskz_loadu_epi8(m, from));
+    _mm512_mask_storeu_epi8(to, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, from), f));
   }
 #else
+  const __m256i f = _mm256_set1_epi8(flip);
   for (; n >= 32; n -= 32, to += 32, from += 32) {
-    _mm256_storeu_si256((__m256i*)to, _mm256_loadu_si256((const __m256i*)from));
+    _mm256_storeu_si256((__m256i*)to, _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)from), f));
   }
-  for (; n > 0; --n) *to++ = *from++;
+  for (; n > 0; --n) *to++ = (int8_t)(*from++ ^ flip);
 #endif
 }
 
@@ -54,17 +61,16 @@ static inline void fill_run(int8_t* to, int8_t value, int32_t n) {
 #endif
 }
 
-// One row of the strip: `cols` values `step` bytes apart from `to`, of which
-// [lo, hi) are the input's row `from` (values `sw` elements apart) and the
-// rest padding; `step` 1 (a channel plane's row) or the channels of a
-// channel-last row, written channel `c` at a time by the caller.
+// One row of the strip: `cols` bytes from `to`, of which [lo, hi) are the
+// input's row `from` (values `sw` elements apart) XOR `flip` and the rest
+// `pad` (already flipped).
 static inline void strip_row(int8_t* to, const int8_t* from, int32_t sw, int32_t lo, int32_t hi, int32_t cols,
-                             int8_t pad) {
+                             int8_t pad, int8_t flip) {
   fill_run(to, pad, lo);
   if (sw == 1) {
-    copy_run(to + lo, from, hi - lo);
+    copy_run(to + lo, from, hi - lo, flip);
   } else {
-    for (int32_t x = lo; x < hi; ++x, from += sw) to[x] = *from;
+    for (int32_t x = lo; x < hi; ++x, from += sw) to[x] = (int8_t)(*from ^ flip);
   }
   fill_run(to + hi, pad, cols - hi);
 }
@@ -77,15 +83,16 @@ static void fill_strip(const source_t* s, int32_t r0, int32_t rows, int32_t c0, 
   lo = lo < 0 ? 0 : lo > cols ? cols : lo;
   hi = hi < lo ? lo : hi > cols ? cols : hi;
   const int32_t x0 = c0 + lo - s->left, ic = s->ic;
+  const int8_t pad = (int8_t)(s->pad ^ s->flip), flip = s->flip;
   if (s->planes) {  // [channel][row][column]
     for (int32_t c = 0; c < ic; ++c) {
       for (int32_t r = 0; r < rows; ++r) {
         int8_t* to = strip + (c * rows + r) * cols;
         const int32_t iy = r0 + r - s->top;
         if (iy < 0 || iy >= s->ih) {
-          fill_run(to, s->pad, cols);
+          fill_run(to, pad, cols);
         } else {
-          strip_row(to, s->in + c * s->sc + iy * s->sh + x0 * s->sw, s->sw, lo, hi, cols, s->pad);
+          strip_row(to, s->in + c * s->sc + iy * s->sh + x0 * s->sw, s->sw, lo, hi, cols, pad, flip);
         }
       }
     }
@@ -97,19 +104,19 @@ static void fill_strip(const source_t* s, int32_t r0, int32_t rows, int32_t c0, 
     int8_t* to = strip + r * cols * ic;
     const int32_t iy = r0 + r - s->top;
     if (iy < 0 || iy >= s->ih) {
-      fill_run(to, s->pad, cols * ic);
+      fill_run(to, pad, cols * ic);
       continue;
     }
     const int8_t* from = s->in + iy * s->sh + x0 * s->sw;
     if (dense) {
-      strip_row(to, from, 1, lo * ic, hi * ic, cols * ic, s->pad);
+      strip_row(to, from, 1, lo * ic, hi * ic, cols * ic, pad, flip);
       continue;
     }
-    fill_run(to, s->pad, lo * ic);
+    fill_run(to, pad, lo * ic);
     for (int32_t x = lo; x < hi; ++x, from += s->sw) {
-      for (int32_t c = 0; c < ic; ++c) to[x * ic + c] = from[c * s->sc];
+      for (int32_t c = 0; c < ic; ++c) to[x * ic + c] = (int8_t)(from[c * s->sc] ^ flip);
     }
-    fill_run(to + hi * ic, s->pad, (cols - hi) * ic);
+    fill_run(to + hi * ic, pad, (cols - hi) * ic);
   }
 }
 
@@ -120,7 +127,8 @@ static inline int32_t even_part(int32_t n, int32_t most) {
 }
 
 int npukit_s8_x86_run(const int32_t* p, size_t input, size_t output, size_t residual, npukit_s8_x86_kernel_t kernel,
-                      int32_t channels_last) {
+                      int32_t strip_form) {
+  const int32_t channels_last = strip_form != NPUKIT_S8_STRIP_PLANES;
   if (!npukit_s8_padded(p)) {
     const npukit_s8_x86_input_t whole = npukit_s8_x86_whole(p, input);
     return kernel(p, &whole, output, residual);
@@ -147,6 +155,7 @@ int npukit_s8_x86_run(const int32_t* p, size_t input, size_t output, size_t resi
       .sh = p[NPUKIT_S8_W_IN_SH], .sw = p[NPUKIT_S8_W_IN_SW], .ic = ic, .ih = p[NPUKIT_S8_W_IN_H],
       .iw = p[NPUKIT_S8_W_IN_W], .top = p[NPUKIT_S8_W_PAD_TOP], .left = p[NPUKIT_S8_W_PAD_LEFT],
       .planes = !channels_last, .pad = (int8_t)p[NPUKIT_S8_W_PAD_VALUE],
+      .flip = (int8_t)(strip_form == NPUKIT_S8_STRIP_FLIPPED ? 0x80 : 0),
   };
   const int32_t element = p[NPUKIT_S8_W_OUTPUT] == NPUKIT_S8_OUT_INT32 ? 4 : 1;  // output bytes
   int8_t strip[STRIP_BYTES + STRIP_SLACK] __attribute__((aligned(64)));
@@ -161,7 +170,7 @@ int npukit_s8_x86_run(const int32_t* p, size_t input, size_t output, size_t resi
       fill_strip(&source, y0 * stride_h, in_rows, x0 * stride_w, in_cols, strip);
       fill_run(strip + bytes, 0, STRIP_SLACK);
       npukit_s8_x86_input_t tile;
-      tile.in = strip, tile.oh = rows, tile.ow = cols;
+      tile.in = strip, tile.oh = rows, tile.ow = cols, tile.flipped = source.flip != 0;
       if (channels_last) {
         tile.sc = 1, tile.sw = ic, tile.sh = in_cols * ic;
       } else {

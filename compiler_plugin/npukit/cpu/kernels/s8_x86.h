@@ -32,11 +32,14 @@ static inline int npukit_s8_x86_tables(const int32_t* p) { return p[NPUKIT_S8_W_
 // STRIDE_W (no padding left to read); the kernels take every other word
 // (kernel, strides, dilations, channels, output strides, tables) from the
 // block, and the output and residual binding addresses they are given are
-// moved to the tile's first pixel.
+// moved to the tile's first pixel. A `flipped` input holds each value x as
+// x XOR 0x80 (x + 128 as an unsigned byte, the operand VPDPBUSD takes), so
+// that a kernel reads it without flipping every word it broadcasts.
 typedef struct {
   const int8_t* in;
   int32_t sc, sh, sw;
   int32_t oh, ow;  // the output rows and columns of this call
+  int32_t flipped;
 } npukit_s8_x86_input_t;
 
 // The layer's own input (binding base `input`) and every output pixel.
@@ -45,6 +48,7 @@ static inline npukit_s8_x86_input_t npukit_s8_x86_whole(const int32_t* p, size_t
   v.in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
   v.sc = p[NPUKIT_S8_W_IN_SC], v.sh = p[NPUKIT_S8_W_IN_SH], v.sw = p[NPUKIT_S8_W_IN_SW];
   v.oh = p[NPUKIT_S8_W_OUT_H], v.ow = p[NPUKIT_S8_W_OUT_W];
+  v.flipped = 0;
   return v;
 }
 
@@ -69,13 +73,17 @@ int npukit_s8_conv_lanes_x86(const int32_t* p, const npukit_s8_x86_input_t* in, 
 int npukit_s8_depthwise_lanes_x86(const int32_t* p, const npukit_s8_x86_input_t* in, size_t output,
                                   size_t residual);
 
+// The strips npukit_s8_x86_run gives a kernel: channel planes, channel-last
+// (the lane kernels), or channel-last and flipped (npukit_s8_x86_input_t).
+enum { NPUKIT_S8_STRIP_PLANES, NPUKIT_S8_STRIP_CHANNELS_LAST, NPUKIT_S8_STRIP_FLIPPED };
+
 // Runs `kernel` on the layer (s8_padded_x86.c): an unpadded layer in one
 // call on its own input; a padded one tile by tile from strips of padded
-// input on the stack, channel-last (`channels_last`: the lane kernels) or
-// as channel planes. 0 when the kernel leaves the layer, or a padded
-// layer's smallest tile does not fit a strip: the portable kernels run it.
+// input on the stack, of the form `strip` (NPUKIT_S8_STRIP_*). 0 when the
+// kernel leaves the layer, or a padded layer's smallest tile does not fit a
+// strip: the portable kernels run it.
 int npukit_s8_x86_run(const int32_t* p, size_t input, size_t output, size_t residual, npukit_s8_x86_kernel_t kernel,
-                      int32_t channels_last);
+                      int32_t strip);
 #pragma GCC visibility pop
 
 #endif  // NPUKIT_CPU_KERNELS_S8_X86_H_
