@@ -18,8 +18,8 @@ from npukit.errors import InternalError, ModelError
 from npukit.frontends.imported_model import ImportedModel
 from npukit.frontends.model_format import ModelFormat
 from npukit.frontends.signature import EntryPoint, TensorSpec
-from npukit.frontends.tflite import contractions, elementwise, pooling, recurrent, resampling, shape_operators, \
-    softmax  # noqa: F401
+from npukit.frontends.tflite import contractions, elementwise, pooling, recurrent, resampling, \
+    resource_variables, shape_operators, softmax  # noqa: F401
 from npukit.frontends.tflite.constant_operators import fold_constant_operators
 from npukit.frontends.tflite.flatbuffer_reader import TfliteGraph, read_tflite
 from npukit.frontends.tflite.graph_checks import check_graph
