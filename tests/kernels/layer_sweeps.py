@@ -256,6 +256,8 @@ def conv_whole_window_sweep(seed: int = 18) -> list[Branch]:
     cases = [
         # in_c, out_c, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
         (40, 32, (5, 1), (5, 1), (1, 1), (1, 1), VALID, RELU, True, -128, False),  # a streaming first layer
+        (40, 30, (5, 1), (5, 1), (1, 1), (1, 1), VALID, RELU, True, -128, False),  # ... of 30 channels
+        (30, 60, (1, 1), (1, 1), (1, 1), (1, 1), VALID, RELU, True, -128, False),
         (64, 64, (1, 1), (1, 1), (1, 1), (1, 1), VALID, NONE, True, 5, False),  # 1x1 on one pixel
         (7, 5, (3, 3), (3, 3), (1, 1), (1, 1), VALID, RELU6, False, 3, True),
         (3, 10, (4, 4), (4, 4), (2, 2), (1, 1), VALID, RELU, True, 100, False),
