@@ -127,3 +127,12 @@ def test_computed_initial_value_is_refused(tmp_path):
     x = p.input([1, 4], np.int8, "x", scale=0.1)
     p.output(p.concatenate(p.read("state", [1, 4], np.int8, scale=0.1), x, 1, [1, 8], np.int8, scale=0.1))
     _refused(tmp_path, p, r"CALL_ONCE.*assigns a computed value to the resource variable 'state'")
+
+
+def test_inline_dynamic_execution_model_is_refused(tmp_path):
+    """The boards' execution model computed wrong states for a published streaming detector: refused, in one
+    line, before IREE runs."""
+    path = tmp_path / "resource_variables.tflite"
+    path.write_bytes(_sweep_model())
+    with pytest.raises(ModelError, match="resource variables .* inline-dynamic execution model"):
+        npukit.compile(path, target="cortex-m4", output="static", out_dir=tmp_path / "m4")
