@@ -136,3 +136,12 @@ def test_inline_dynamic_execution_model_is_refused(tmp_path):
     path.write_bytes(_sweep_model())
     with pytest.raises(ModelError, match="resource variables .* inline-dynamic execution model"):
         npukit.compile(path, target="cortex-m4", output="static", out_dir=tmp_path / "m4")
+
+
+def test_call_once_of_a_missing_subgraph_is_refused(tmp_path):
+    p = Program()
+    p.init("state", np.zeros((1, 4), np.int8))
+    x = p.input([1, 4], np.int8, "x", scale=0.1)
+    p.output(p.concatenate(p.read("state", [1, 4], np.int8, scale=0.1), x, 1, [1, 8], np.int8, scale=0.1))
+    p.main.graph.operators[0].builtinOptions.initSubgraphIndex = 5
+    _refused(tmp_path, p, r"not a valid TFLite model: operator 0 \(CALL_ONCE\) runs subgraph 5; the model has 2")
