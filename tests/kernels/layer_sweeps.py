@@ -246,6 +246,26 @@ def _conv_branches(rng, cases) -> list[Branch]:
     return branches
 
 
+def conv_whole_window_sweep(seed: int = 18) -> list[Branch]:
+    """CONV_2D whose window covers its whole input (one output pixel), as
+    streaming keyword spotters apply their first layer to the last frames:
+    IREE makes it a matrix-vector product, which the kernels must still
+    requantize as a convolution (fixed-point multipliers, not the double
+    scale of a FULLY_CONNECTED)."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # in_c, out_c, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+        (40, 32, (5, 1), (5, 1), (1, 1), (1, 1), VALID, RELU, True, -128, False),  # a streaming first layer
+        (40, 30, (5, 1), (5, 1), (1, 1), (1, 1), VALID, RELU, True, -128, False),  # ... of 30 channels
+        (30, 60, (1, 1), (1, 1), (1, 1), (1, 1), VALID, RELU, True, -128, False),
+        (64, 64, (1, 1), (1, 1), (1, 1), (1, 1), VALID, NONE, True, 5, False),  # 1x1 on one pixel
+        (7, 5, (3, 3), (3, 3), (1, 1), (1, 1), VALID, RELU6, False, 3, True),
+        (3, 10, (4, 4), (4, 4), (2, 2), (1, 1), VALID, RELU, True, 100, False),
+        (30, 9, (1, 21), (1, 21), (1, 1), (1, 1), VALID, NONE, True, -128, True),
+    ]
+    return _conv_branches(rng, cases)
+
+
 def conv_small_sweep(seed: int = 9) -> list[Branch]:
     """CONV_2D where the DSP cores' pixel-pair loop over receptive fields
     inside the input runs (unpadded layers and the bands of padded ones):
@@ -562,7 +582,7 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "depthwise_column": depthwise_column_sweep,
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
           "conv_first": conv_first_sweep, "conv_add": conv_add_sweep,
-          "conv_add_stages": conv_add_stages_sweep,
+          "conv_add_stages": conv_add_stages_sweep, "conv_whole_window": conv_whole_window_sweep,
           "fully_connected": fully_connected_sweep, "fully_connected_matvec": fully_connected_matvec_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 

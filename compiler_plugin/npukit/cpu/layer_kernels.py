@@ -188,6 +188,11 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
 
     kind = {"conv": "CONV", "depthwise": "DEPTHWISE", "fully_connected": "FULLY_CONNECTED",
             "average": "AVERAGE", "table": "TABLE"}[spec.kind]
+    if spec.kind == "fully_connected" and spec.multipliers is not None and spec.scales is None and not floating:
+        # A fully connected layer that requantizes with fixed-point multipliers (a convolution whose window
+        # covers its input: one output pixel) is that convolution; NPUKIT_S8_FULLY_CONNECTED is the form that
+        # scales by a double and rounds once (TFLite's FULLY_CONNECTED).
+        kind = "CONV"
     output = "OUT_INT32" if spec.multipliers is None else "OUT_ADD" if spec.add is not None else "OUT_INT8"
     put(MAGIC=DEFINES["NPUKIT_S8_MAGIC"], KIND=DEFINES[f"NPUKIT_S8_{kind}"], OUTPUT=DEFINES[f"NPUKIT_S8_{output}"])
     put(IN_C=spec.ifm_chw[0], IN_H=spec.ifm_chw[1], IN_W=spec.ifm_chw[2])
@@ -241,10 +246,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
         put(**float_words)
         tables["FLOAT_AT"] = float_table
     scales = b""
-    if spec.kind == "fully_connected" and spec.multipliers is not None and not floating:
-        if spec.scales is None:
-            raise KernelUnsupported("a fully connected layer without its double scales")
-        scales = np.asarray(spec.scales, "<f8").tobytes()
+    if kind == "FULLY_CONNECTED" and spec.multipliers is not None and not floating:
+        scales = np.asarray(spec.scales, "<f8").tobytes()  # set: the other fully connected layers are CONV
     tables = {name: np.asarray(table, np.int64).reshape(-1) for name, table in tables.items()}
     for table in [words, *tables.values()]:
         if (table < -2**31).any() or (table >= 2**31).any():

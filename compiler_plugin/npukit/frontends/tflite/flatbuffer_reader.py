@@ -111,6 +111,8 @@ class TfliteGraph:
     outputs: tuple[int, ...]
     description: str = ""
     subgraph_count: int = 1
+    #: The subgraphs a CALL_ONCE of the main subgraph runs (by index), read as graphs of their own.
+    init_subgraphs: dict[int, "TfliteGraph"] = field(default_factory=dict)
 
 
 def _snake(name: str) -> str:
@@ -318,14 +320,32 @@ def _read(reader: _Reader) -> TfliteGraph:
             name = "CUSTOM:" + (custom.decode("utf-8", "replace") if custom else "?")
         opcodes.append((name, int(code.Version())))
     description = model.Description()
-    subgraph = model.Subgraphs(0)
-    reader.where = "the main subgraph"
+    budget = [0]  # the constant bytes of every subgraph read, against one limit
+    graph = _subgraph(reader, model, opcodes, 0, budget)
+    graph.description = description.decode("utf-8", "replace") if description else ""
+    graph.subgraph_count = subgraph_count
+    for op in graph.operators:
+        if op.opcode != "CALL_ONCE":
+            continue
+        index = op.option("init_subgraph_index", 0)
+        if not isinstance(index, int) or not 0 < index < subgraph_count:
+            raise reader.fail(f"{op.describe()} runs subgraph {index}; the model has {subgraph_count} "
+                              "(the main one is 0)")
+        if index not in graph.init_subgraphs:
+            graph.init_subgraphs[index] = _subgraph(reader, model, opcodes, index, budget)
+    return graph
+
+
+def _subgraph(reader: _Reader, model, opcodes: list[tuple[str, int]], number: int, budget: list[int]) -> TfliteGraph:
+    """Subgraph ``number`` as a graph (``budget[0]``: the constant bytes read so far)."""
+    subgraph = model.Subgraphs(number)
+    where = "the main subgraph" if number == 0 else f"subgraph {number}"
+    reader.where = where
     tensor_count = reader.count(subgraph.TensorsLength(), "the tensor list")
-    reader.within("the main subgraph", tensor_count, "tensors", "tensors")
-    constant_bytes = 0
+    reader.within(where, tensor_count, "tensors", "tensors")
     tensors: list[Tensor] = []
     for i in range(tensor_count):
-        reader.where = f"tensor {i}"
+        reader.where = f"tensor {i}" + ("" if number == 0 else f" of {where}")
         t = subgraph.Tensors(i)
         raw_shape = t.ShapeAsNumpy()
         shape = tuple(int(d) for d in (raw_shape if not isinstance(raw_shape, int) else ()))
@@ -350,14 +370,14 @@ def _read(reader: _Reader) -> TfliteGraph:
         data = _buffer_data(reader, model, int(t.Buffer()), dtype, shape, t.Sparsity())
         if quantization is not None and data is None and np.any(quantization.scales == 0):
             raise reader.fail("a quantization scale of 0 on a tensor that operators compute")
-        constant_bytes += data.nbytes if data is not None else 0
-        reader.within("the model's constants", constant_bytes, "constant_bytes", "bytes")
+        budget[0] += data.nbytes if data is not None else 0
+        reader.within("the model's constants", budget[0], "constant_bytes", "bytes")
         tensors.append(Tensor(i, name, shape, dtype, data, quantization, bool(t.IsVariable())))
     operators: list[Operator] = []
     operator_count = reader.count(subgraph.OperatorsLength(), "the operator list")
-    reader.within("the main subgraph", operator_count, "operators", "operators")
+    reader.within(where, operator_count, "operators", "operators")
     for i in range(operator_count):
-        reader.where = f"operator {i}"
+        reader.where = f"operator {i}" + ("" if number == 0 else f" of {where}")
         op = subgraph.Operators(i)
         index = int(op.OpcodeIndex())
         if not 0 <= index < len(opcodes):
@@ -369,8 +389,8 @@ def _read(reader: _Reader) -> TfliteGraph:
         options_type = reader.option_classes.get(int(op.BuiltinOptionsType()), "") if op.BuiltinOptionsType() else ""
         operators.append(Operator(i, name, version, inputs, outputs, intermediates, _options(reader, op),
                                   options_type))
-    reader.where = "the main subgraph's inputs and outputs"
+    reader.where = f"{where}'s inputs and outputs"
     inputs = reader.indices(subgraph.InputsAsNumpy(), "a model input", tensor_count)
     outputs = reader.indices(subgraph.OutputsAsNumpy(), "a model output", tensor_count)
-    return TfliteGraph(reader.path, tensors, operators, inputs, outputs,
-                       description.decode("utf-8", "replace") if description else "", subgraph_count)
+    return TfliteGraph(reader.path, tensors, operators, inputs, outputs)
+

@@ -18,6 +18,9 @@ from npukit.frontends.tflite.flatbuffer_reader import Operator, Tensor, TfliteGr
 from npukit.frontends.tflite.mlir_builder import COMPUTED_TYPES
 from npukit.frontends.tflite.operator_signatures import check_operator
 
+#: The operators that take or give a resource variable's handle.
+RESOURCE_OPERATORS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
+
 
 def _tensor(t: Tensor) -> str:
     return f"tensor {t.index} '{short(t.name)}'"
@@ -43,6 +46,8 @@ def check_graph(graph: TfliteGraph, lowered: "set[str] | frozenset[str]" = froze
         if op.opcode in lowered:
             for i in (*op.inputs, *op.outputs):
                 t = graph.tensors[i] if i >= 0 else None
+                if t is not None and t.dtype == "resource" and op.opcode in RESOURCE_OPERATORS:
+                    continue  # a variable's handle: resource_variables.py follows it at import
                 if t is not None and t.data is None and t.dtype not in COMPUTED_TYPES:
                     raise fail(op)(f"{_tensor(t)} is {t.dtype}, a type npukit's TFLite importer does not compute "
                                    f"with ({', '.join(sorted(COMPUTED_TYPES))} are)")

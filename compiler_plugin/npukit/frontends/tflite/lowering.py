@@ -49,6 +49,11 @@ class LoweringContext:
     uses_f64: bool = False
     # The mutable globals made for the model's variable tensors (variable_state.py).
     state: list[str] = field(default_factory=list)
+    # Resource variables (resource_variables.py): handle tensor -> (container, shared_name), variable -> its
+    # global, and the initialisation subgraphs already read.
+    resource_handles: dict[int, tuple[str, str]] = field(default_factory=dict)
+    resource_globals: dict[tuple[str, str], str] = field(default_factory=dict)
+    resource_inits: set[int] = field(default_factory=set)
     # Recurrent operators' time steps emitted one by one instead of as a loop (time_loop.py).
     unroll_time_steps: bool = False
 

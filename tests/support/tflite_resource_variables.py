@@ -1,0 +1,156 @@
+"""Models with TFLite resource variables (VAR_HANDLE, READ_VARIABLE,
+ASSIGN_VARIABLE, CALL_ONCE and its initialisation subgraph), written with the
+flatbuffer object API as streaming models keep their state: a window of
+the last frames read, extended with the new frames, the newest ones kept.
+
+``Program`` collects the main subgraph's operators and, through ``init``,
+the constants the initialisation subgraph assigns; ``build()`` gives the
+model's bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import flatbuffers
+import numpy as np
+from ai_edge_litert import schema_py_generated as schema
+
+_TYPES = {np.dtype(np.float32): schema.TensorType.FLOAT32, np.dtype(np.int8): schema.TensorType.INT8,
+          np.dtype(np.int16): schema.TensorType.INT16, np.dtype(np.int32): schema.TensorType.INT32,
+          np.dtype(np.uint8): schema.TensorType.UINT8}
+
+
+@dataclass
+class _Subgraph:
+    graph: schema.SubGraphT = field(default_factory=schema.SubGraphT)
+
+    def __post_init__(self) -> None:
+        self.graph.tensors, self.graph.operators, self.graph.inputs, self.graph.outputs = [], [], [], []
+
+
+class Program:
+    """A model under construction: the main subgraph (0) and, once ``init`` is called, an initialisation one."""
+
+    def __init__(self) -> None:
+        self.model = schema.ModelT()
+        self.model.version = 3
+        self.model.buffers = [schema.BufferT()]
+        self.model.operatorCodes = []
+        self.codes: dict[str, int] = {}
+        self.main = _Subgraph()
+        self.initialiser: _Subgraph | None = None
+
+    # Tensors and operators -----------------------------------------------------
+
+    def tensor(self, sub: _Subgraph, shape, dtype, name: str, data: np.ndarray | None = None,
+               scale: float | None = None, zero_point: int = 0, resource: bool = False) -> int:
+        t = schema.TensorT()
+        t.shape = list(shape)
+        t.type = schema.TensorType.RESOURCE if resource else _TYPES[np.dtype(dtype)]
+        t.name = name
+        if scale is not None:
+            q = schema.QuantizationParametersT()
+            q.scale, q.zeroPoint = [float(scale)], [int(zero_point)]
+            t.quantization = q
+        buffer = schema.BufferT()
+        if data is not None:
+            buffer.data = np.frombuffer(np.ascontiguousarray(data.astype(dtype)).tobytes(), np.uint8)
+        self.model.buffers.append(buffer)
+        t.buffer = len(self.model.buffers) - 1
+        sub.graph.tensors.append(t)
+        return len(sub.graph.tensors) - 1
+
+    def operator(self, sub: _Subgraph, name: str, inputs: list[int], outputs: list[int],
+                 options: tuple[str, object] | None = None) -> None:
+        if name not in self.codes:
+            code = schema.OperatorCodeT()
+            value = getattr(schema.BuiltinOperator, name)
+            code.builtinCode, code.deprecatedBuiltinCode, code.version = value, min(value, 127), 1
+            self.model.operatorCodes.append(code)
+            self.codes[name] = len(self.model.operatorCodes) - 1
+        op = schema.OperatorT()
+        op.opcodeIndex = self.codes[name]
+        op.inputs, op.outputs = list(inputs), list(outputs)
+        if options is not None:
+            op.builtinOptionsType = getattr(schema.BuiltinOptions, options[0])
+            op.builtinOptions = options[1]
+        sub.graph.operators.append(op)
+
+    def handle(self, sub: _Subgraph, shared_name: str, container: str = "") -> int:
+        """A VAR_HANDLE of the variable ``(container, shared_name)`` in ``sub``; its handle tensor."""
+        out = self.tensor(sub, [], np.int32, f"handle_{shared_name}", resource=True)
+        options = schema.VarHandleOptionsT()
+        options.container, options.sharedName = container, shared_name
+        self.operator(sub, "VAR_HANDLE", [], [out], ("VarHandleOptions", options))
+        return out
+
+    # What a test writes -----------------------------------------------------------
+
+    def init(self, shared_name: str, value: np.ndarray, container: str = "") -> None:
+        """The initialisation subgraph assigns the constant ``value`` to the variable (the subgraph and the
+        main subgraph's CALL_ONCE are made on first use)."""
+        if self.initialiser is None:
+            self.initialiser = _Subgraph()
+            options = schema.CallOnceOptionsT()
+            options.initSubgraphIndex = 1
+            self.operator(self.main, "CALL_ONCE", [], [], ("CallOnceOptions", options))
+        sub = self.initialiser
+        h = self.handle(sub, shared_name, container)
+        c = self.tensor(sub, value.shape, value.dtype, f"initial_{shared_name}", data=value)
+        self.operator(sub, "ASSIGN_VARIABLE", [h, c], [])
+
+    def input(self, shape, dtype, name: str, scale: float | None = None, zero_point: int = 0) -> int:
+        index = self.tensor(self.main, shape, dtype, name, scale=scale, zero_point=zero_point)
+        self.main.graph.inputs.append(index)
+        return index
+
+    def output(self, index: int) -> None:
+        self.main.graph.outputs.append(index)
+
+    def read(self, shared_name: str, shape, dtype, container: str = "", scale: float | None = None,
+             zero_point: int = 0) -> int:
+        h = self.handle(self.main, shared_name, container)
+        out = self.tensor(self.main, shape, dtype, f"read_{shared_name}_{len(self.main.graph.tensors)}",
+                          scale=scale, zero_point=zero_point)
+        self.operator(self.main, "READ_VARIABLE", [h], [out])
+        return out
+
+    def assign(self, shared_name: str, value: int, container: str = "") -> None:
+        h = self.handle(self.main, shared_name, container)
+        self.operator(self.main, "ASSIGN_VARIABLE", [h, value], [])
+
+    def concatenate(self, a: int, b: int, axis: int, shape, dtype, scale=None, zero_point: int = 0) -> int:
+        out = self.tensor(self.main, shape, dtype, f"concat_{len(self.main.graph.tensors)}", scale=scale,
+                          zero_point=zero_point)
+        options = schema.ConcatenationOptionsT()
+        options.axis = axis
+        self.operator(self.main, "CONCATENATION", [a, b], [out], ("ConcatenationOptions", options))
+        return out
+
+    def keep_last(self, x: int, shape, axis: int, count: int, dtype, scale=None, zero_point: int = 0) -> int:
+        """STRIDED_SLICE of the last ``count`` entries of ``x`` (of ``shape``) along ``axis``."""
+        begin = np.zeros(len(shape), np.int32)
+        begin[axis] = shape[axis] - count
+        end = np.asarray(shape, np.int32)
+        strides = np.ones(len(shape), np.int32)
+        inputs = [x] + [self.tensor(self.main, [len(shape)], np.int32, f"slice_{n}_{len(self.main.graph.tensors)}",
+                                    data=v) for n, v in (("begin", begin), ("end", end), ("strides", strides))]
+        kept = list(shape)
+        kept[axis] = count
+        out = self.tensor(self.main, kept, dtype, f"kept_{len(self.main.graph.tensors)}", scale=scale,
+                          zero_point=zero_point)
+        self.operator(self.main, "STRIDED_SLICE", inputs, [out], ("StridedSliceOptions", schema.StridedSliceOptionsT()))
+        return out
+
+    def add(self, a: int, b: int, shape, dtype, scale=None, zero_point: int = 0) -> int:
+        out = self.tensor(self.main, shape, dtype, f"sum_{len(self.main.graph.tensors)}", scale=scale,
+                          zero_point=zero_point)
+        self.operator(self.main, "ADD", [a, b], [out], ("AddOptions", schema.AddOptionsT()))
+        return out
+
+    def build(self) -> bytes:
+        self.model.subgraphs = [self.main.graph] + ([self.initialiser.graph] if self.initialiser else [])
+        builder = flatbuffers.Builder(1024)
+        builder.Finish(self.model.Pack(builder), file_identifier=b"TFL3")
+        return bytes(builder.Output())
