@@ -10,6 +10,8 @@ whole pipeline at once (tested).
 
 from __future__ import annotations
 
+import gc
+
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -82,6 +84,12 @@ class PhasedPipeline:
             module = inv.export_module()
             for hook in self.hooks[boundary]:
                 hook(module)
+            # Python objects of this module's operations that only a cycle
+            # still holds (an exception's frames, say) are freed now, while
+            # the module they point into is the one they were made for: the
+            # next invocation rewrites and frees its operations, and a later
+            # collection would touch freed memory (a segmentation fault).
+            gc.collect()
             inv = self._new_invocation()
             inv.import_module(module)
             current = boundary
