@@ -68,6 +68,9 @@ class MynpuTarget:
         self._integer = IntegerRequantization()
         self._placed: list[dict] = []
         self._empty = EmptyNpuDispatches(lambda: self.exports)
+        # IREE's export name -> the name the generated code gives it, when
+        # the exports were renamed after partitioning (passes.short_export_names).
+        self.export_names: dict[str, str] = {}
 
     # 'preprocessing' ----------------------------------------------------------
 
@@ -169,12 +172,16 @@ class MynpuTarget:
     def _executable_for(self, name: str, host_format: str, host_code: bytes) -> bytes:
         from npukit.mynpu.simulator import StreamError, validate_executable
 
-        exports = [Export(name, plan.stream, plan.binding_sizes) for name, (_, plan) in self.exports.items()]
+        def named(export: str) -> str:
+            return self.export_names.get(export, export)
+
+        exports = [Export(named(export), plan.stream, plan.binding_sizes)
+                   for export, (_, plan) in self.exports.items()]
         # The host code has every dispatch (the NPU's ones emptied), names
         # included: the NPU's exports keep only their names' hashes.
         executable = Executable(self.options.config(self.parallelism), exports, bytes(self.constants.data),
                                 host_format, host_code, hashed_names=True,
-                                all_names=tuple(d.name for d in self.recognised))
+                                all_names=tuple(named(d.name) for d in self.recognised))
         data = executable.to_bytes()
         static = host_format == STATIC_FORMAT
         self._placed.append({"name": name, "bytes": len(data), "npu_constants_bytes": len(self.constants.data),
