@@ -53,9 +53,9 @@ def test_an_object_without_iree_tables_is_left_alone(tmp_path):
 def test_static_library_tables_are_compact(target, shared_models, artifact_cache):
     """kws_int8: 16 exports. IREE's tables (64 B of attributes per export,
     names as separate strings) are gone; what is left is 4 B of pointer and 4
-    B of name pointer per export (8 B each on the host), the names, a 16 B
-    header and the library record, and the object still exports only the
-    query function."""
+    B of name pointer per export (8 B each on the host), the short names, a
+    16 B header and the library record, and the object still exports only
+    the query function."""
     result = artifact_cache(shared_models / "kws_int8.tflite", target, "static")
     lib = result.path("static_library")
     query = f"{result.name}_linked_library_query"
@@ -76,6 +76,8 @@ def test_static_library_tables_are_compact(target, shared_models, artifact_cache
 
     assert table("funcs") == table("names") == pointer * exports
     assert table("library") == 16 * pointer
-    names = sum(len(d["name"]) + 1 for d in result.manifest["dispatches"])
+    # The names are the short ones (d0, d1, ...: npukit.passes.short_export_names).
+    names = sum(len(short) + 1 for short in result.manifest["export_names"])
+    assert len(result.manifest["export_names"]) == exports
     strings = sum(size for name, size in sections.items() if name.startswith(".rodata.str"))
     assert strings <= names + len(result.name) + 32

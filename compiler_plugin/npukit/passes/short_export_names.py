@@ -68,6 +68,8 @@ class ShortExportNames:
                 if op.name != "stream.executable.export":
                     continue
                 old = _name(op)
+                if old in self.short:
+                    raise ValueError(f"two executables export {old}")
                 while short_name(ordinal) in taken:
                     ordinal += 1
                 new = short_name(ordinal)
@@ -81,8 +83,6 @@ class ShortExportNames:
                     op.attributes["function_ref"] = ir.FlatSymbolRefAttr.get(new)
                 self._rename_function(executable, old, new)
                 renamed[(_name(executable), old)] = new
-                if old in self.short:
-                    raise ValueError(f"two executables export {old}")
                 self.short[old], self.long[new] = new, old
         self._rename_calls(module, renamed)
 
