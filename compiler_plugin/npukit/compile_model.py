@@ -393,7 +393,7 @@ def _output_files(request: _Request, paths, work: Path, compiled: _Compiled,
     has_executables = bool(result.dispatches) or paths.static_library.exists()
     if request.mode is OutputMode.STATIC and has_executables:
         if compiled.kernels is not None:
-            kept = compiled.kernels.link_into(paths.static_library)
+            kept = compiled.kernels.link_into(paths.static_library, result.library_leaves_out)
             if kept:
                 compiled.library_tables_kept = f"the static library keeps IREE's executable-library tables: {kept}"
         files["static_library"] = paths.static_library

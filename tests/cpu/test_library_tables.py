@@ -12,7 +12,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from npukit.cpu.library_tables import ATTRS_BYTES, _default_attrs, compact_library_tables, library_source, \
-    LibraryTables
+    LibraryTables, without_exports
 from npukit.targets.cpu_presets import get_preset
 
 
@@ -36,6 +36,27 @@ def test_library_source_keeps_exports_names_and_constants():
     assert "{2u, funcs, 0, 0, 0, names, 0, 0, 0, 0}" in source  # no attribute table
     assert '{"main_dispatch_0", "main_dispatch_1"}' in source and "{3u}" in source
     assert "m_linked_library_query(" in source and '"m_linked"' in source
+
+
+def test_exports_left_out_keep_the_others_in_order(tmp_path):
+    """A mynpu build's library leaves out the exports the NPU runs; one that
+    leaves them all out still compiles (one null entry per table, count 0)."""
+    from npukit.runtime.sources import include_dirs, runtime_source_root
+
+    tables = LibraryTables("m_linked_library_query", "m_linked", ("f0", "f1", "f2"), ("d0", "d1", "d2"),
+                           (_attrs(bindings=1), _attrs(bindings=2), _attrs(bindings=3)), 0, 0, 0)
+    kept = without_exports(tables, ["d1"])
+    assert kept.functions == ("f0", "f2") and kept.names == ("d0", "d2")
+    assert kept.attrs == (_attrs(bindings=1), _attrs(bindings=3))
+    assert '{"d0", "d2"}' in library_source(kept) and "f1" not in library_source(kept)
+    with pytest.raises(ValueError, match="d7"):
+        without_exports(tables, ["d0", "d7"])
+    none = without_exports(tables, tables.names)
+    source = tmp_path / "none.c"
+    source.write_text(library_source(none))
+    assert "{0u, funcs, 0, 0, 0, names, 0, 0, 0, 0}" in source.read_text()
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", *(f"-I{d}" for d in include_dirs(runtime_source_root())),
+                    "-c", str(source), "-o", str(tmp_path / "none.o")], check=True)
 
 
 def test_an_object_without_iree_tables_is_left_alone(tmp_path):

@@ -105,10 +105,11 @@ def test_every_truncation_is_rejected():
 
 def test_names_become_hashes_only_with_host_code_and_without_collisions():
     """An export whose name the host code has too keeps only its FNV-1a hash
-    (the host's string is the name); without host code, or when two of the
-    executable's names share a hash, names stay."""
+    (the host's string is the name); without host code, when the host code
+    does not have the export (a static library leaves the NPU's exports out),
+    or when two of the executable's names share a hash, names stay."""
     hosted = dict(host_format="embedded-elf-x86_64", host_code=b"\x7fELF" + bytes(60), hashed_names=True)
-    data = relu_executable(**hosted, all_names=("relu", "other"))
+    data = relu_executable(**hosted, host_names=("relu", "other"))
     name_at, name_length, *_, hash_word, reserved = struct.unpack_from("<8I", data, EXPORT0)
     assert name_length == 0 and hash_word == name_hash("relu") and reserved == 0
     assert b"relu" not in data and b"relu" in relu_executable(**{**hosted, "hashed_names": False})
@@ -117,8 +118,13 @@ def test_names_become_hashes_only_with_host_code_and_without_collisions():
     # Two names of one FNV-1a hash: the names stay.
     a, b = "l9On", "H8aa"
     assert name_hash(a) == name_hash(b)
-    kept = relu_executable(**hosted, exports=[Export(a, relu_stream(), (64, 64))], all_names=(a, b))
+    kept = relu_executable(**hosted, exports=[Export(a, relu_stream(), (64, 64))], host_names=(a, b))
     assert struct.unpack_from("<I", kept, EXPORT0 + 4)[0] == 4
+    # Host code without the export: its name is stored, the hash word reserved.
+    static = relu_executable(host_format="static", host_code=b"m_linked\0", hashed_names=True, host_names=("other",))
+    name_at, name_length, *_, hash_word, reserved = struct.unpack_from("<8I", static, EXPORT0)
+    assert static[name_at:name_at + name_length] == b"relu" and hash_word == 0 and reserved == 0
+    validate_executable(static)
     # A stored name hash without host code to look it up in is refused.
     with pytest.raises(StreamError, match="no name, and no host code"):
         validate_executable(patch(GOOD, EXPORT0 + 4, "<I", 0))

@@ -79,6 +79,9 @@ class JobResult:
     # vm-c output: each export's short name in the generated code -> IREE's
     # name for it (passes.short_export_names).
     export_names: dict[str, str] = field(default_factory=dict)
+    # The exports a static library leaves out of its table (the NPU's, which
+    # the mynpu-v1 executable names: MynpuTarget.library_leaves_out).
+    library_leaves_out: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -211,6 +214,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         constant_pools=unread_constants.summary(),
         transient_slabs=transients.summary(),
         export_names=dict(short_names.long) if short_names is not None else {},
+        library_leaves_out=mynpu.library_leaves_out() if mynpu is not None and not recognising else [],
     )
 
 

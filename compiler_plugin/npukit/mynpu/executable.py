@@ -48,20 +48,21 @@ class Executable:
     constants: bytes = b""
     host_format: str = ""
     host_code: bytes = b""
-    #: Store each export's name as its hash, the string being the host
-    #: code's (every export is there too); only where no two of
-    #: ``all_names`` (every export name of the host code) share a hash.
+    #: Store the name of each export the host code has too (``host_names``,
+    #: every export name of the host code) as its hash, the string being the
+    #: host code's; only where no two of the names share a hash. The other
+    #: exports' names are stored.
     hashed_names: bool = False
-    all_names: tuple[str, ...] = ()
+    host_names: tuple[str, ...] = ()
 
     def to_bytes(self) -> bytes:
         if len({e.name for e in self.exports}) != len(self.exports):
             raise ValueError("mynpu-v1 export names must be unique")
         if any(len(e.binding_sizes) > MAX_BINDINGS for e in self.exports):
             raise ValueError(f"a mynpu-v1 export has at most {MAX_BINDINGS} bindings")
-        names = {e.name for e in self.exports} | set(self.all_names)
-        hashed = (self.hashed_names and bool(self.host_code)
-                  and len({name_hash(n) for n in names}) == len(names))
+        names = {e.name for e in self.exports} | set(self.host_names)
+        hashing = (self.hashed_names and bool(self.host_code)
+                   and len({name_hash(n) for n in names}) == len(names))
         body = bytearray()
         at = HEADER_BYTES + EXPORT_BYTES * len(self.exports)
 
@@ -75,6 +76,7 @@ class Executable:
 
         table = bytearray()
         for export in self.exports:
+            hashed = hashing and export.name in self.host_names
             name = b"" if hashed else export.name.encode()
             name_at = place(name) if name else 0
             stream_at = place(export.stream)
