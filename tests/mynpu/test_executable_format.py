@@ -135,3 +135,20 @@ def test_names_become_hashes_only_with_host_code_and_without_collisions():
 
 def test_name_hash_is_fnv1a():
     assert name_hash("") == 0x811C9DC5 and name_hash("a") == 0xE40C292C
+
+
+def test_strings_are_packed_and_host_code_aligned_by_what_it_is():
+    """Stored names and the host format follow the 4-byte aligned parts
+    without padding; an embedded ELF sits 64-byte aligned (loaded in place),
+    a static library's name 8-byte aligned (the least the format allows)."""
+    two = [Export("d1", relu_stream(), (64, 64)), Export("d23", relu_stream(), (64, 64))]
+    for host_format, host_code, alignment in (("static", b"m_linked\0", 8),
+                                              ("embedded-elf-x86_64", b"\x7fELF" + bytes(60), 64)):
+        data = relu_executable(exports=two, host_format=host_format, host_code=host_code)
+        validate_executable(data)
+        (first_at, first_length), (second_at, _) = (struct.unpack_from("<2I", data, EXPORT0 + 32 * i) for i in (0, 1))
+        assert data[first_at:first_at + 2] == b"d1" and second_at == first_at + first_length
+        format_at, format_length, host_at, host_length = struct.unpack_from("<4I", data, 48)
+        assert format_at == second_at + 3 and data[format_at:format_at + format_length] == host_format.encode()
+        assert host_at % alignment == 0 and host_at - (format_at + format_length) < alignment
+        assert data[host_at:host_at + host_length] == host_code

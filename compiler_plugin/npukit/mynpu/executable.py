@@ -16,6 +16,10 @@ HEADER_BYTES = 64
 EXPORT_BYTES = 32
 MAX_BINDINGS = 8
 HOST_CODE_ALIGNMENT = 64  # as IREE aligns executables in a module
+#: Host code that is a name (a static library's), not code: 8-byte aligned,
+#: the least the format requires.
+NAMED_HOST_FORMATS = ("static",)
+NAMED_HOST_CODE_ALIGNMENT = 8
 
 
 @dataclass(frozen=True)
@@ -74,21 +78,26 @@ class Executable:
             body.extend(data)
             return offset
 
+        # The 4-byte aligned parts first (streams, binding tables, constants),
+        # then the strings (stored names, the host format) packed without
+        # padding, then the host code.
+        placed = [(place(export.stream),
+                   place(struct.pack(f"<{len(export.binding_sizes)}I", *export.binding_sizes)))
+                  for export in self.exports]
+        constants_at = place(self.constants)
         table = bytearray()
-        for export in self.exports:
+        for export, (stream_at, sizes_at) in zip(self.exports, placed):
             hashed = hashing and export.name in self.host_names
             name = b"" if hashed else export.name.encode()
-            name_at = place(name) if name else 0
-            stream_at = place(export.stream)
-            sizes_at = place(struct.pack(f"<{len(export.binding_sizes)}I", *export.binding_sizes))
+            name_at = place(name, 1) if name else 0
             table += struct.pack("<8I", name_at, len(name), stream_at, len(export.stream),
                                  len(export.binding_sizes), sizes_at, name_hash(export.name) if hashed else 0, 0)
-        constants_at = place(self.constants)
         if bool(self.host_format) != bool(self.host_code):
             raise ValueError("host code needs its format name, and a format name needs host code")
         host_format = self.host_format.encode()
-        format_at = place(host_format)
-        host_at = place(self.host_code, HOST_CODE_ALIGNMENT)
+        format_at = place(host_format, 1)
+        host_at = place(self.host_code, NAMED_HOST_CODE_ALIGNMENT if self.host_format in NAMED_HOST_FORMATS
+                        else HOST_CODE_ALIGNMENT)
         total = at + len(body)
         c = self.config
         header = MAGIC + struct.pack("<HHI6I3I4I", VERSION[0], VERSION[1], total, c.pes, c.sram_bytes,
