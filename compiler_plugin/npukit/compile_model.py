@@ -6,7 +6,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
@@ -396,7 +396,7 @@ def _output_files(request: _Request, paths, work: Path, compiled: _Compiled,
     has_executables = bool(result.dispatches) or paths.static_library.exists()
     if request.mode is OutputMode.STATIC and has_executables:
         if compiled.kernels is not None:
-            kept = compiled.kernels.link_into(paths.static_library)
+            kept = compiled.kernels.link_into(paths.static_library, result.library_leaves_out)
             if kept:
                 compiled.library_tables_kept = f"the static library keeps IREE's executable-library tables: {kept}"
         files["static_library"] = paths.static_library
@@ -489,7 +489,10 @@ def _dispatch_stack(request: _Request, files: dict[str, Path], compiled: _Compil
         gcc = gcc_for(preset)
     except ToolchainError as e:  # a stock compile needs no C compiler; the bound then waits for one
         return DispatchStack(None, None, str(e))
-    return dispatch_stack(files["static_library"], queries[0], gcc, link_flags, kernels)
+    stack = dispatch_stack(files["static_library"], queries[0], gcc, link_flags, kernels)
+    if stack.deepest is not None:  # named in the reports as IREE names it
+        stack = replace(stack, deepest=compiled.result.export_names.get(stack.deepest, stack.deepest))
+    return stack
 
 
 def _model_wrapper(request: _Request, paths, entry_points, files: dict[str, Path],
@@ -530,6 +533,10 @@ def _manifest(request: _Request, imported: ImportedModel, plan, compiled: _Compi
         "entry_points": [e.to_json() for e in entry_points],
         "files": {role: describe_file(p, paths.directory) for role, p in files.items()},
         "dispatches": result.dispatches,
+        # vm-c output: each export's name in the generated code (short, what the
+        # firmware holds) -> IREE's name, which the dispatches above and every
+        # report use (passes.short_export_names; npukit.manifest.long_export_names).
+        "export_names": result.export_names,
         # Multiply-accumulates of one inference (contractions of all dispatches, times their calls).
         "macs": sum(d.get("macs", 0) * d.get("calls", 1) for d in result.dispatches),
         "iree_flags": plan.flags if compiled.flags is None else compiled.flags,

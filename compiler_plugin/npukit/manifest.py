@@ -46,3 +46,19 @@ def read_manifest(path: Path) -> dict:
     if data.get("schema") != SCHEMA_VERSION:
         raise ValueError(f"{path}: manifest schema {data.get('schema')} is not {SCHEMA_VERSION}")
     return data
+
+
+def long_export_names(manifest: dict) -> dict[str, str]:
+    """Each export's name in the generated code -> IREE's name for it, which
+    the manifest's dispatches, the profile, tuning and the reports use. A
+    vm-c module's exports have short names (passes.short_export_names); an
+    artifact without the table (a .vmfb, or one written before it) keeps
+    IREE's names, which then map to themselves."""
+    return dict(manifest.get("export_names") or {})
+
+
+def by_long_export_name(values: dict, manifest: dict) -> dict:
+    """``values`` keyed by export names as the generated code has them (a
+    firmware's or the runtime's per-dispatch profile), keyed by IREE's names."""
+    names = long_export_names(manifest)
+    return {names.get(name, name): value for name, value in values.items()}

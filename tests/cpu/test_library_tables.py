@@ -12,7 +12,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from npukit.cpu.library_tables import ATTRS_BYTES, _default_attrs, compact_library_tables, library_source, \
-    LibraryTables
+    LibraryTables, without_exports
 from npukit.targets.cpu_presets import get_preset
 
 
@@ -38,6 +38,27 @@ def test_library_source_keeps_exports_names_and_constants():
     assert "m_linked_library_query(" in source and '"m_linked"' in source
 
 
+def test_exports_left_out_keep_the_others_in_order(tmp_path):
+    """A mynpu build's library leaves out the exports the NPU runs; one that
+    leaves them all out still compiles (one null entry per table, count 0)."""
+    from npukit.runtime.sources import include_dirs, runtime_source_root
+
+    tables = LibraryTables("m_linked_library_query", "m_linked", ("f0", "f1", "f2"), ("d0", "d1", "d2"),
+                           (_attrs(bindings=1), _attrs(bindings=2), _attrs(bindings=3)), 0, 0, 0)
+    kept = without_exports(tables, ["d1"])
+    assert kept.functions == ("f0", "f2") and kept.names == ("d0", "d2")
+    assert kept.attrs == (_attrs(bindings=1), _attrs(bindings=3))
+    assert '{"d0", "d2"}' in library_source(kept) and "f1" not in library_source(kept)
+    with pytest.raises(ValueError, match="d7"):
+        without_exports(tables, ["d0", "d7"])
+    none = without_exports(tables, tables.names)
+    source = tmp_path / "none.c"
+    source.write_text(library_source(none))
+    assert "{0u, funcs, 0, 0, 0, names, 0, 0, 0, 0}" in source.read_text()
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", *(f"-I{d}" for d in include_dirs(runtime_source_root())),
+                    "-c", str(source), "-o", str(tmp_path / "none.o")], check=True)
+
+
 def test_an_object_without_iree_tables_is_left_alone(tmp_path):
     source = tmp_path / "other.c"
     source.write_text("int other_library_query(void) { return 1; }\n")
@@ -53,9 +74,9 @@ def test_an_object_without_iree_tables_is_left_alone(tmp_path):
 def test_static_library_tables_are_compact(target, shared_models, artifact_cache):
     """kws_int8: 16 exports. IREE's tables (64 B of attributes per export,
     names as separate strings) are gone; what is left is 4 B of pointer and 4
-    B of name pointer per export (8 B each on the host), the names, a 16 B
-    header and the library record, and the object still exports only the
-    query function."""
+    B of name pointer per export (8 B each on the host), the short names, a
+    16 B header and the library record, and the object still exports only
+    the query function."""
     result = artifact_cache(shared_models / "kws_int8.tflite", target, "static")
     lib = result.path("static_library")
     query = f"{result.name}_linked_library_query"
@@ -76,6 +97,8 @@ def test_static_library_tables_are_compact(target, shared_models, artifact_cache
 
     assert table("funcs") == table("names") == pointer * exports
     assert table("library") == 16 * pointer
-    names = sum(len(d["name"]) + 1 for d in result.manifest["dispatches"])
+    # The names are the short ones (d0, d1, ...: npukit.passes.short_export_names).
+    names = sum(len(short) + 1 for short in result.manifest["export_names"])
+    assert len(result.manifest["export_names"]) == exports
     strings = sum(size for name, size in sections.items() if name.startswith(".rodata.str"))
     assert strings <= names + len(result.name) + 32

@@ -132,10 +132,11 @@ def test_every_truncation_is_rejected():
 
 def test_names_become_hashes_only_with_host_code_and_without_collisions():
     """An export whose name the host code has too keeps only its FNV-1a hash
-    (the host's string is the name); without host code, or when two of the
-    executable's names share a hash, names stay."""
+    (the host's string is the name); without host code, when the host code
+    does not have the export (a static library leaves the NPU's exports out),
+    or when two of the executable's names share a hash, names stay."""
     hosted = dict(host_format="embedded-elf-x86_64", host_code=b"\x7fELF" + bytes(60), hashed_names=True)
-    data = relu_executable(**hosted, all_names=("relu", "other"))
+    data = relu_executable(**hosted, host_names=("relu", "other"))
     name_at, name_length, *_, hash_word, reserved = struct.unpack_from("<8I", data, EXPORT0)
     assert name_length == 0 and hash_word == name_hash("relu") and reserved == 0
     assert b"relu" not in data and b"relu" in relu_executable(**{**hosted, "hashed_names": False})
@@ -144,8 +145,13 @@ def test_names_become_hashes_only_with_host_code_and_without_collisions():
     # Two names of one FNV-1a hash: the names stay.
     a, b = "l9On", "H8aa"
     assert name_hash(a) == name_hash(b)
-    kept = relu_executable(**hosted, exports=[Export(a, relu_stream(), (64, 64))], all_names=(a, b))
+    kept = relu_executable(**hosted, exports=[Export(a, relu_stream(), (64, 64))], host_names=(a, b))
     assert struct.unpack_from("<I", kept, EXPORT0 + 4)[0] == 4
+    # Host code without the export: its name is stored, the hash word reserved.
+    static = relu_executable(host_format="static", host_code=b"m_linked\0", hashed_names=True, host_names=("other",))
+    name_at, name_length, *_, hash_word, reserved = struct.unpack_from("<8I", static, EXPORT0)
+    assert static[name_at:name_at + name_length] == b"relu" and hash_word == 0 and reserved == 0
+    validate_executable(static)
     # A stored name hash without host code to look it up in is refused.
     with pytest.raises(StreamError, match="no name, and no host code"):
         validate_executable(patch(GOOD, EXPORT0 + 4, "<I", 0))
@@ -156,3 +162,20 @@ def test_names_become_hashes_only_with_host_code_and_without_collisions():
 
 def test_name_hash_is_fnv1a():
     assert name_hash("") == 0x811C9DC5 and name_hash("a") == 0xE40C292C
+
+
+def test_strings_are_packed_and_host_code_aligned_by_what_it_is():
+    """Stored names and the host format follow the 4-byte aligned parts
+    without padding; an embedded ELF sits 64-byte aligned (loaded in place),
+    a static library's name 8-byte aligned (the least the format allows)."""
+    two = [Export("d1", relu_stream(), (64, 64)), Export("d23", relu_stream(), (64, 64))]
+    for host_format, host_code, alignment in (("static", b"m_linked\0", 8),
+                                              ("embedded-elf-x86_64", b"\x7fELF" + bytes(60), 64)):
+        data = relu_executable(exports=two, host_format=host_format, host_code=host_code)
+        validate_executable(data)
+        (first_at, first_length), (second_at, _) = (struct.unpack_from("<2I", data, EXPORT0 + 32 * i) for i in (0, 1))
+        assert data[first_at:first_at + 2] == b"d1" and second_at == first_at + first_length
+        format_at, format_length, host_at, host_length = struct.unpack_from("<4I", data, 48)
+        assert format_at == second_at + 3 and data[format_at:format_at + format_length] == host_format.encode()
+        assert host_at % alignment == 0 and host_at - (format_at + format_length) < alignment
+        assert data[host_at:host_at + host_length] == host_code

@@ -13,7 +13,8 @@ across the firmware's objects. ``string_literals`` rewrites each such array
 whose bytes are printable ASCII into a macro for the literal and its uses of
 ``sizeof`` into the count, when those are its only uses; the program reads
 the same bytes. kws_int8 on mps2-an386: the module's 10 export names (about
-40 B each) are the library's.
+40 B each before they were shortened to d0, d1, ...: passes/short_export_names.py)
+are the library's.
 """
 
 from __future__ import annotations

@@ -20,14 +20,22 @@ drops IREE's query function and tables (``ld -r --gc-sections`` with the
 new query as the only root). An object whose tables do not read as
 expected, or whose attributes say more than the defaults, keeps IREE's
 tables, with the reason returned.
+
+``leave_out`` names exports the new table does not have: in a mynpu build
+the exports the NPU runs, whose CPU functions are empty (the mynpu-v1
+executable names them itself and the runtime finds them there first,
+npukit.passes.mynpu_partition). Nothing then references their functions, and
+the relocatable link's garbage collection drops them with their pointers and
+names.
 """
 
 from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterable
 
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
@@ -195,10 +203,11 @@ def library_source(tables: LibraryTables) -> str:
     for f in tables.functions:
         lines.append(f"int {f}(const iree_hal_executable_environment_v0_t*, "
                      "const iree_hal_executable_dispatch_state_v0_t*, const iree_hal_executable_workgroup_state_v0_t*);")
+    # A library of no exports (the NPU runs them all) keeps one null entry of each table, never read.
     lines.append(f"static const iree_hal_executable_dispatch_v0_t funcs[{max(count, 1)}] = {{"
-                 + ", ".join(tables.functions) + "};")
+                 + (", ".join(tables.functions) or "0") + "};")
     lines.append(f"static const char* const names[{max(count, 1)}] = {{"
-                 + ", ".join(_c_string(n) for n in tables.names) + "};")
+                 + (", ".join(_c_string(n) for n in tables.names) or "0") + "};")
     lines += [
         "static const iree_hal_executable_library_header_t header = {",
         f"    {LIBRARY_VERSION}u, {_c_string(tables.library_name)}, {tables.features}u, "
@@ -217,9 +226,23 @@ def library_source(tables: LibraryTables) -> str:
     return "\n".join(lines)
 
 
-def compact_library_tables(static_library: Path, preset: CpuPreset) -> str | None:
+def without_exports(tables: LibraryTables, leave_out: Iterable[str]) -> LibraryTables:
+    """``tables`` without the exports named in ``leave_out`` (every one of
+    which must be there), the others keeping their order."""
+    leave_out = set(leave_out)
+    missing = leave_out - set(tables.names)
+    if missing:
+        raise ValueError(f"no exports named {', '.join(sorted(missing))} to leave out")
+    kept = [i for i, name in enumerate(tables.names) if name not in leave_out]
+    return replace(tables, functions=tuple(tables.functions[i] for i in kept),
+                   names=tuple(tables.names[i] for i in kept),
+                   attrs=tuple(tables.attrs[i] for i in kept) if tables.attrs else ())
+
+
+def compact_library_tables(static_library: Path, preset: CpuPreset, leave_out: Iterable[str] = ()) -> str | None:
     """Replaces IREE's tables in ``static_library`` (in place) by the compact
-    ones; returns why not when it keeps them."""
+    ones, without the exports named in ``leave_out``; returns why not when it
+    keeps IREE's (every export then stays)."""
     from npukit.cpu.archive_build import binutil, gcc_for, preset_cflags, run_tool
     from npukit.runtime.sources import include_dirs, runtime_source_root
 
@@ -229,6 +252,10 @@ def compact_library_tables(static_library: Path, preset: CpuPreset) -> str | Non
         return f"IREE's library tables were not read: {e}"
     if any(not _default_attrs(a) for a in tables.attrs):
         return "an export's attributes differ from the defaults"
+    try:
+        tables = without_exports(tables, leave_out)
+    except ValueError as e:
+        return f"IREE's library tables do not match the exports to leave out: {e}"
     work = static_library.with_name(static_library.name + ".tables")
     source, table_object, renamed, linked = (work.with_suffix(s) for s in (".c", ".o", ".iree.o", ".linked.o"))
     try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from npukit.targets.cpu_presets import CpuPreset
 
@@ -44,10 +45,11 @@ class TargetKernels:
             return cls(preset, archive, (archive,))
         return cls(preset, archive, (archive, *(embedded_link_libraries(preset) or [libgcc_path(preset)])))
 
-    def link_into(self, static_library: Path) -> str | None:
+    def link_into(self, static_library: Path, leave_out: Iterable[str] = ()) -> str | None:
         """Merges the kernels ``static_library`` calls into it (in place) and
-        gives it compact executable-library tables (npukit.cpu.library_tables);
-        returns why IREE's tables stayed, if they did."""
+        gives it compact executable-library tables (npukit.cpu.library_tables)
+        without the exports named in ``leave_out``; returns why IREE's tables
+        stayed, if they did."""
         from npukit.cpu.archive_build import binutil, gcc_for, preset_cflags, run_tool
         from npukit.cpu.library_tables import compact_library_tables
 
@@ -55,7 +57,7 @@ class TargetKernels:
         # The GCC driver picks the linker emulation of the preset's multilib.
         run_tool([gcc_for(self.preset), *preset_cflags(self.preset), "-nostdlib", "-r", "-Wl,-z,noexecstack",
                   "-o", str(merged), str(static_library), str(self.archive)])
-        kept = compact_library_tables(merged, self.preset)
+        kept = compact_library_tables(merged, self.preset, leave_out)
         run_tool([binutil(self.preset, "objcopy"), "--wildcard", "--keep-global-symbol=*_library_query",
                   str(merged)])
         os.replace(merged, static_library)

@@ -32,6 +32,7 @@ from npukit.deploy.firmware_project import FirmwareProject, write_project
 from npukit.deploy.firmware_stack import DEFAULT_STACK_SIZE, FirmwareStack, firmware_stack, stack_size_for
 from npukit.deploy.firmware_size import FlashSplit, classify_by_path, firmware_size, flash_split
 from npukit.errors import NpukitError, RunError, TargetError
+from npukit.manifest import by_long_export_name
 from npukit.runtime.sources import runtime_source_root
 
 if TYPE_CHECKING:
@@ -312,12 +313,14 @@ def _npu_use(run: qemu_runner.FirmwareRun, artifact: CompileResult) -> NpuUse:
     )
 
 
-def _dispatch_instructions(run: qemu_runner.FirmwareRun) -> dict[str, int]:
+def _dispatch_instructions(run: qemu_runner.FirmwareRun, manifest: dict) -> dict[str, int]:
+    """Each export's instructions as the firmware printed them, under IREE's
+    name for it (the firmware holds the short names)."""
     found = {}
     for value in run.all_values("dispatch_instructions"):
         name, _, count = value.rpartition(" ")
         found[name] = int(count)
-    return found
+    return by_long_export_name(found, manifest)
 
 
 def _host_outputs(host: CompileResult, sample_inputs: list[list[np.ndarray]], runtime: str) -> list[list[np.ndarray]]:
@@ -492,7 +495,7 @@ def deploy(
             console=run.console,
             stack=stack,
             npu=_npu_use(run, artifact) if npu else None,
-            dispatch_instructions=_dispatch_instructions(run),
+            dispatch_instructions=_dispatch_instructions(run, artifact.manifest),
         )
         if (run.exit_status == EXIT_MATCH) != result.outputs_match_host:
             raise RunError(f"the firmware and the host disagree on whether the outputs match; {run.report()}")

@@ -6,9 +6,10 @@ executables and kernels, the C library), read from the linked ELF
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from npukit.manifest import long_export_names
 from npukit.stack.dynamic_frames import dynamic_bounds
 from npukit.stack.stack_bound import StackBound, StackBoundError, bound, read_call_graph
 
@@ -56,4 +57,10 @@ def firmware_stack(elf: Path, model_name: str, manifest: dict) -> FirmwareStack:
     whole = bound(graph, roots[0], dynamic_bounds=dynamic)
     run = f"{model_name}_run"
     model = bound(graph, run, dynamic_bounds=dynamic) if len(graph.named(run)) == 1 else None
-    return FirmwareStack(whole, model)
+    return FirmwareStack(_long_names(whole, manifest), _long_names(model, manifest) if model else None)
+
+
+def _long_names(stack: StackBound, manifest: dict) -> StackBound:
+    """``stack`` with its dispatch functions (the exports' short names in the firmware) named as IREE names them."""
+    names = long_export_names(manifest)
+    return replace(stack, path=tuple((names.get(function, function), frame) for function, frame in stack.path))

@@ -76,6 +76,12 @@ class JobResult:
     transient_slabs: list[dict] = field(default_factory=list)
     # Tuned CPU pipeline: the layer blocks' bytes and weight forms (cpu.flash_budget.BudgetOutcome).
     kernel_constants: dict | None = None
+    # vm-c output: each export's short name in the generated code -> IREE's
+    # name for it (passes.short_export_names).
+    export_names: dict[str, str] = field(default_factory=dict)
+    # The exports a static library leaves out of its table (the NPU's, which
+    # the mynpu-v1 executable names: MynpuTarget.library_leaves_out).
+    library_leaves_out: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -105,6 +111,7 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     from npukit.passes.fused_padding import FUSE_PADDING_FLAG, CheckFusedPadding
     from npukit.passes.module_naming import NameModule
     from npukit.passes.registry import passes_for
+    from npukit.passes.short_export_names import ShortExportNames
     from npukit.passes.transient_packing import PackTransients
     from npukit.passes.unread_constants import DropUnreadConstants
 
@@ -147,6 +154,13 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
     first = 1 if stream and stream[0] is transients else 0  # the allocations are listed once the slabs are packed
     stream.insert(first, inventory)
     stream.insert(first + 1, allocations)
+    short_names = None
+    if job.output_format == "vm-c" and not recognising:
+        # Last: the passes before it key their records by IREE's names.
+        short_names = ShortExportNames()
+        stream.append(short_names)
+        if mynpu is not None:
+            mynpu.export_names = short_names.short
     hooks.setdefault("vm", []).append(allocations.check_allocate_calls)
     # Reaching 'stream' is reported before its passes run: a failure from here on may be a tuned pass's.
     hooks["stream"].insert(0, lambda _m: progress("", "stream"))
@@ -199,6 +213,8 @@ def run_job(job: CompileJob, progress: Callable[[str, str], None] = lambda _m, _
         buffer_allocations=allocations.program.to_json(),
         constant_pools=unread_constants.summary(),
         transient_slabs=transients.summary(),
+        export_names=dict(short_names.long) if short_names is not None else {},
+        library_leaves_out=mynpu.library_leaves_out() if mynpu is not None and not recognising else [],
     )
 
 

@@ -168,7 +168,8 @@ def run_hosted(cl: CommandLine) -> int:
     if static_library is not None and compile_to == "end":
         from npukit.cpu.target_kernels import TargetKernels
 
-        kept = TargetKernels.build(plan.preset).link_into(Path(static_library))
+        leave_out = mynpu.library_leaves_out() if mynpu is not None else []
+        kept = TargetKernels.build(plan.preset).link_into(Path(static_library), leave_out)
         if kept:
             print(f"npukit: the static library keeps IREE's executable-library tables: {kept}", file=sys.stderr)
     if mynpu is not None and mynpu.report is not None:

@@ -16,6 +16,10 @@ HEADER_BYTES = 64
 EXPORT_BYTES = 32
 MAX_BINDINGS = 8
 HOST_CODE_ALIGNMENT = 64  # as IREE aligns executables in a module
+#: Host code that is a name (a static library's), not code: 8-byte aligned,
+#: the least the format requires.
+NAMED_HOST_FORMATS = ("static",)
+NAMED_HOST_CODE_ALIGNMENT = 8
 
 
 @dataclass(frozen=True)
@@ -48,20 +52,21 @@ class Executable:
     constants: bytes = b""
     host_format: str = ""
     host_code: bytes = b""
-    #: Store each export's name as its hash, the string being the host
-    #: code's (every export is there too); only where no two of
-    #: ``all_names`` (every export name of the host code) share a hash.
+    #: Store the name of each export the host code has too (``host_names``,
+    #: every export name of the host code) as its hash, the string being the
+    #: host code's; only where no two of the names share a hash. The other
+    #: exports' names are stored.
     hashed_names: bool = False
-    all_names: tuple[str, ...] = ()
+    host_names: tuple[str, ...] = ()
 
     def to_bytes(self) -> bytes:
         if len({e.name for e in self.exports}) != len(self.exports):
             raise ValueError("mynpu-v1 export names must be unique")
         if any(len(e.binding_sizes) > MAX_BINDINGS for e in self.exports):
             raise ValueError(f"a mynpu-v1 export has at most {MAX_BINDINGS} bindings")
-        names = {e.name for e in self.exports} | set(self.all_names)
-        hashed = (self.hashed_names and bool(self.host_code)
-                  and len({name_hash(n) for n in names}) == len(names))
+        names = {e.name for e in self.exports} | set(self.host_names)
+        hashing = (self.hashed_names and bool(self.host_code)
+                   and len({name_hash(n) for n in names}) == len(names))
         body = bytearray()
         at = HEADER_BYTES + EXPORT_BYTES * len(self.exports)
 
@@ -73,20 +78,26 @@ class Executable:
             body.extend(data)
             return offset
 
+        # The 4-byte aligned parts first (streams, binding tables, constants),
+        # then the strings (stored names, the host format) packed without
+        # padding, then the host code.
+        placed = [(place(export.stream),
+                   place(struct.pack(f"<{len(export.binding_sizes)}I", *export.binding_sizes)))
+                  for export in self.exports]
+        constants_at = place(self.constants)
         table = bytearray()
-        for export in self.exports:
+        for export, (stream_at, sizes_at) in zip(self.exports, placed):
+            hashed = hashing and export.name in self.host_names
             name = b"" if hashed else export.name.encode()
-            name_at = place(name) if name else 0
-            stream_at = place(export.stream)
-            sizes_at = place(struct.pack(f"<{len(export.binding_sizes)}I", *export.binding_sizes))
+            name_at = place(name, 1) if name else 0
             table += struct.pack("<8I", name_at, len(name), stream_at, len(export.stream),
                                  len(export.binding_sizes), sizes_at, name_hash(export.name) if hashed else 0, 0)
-        constants_at = place(self.constants)
         if bool(self.host_format) != bool(self.host_code):
             raise ValueError("host code needs its format name, and a format name needs host code")
         host_format = self.host_format.encode()
-        format_at = place(host_format)
-        host_at = place(self.host_code, HOST_CODE_ALIGNMENT)
+        format_at = place(host_format, 1)
+        host_at = place(self.host_code, NAMED_HOST_CODE_ALIGNMENT if self.host_format in NAMED_HOST_FORMATS
+                        else HOST_CODE_ALIGNMENT)
         total = at + len(body)
         c = self.config
         header = MAGIC + struct.pack("<HHI6I3I4I", VERSION[0], VERSION[1], total, c.pes, c.sram_bytes,

@@ -29,10 +29,10 @@ import numpy as np
 from iree.compiler import ir
 
 from npukit.errors import CompileError
-from npukit.mynpu.executable import FORMAT
+from npukit.mynpu.executable import FORMAT, NAMED_HOST_FORMATS
 
 #: IREE's format of a static library and the variant name of the mynpu target.
-STATIC_FORMAT = "static"
+(STATIC_FORMAT,) = NAMED_HOST_FORMATS
 VARIANT = FORMAT.replace("-", "_")
 
 

@@ -22,6 +22,14 @@
   replaced by the real executable: the streams, their constants and the CPU
   code IREE compiled as host code for the dispatches the NPU does not run
   (an embedded ELF, or with a static library the library's name).
+
+With a static library (inline-dynamic), the library leaves the NPU's exports
+out of its table (``library_leaves_out``: npukit.cpu.library_tables, when
+npukit merges the kernels into it): the mynpu-v1 executable stores their
+names, and the runtime matches a name against the NPU's exports before the
+host code's, so an export the NPU runs never reaches a CPU function. With an
+embedded ELF the emptied functions stay in the ELF's table and the NPU's
+exports keep only their names' hashes.
 """
 
 from __future__ import annotations
@@ -69,6 +77,9 @@ class MynpuTarget:
         self._integer = IntegerRequantization()
         self._placed: list[dict] = []
         self._empty = EmptyNpuDispatches(lambda: self.exports)
+        # IREE's export name -> the name the generated code gives it, when
+        # the exports were renamed after partitioning (passes.short_export_names).
+        self.export_names: dict[str, str] = {}
 
     # 'preprocessing' ----------------------------------------------------------
 
@@ -167,17 +178,30 @@ class MynpuTarget:
             raise CompileError(f"the module has no mynpu-v1 executable to put the NPU's streams in: "
                                f"{_STATIC_NEEDS_INLINE}")
 
+    def _named(self, export: str) -> str:
+        return self.export_names.get(export, export)
+
+    def library_leaves_out(self) -> list[str]:
+        """The exports a static library leaves out of its table, by the
+        name the generated code gives them: the NPU's, with inline-dynamic
+        (the mynpu variant the only one, its host code run only for the
+        others)."""
+        return [self._named(export) for export in self.exports] if self.inline else []
+
     def _executable_for(self, name: str, host_format: str, host_code: bytes) -> bytes:
         from npukit.mynpu.simulator import StreamError, validate_executable
 
-        exports = [Export(name, plan.stream, plan.binding_sizes) for name, (_, plan) in self.exports.items()]
-        # The host code has every dispatch (the NPU's ones emptied), names
-        # included: the NPU's exports keep only their names' hashes.
-        executable = Executable(self.options.config(self.parallelism), exports, bytes(self.constants.data),
-                                host_format, host_code, hashed_names=True,
-                                all_names=tuple(d.name for d in self.recognised))
-        data = executable.to_bytes()
+        exports = [Export(self._named(export), plan.stream, plan.binding_sizes)
+                   for export, (_, plan) in self.exports.items()]
         static = host_format == STATIC_FORMAT
+        # An embedded ELF has every dispatch (the NPU's ones emptied), names
+        # included: the NPU's exports keep only their names' hashes. A static
+        # library leaves the NPU's exports out: their names are stored here.
+        omitted = set(self.library_leaves_out()) if static else set()
+        host_names = tuple(n for n in (self._named(d.name) for d in self.recognised) if n not in omitted)
+        executable = Executable(self.options.config(self.parallelism), exports, bytes(self.constants.data),
+                                host_format, host_code, hashed_names=True, host_names=host_names)
+        data = executable.to_bytes()
         self._placed.append({"name": name, "bytes": len(data), "npu_constants_bytes": len(self.constants.data),
                              "cpu_code": host_format or None,
                              "cpu_code_bytes": 0 if static else len(host_code),

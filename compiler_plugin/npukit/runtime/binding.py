@@ -12,6 +12,7 @@ import numpy as np
 from npukit.artifact import CompileResult
 from npukit.errors import RunError
 from npukit.frontends.signature import EntryPoint
+from npukit.manifest import long_export_names
 
 if TYPE_CHECKING:
     from npukit.mynpu.simulator import Counters
@@ -71,7 +72,8 @@ class NpukitRuntimeModel:
 
     With ``profile_dispatches``, ``dispatch_seconds`` sums each export's wall
     time over the runs (the runtime's dispatch hook; it adds a call into
-    Python around every dispatch, so totals are not the model's latency)."""
+    Python around every dispatch, so totals are not the model's latency),
+    under IREE's name for the export (the module's code has short names)."""
 
     def __init__(self, result: CompileResult, arena_bytes: int = DEFAULT_ARENA_BYTES,
                  profile_dispatches: bool = False):
@@ -87,6 +89,7 @@ class NpukitRuntimeModel:
         full_hal = ctypes.addressof(ctypes.c_char.in_dll(self._lib, "npukit_full_hal"))
         options = _Options(aligned, arena_bytes, full_hal)
         self.dispatch_seconds: dict[str, float] = {}
+        self._long_names = long_export_names(result.manifest)
         if profile_dispatches:
             self._hook = _DispatchHook(self._on_dispatch)  # kept alive as long as the runtime
             self._started = 0
@@ -102,6 +105,7 @@ class NpukitRuntimeModel:
             self._started = now
             return
         export = ctypes.string_at(name.data, name.size).decode()
+        export = self._long_names.get(export, export)
         self.dispatch_seconds[export] = self.dispatch_seconds.get(export, 0.0) + (now - self._started) * 1e-9
 
     def _check(self, status: int | None, what: str) -> None:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from npukit.passes.short_export_names import SHORT_NAME_PATTERN
+
 # Kinds of function pointer: the functions the program stores in them.
 KINDS: dict[str, str] = {
     # iree_allocator_ctl_fn_t (emitc_vm/include/iree/base/allocator.h)
@@ -55,8 +57,9 @@ KINDS: dict[str, str] = {
     "npu_simulator_vtable": r"^simulator_(query_capabilities|submit|wait|read_counters)$",
     # a static library's query function (iree_hal_executable_library_query_fn_t)
     "library_query": r"_library_query$",
-    # a library's export table: IREE's dispatch functions
-    "library_export": r"_dispatch_\d+(_\w*)?$",
+    # a library's export table: IREE's dispatch functions, by IREE's names or renamed short
+    # (npukit.passes.short_export_names)
+    "library_export": rf"_dispatch_\d+(_\w*)?$|{SHORT_NAME_PATTERN}",
     # npukit_module_create_fn_t: a vm-c module's <name>_create, the HAL modules' creators
     "module_create": r"_create$",
     # npukit_hal_library_release_fn_t
