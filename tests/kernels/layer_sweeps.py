@@ -413,6 +413,40 @@ def conv_add_stages_sweep(seed: int = 23) -> list[Branch]:
     ])
 
 
+def conv_add_ranges_sweep(seed: int = 29) -> list[Branch]:
+    """conv_add_sweep's layers where IREE's canonicalisation changes the
+    dispatch: an ADD whose output zero point keeps its sum positive (IREE
+    proves the value under the clamp not negative and writes the clamp's
+    minimum unsigned below its lower bound of -128), an ADD whose clamp
+    leaves one value (ReLU or ReLU6 above a zero point of 127: IREE folds
+    the layer and the ADD to a constant the initializer fills, next to the
+    other layers' constant pool), and VALID windows as wide or as high as
+    the input (3x1, 1x3 and 1x2 outputs: IREE drops the output dimension of
+    one pixel, and the window's dimension reads the input alone, as the
+    input channels do); 7 cases, 14 inputs."""
+    return _conv_add_branches(np.random.default_rng(seed), [
+        (48, 16, (3, 5), (1, 1), NONE, NONE, True, -3, -90, -128, 100, 1.9, None),  # the sum's minimum unsigned
+        (32, 12, (3, 3), (1, 1), RELU, NONE, True, 0, -100, -128, 20, 1.4, None),  # both terms not negative
+        (16, 8, (3, 3), (1, 1), NONE, RELU6, True, -128, 2, -3, 127, 1.2, None),  # a constant 127: folded
+        (8, 8, (5, 3), (3, 3), NONE, NONE, True, -128, 1, -2, 4, 1.1, None),  # 3x3 VALID, 3x1 output
+        (24, 10, (3, 3), (1, 1), NONE, RELU, True, 5, -20, 20, 127, 0.8, None),  # a constant 127 after ReLU
+        (8, 6, (3, 5), (3, 3), NONE, RELU, True, 3, -5, 7, -20, 0.9, None),  # 1x3 output
+        (4, 7, (2, 4), (2, 3), RELU6, NONE, True, 9, 1, -2, 60, 1.1, None),  # a 2x3 window, 1x2 output
+    ])
+
+
+def constant_output(branch: Branch) -> bool:
+    """Whether an int8 branch's activation leaves its output one value (a
+    ReLU or ReLU6 above a zero point of 127): IREE folds it to a constant."""
+    out = branch.outputs[0]
+    activation = branch.options.get("fusedActivationFunction", NONE)
+    if out.dtype != np.int8 or activation not in (RELU, RELU6):
+        return False
+    low = max(-128, int(out.zero_point))
+    high = 127 if activation == RELU else min(127, int(out.zero_point) + int(round(6.0 / float(out.scale))))
+    return low >= high
+
+
 def _conv_add_branches(rng, cases) -> list[Branch]:
     branches = []
     for (ic, oc, (h, w), (kh, kw), conv_act, add_act, per_channel, zp, conv_zp, res_zp, add_zp, ratio,
@@ -575,14 +609,15 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
 
 # Sweeps whose branches feed one another (build_model's chain): a branch input that is an earlier branch's
 # output is no model input.
-CHAINED = ("conv_add", "conv_add_stages")
+CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges")
 
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
           "depthwise_column": depthwise_column_sweep,
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
           "conv_first": conv_first_sweep, "conv_add": conv_add_sweep,
-          "conv_add_stages": conv_add_stages_sweep, "conv_whole_window": conv_whole_window_sweep,
+          "conv_add_stages": conv_add_stages_sweep, "conv_add_ranges": conv_add_ranges_sweep,
+          "conv_whole_window": conv_whole_window_sweep,
           "fully_connected": fully_connected_sweep, "fully_connected_matvec": fully_connected_matvec_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 

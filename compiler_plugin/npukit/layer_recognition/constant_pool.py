@@ -41,6 +41,7 @@ class ConstantPool:
     constant_op: ir.Operation
     size: int
     elements: list[str]
+    store: ir.Operation  # the util.global.store of the pool's resource
 
     def element_sizes(self) -> list[int]:
         """Each element's bytes, from its type (``dense<...> : tensor<64x64xi8>``), without reading its values."""
@@ -67,8 +68,10 @@ def composite_elements(attr: ir.Attribute) -> tuple[int, list[str]]:
 def constant_pools(module: ir.Operation) -> list[ConstantPool]:
     """The globals initializers fill from one composite constant. The same
     initializer may also set up other globals (a model's variable tensors:
-    their resources, offsets and timepoints); the pool's global is the one
-    that receives a constant resource."""
+    their resources, offsets and timepoints; a tensor IREE folded to a
+    constant and fills on the device, a second constant resource); the
+    pool's global is the one whose constant resource comes from the
+    composite, and an initializer where that is not one global has none."""
     found: list[ConstantPool] = []
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
@@ -80,16 +83,60 @@ def constant_pools(module: ir.Operation) -> list[ConstantPool]:
             if inner.name == "util.buffer.constant":
                 constants.append(inner)
             elif inner.name == "util.global.store" and _resource_lifetime(inner.operands[0]) == "constant":
-                stores.append(ir.FlatSymbolRefAttr(inner.attributes["global"]).value)
+                stores.append(inner)
             return ir.WalkResult.ADVANCE
 
         op.walk(visit)
-        if len(constants) == 1 and len(stores) == 1:
-            try:
-                size, elements = composite_elements(constants[0].attributes["value"])
-            except ValueError:
-                continue
-            found.append(ConstantPool(stores[0], op, constants[0], size, elements))
+        if len(constants) != 1:
+            continue
+        fed = [s for s in stores if _derives_from(s.operands[0], constants[0])]
+        if len(fed) != 1:
+            continue
+        try:
+            size, elements = composite_elements(constants[0].attributes["value"])
+        except ValueError:
+            continue
+        found.append(ConstantPool(ir.FlatSymbolRefAttr(fed[0].attributes["global"]).value, op, constants[0], size,
+                                  elements, fed[0]))
+    return found
+
+
+def _derives_from(value: ir.Value, source: ir.Operation) -> bool:
+    """Whether ``value`` may be computed from ``source``'s result (``sources``)."""
+    return any(op == source for op, _ in sources(value))
+
+
+def sources(value: ir.Value) -> list[tuple[ir.Operation, int | None]]:
+    """The operations ``value`` may be computed from, followed back through
+    their operands, each with the result followed (None: all of them): an
+    await's result from the resource it awaits (its operands are the awaited
+    resources, in the results' order, then their sizes and the timepoint), a
+    block argument from every operand of every branch in its region (more
+    than may reach it: a value that might come from an operation counts as
+    coming from it)."""
+    seen: set = set()
+    found: list[tuple[ir.Operation, int | None]] = []
+    pending = [value]
+    while pending:
+        v = pending.pop()
+        owner = defining_op(v)
+        key = owner if isinstance(owner, ir.Block) else (owner, ir.OpResult(v).result_number)
+        if key in seen:
+            continue
+        seen.add(key)
+        if isinstance(owner, ir.Block):
+            for block in owner.region.blocks:
+                terminator = list(block.operations)[-1].operation if len(block.operations) else None
+                if terminator is not None and terminator.name in ("cf.br", "cf.cond_br"):
+                    found.append((terminator, None))
+                    pending.extend(terminator.operands)
+            continue
+        if owner.name == "stream.timepoint.await":
+            found.append((owner, key[1]))
+            pending.append(owner.operands[key[1]])
+        else:
+            found.append((owner, None))
+            pending.extend(owner.operands)
     return found
 
 

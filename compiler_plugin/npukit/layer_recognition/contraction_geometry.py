@@ -103,8 +103,22 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
             sizes[d] = s
     channel_in = {r[0][0] for r in in_map if len(r) == 1 and r[0][0] in filter_dims and r[0][0] in out_dims}
     pure_in = set(channel_in)
+    window_only: set[int] = set()
     if not channel_in:
         pure_in |= {r[0][0] for r in in_map if len(r) == 1 and r[0][1] == 1 and iterators[r[0][0]] == "reduction"}
+        alone = [r[0][0] for r, load_stride in zip(in_map, load_strides)
+                 if len(r) == 1 and r[0][1] == 1 and iterators[r[0][0]] == "reduction" and load_stride == 1]
+        if len(alone) > 1 and all(d in filter_dims for d in alone):
+            # One output pixel along a dimension a kernel window spans (a VALID
+            # window as wide as the input): IREE drops that output dimension, and
+            # the window's dimension reads the input alone, as the input channels
+            # do. Either reading sums the same products; the channels are the
+            # candidate at the end of the input where the output has its channels
+            # (HWC: the last, CHW: the first), the others windows over one pixel.
+            oc = [i for i, d in enumerate(out_dims) if d in filter_dims and iterators[d] == "parallel"]
+            channels_last = not oc or oc[0] == len(out_dims) - 1
+            channel = alone[-1] if channels_last else alone[0]
+            window_only = set(alone) - {channel}
     roles: dict[int, str] = {}
     # (out dim, stride, kernel dim, dilation); out dim None: an input dimension
     # a depthwise layer reads with a kernel dimension alone, a spatial
@@ -112,7 +126,7 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
     spatial: list[tuple[int | None, int, int | None, int]] = []
     for r, load_stride in zip(in_map, load_strides):
         kernel_only = len(r) == 1 and iterators[r[0][0]] == "reduction"
-        if kernel_only and (channel_in or load_stride != 1):
+        if kernel_only and (channel_in or load_stride != 1 or r[0][0] in window_only):
             # A depthwise layer has no input-channel reduction; a strided read is
             # no channel: a window over a dimension of one output pixel.
             spatial.append((None, 1, r[0][0], r[0][1] * load_stride))

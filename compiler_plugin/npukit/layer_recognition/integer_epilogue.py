@@ -56,15 +56,23 @@ def _parameter(node: Node, width64: bool = False) -> Node | None:
 
 @dataclass(frozen=True)
 class Clamp:
+    """``unsigned_below_zero``: the minimum is unsigned (minui) and the lower
+    bound negative, a clamp only for values that are never negative."""
+
     inner: Node
     low: int
     high: int
+    unsigned_below_zero: bool = False
 
 
 def match_clamp(node: Node) -> Clamp | None:
     """minsi(maxsi(x, lo), hi) with constant bounds (either nesting order).
-    Where the lower bound is not negative IREE may write the outer minimum
-    unsigned (minui): the same for the non-negative values it then sees."""
+    Where IREE's range analysis has proved the value it bounds not negative
+    it writes the outer minimum unsigned (minui): the same clamp for the
+    values it then sees. With a lower bound that is not negative that holds
+    for every value; with a negative one (an ADD whose output zero point
+    keeps its sum positive), only for values that are never negative, which
+    the caller must prove (``unsigned_below_zero``)."""
     bounds: dict[str, int] = {}
     unsigned = False
     for _ in range(2):
@@ -78,16 +86,16 @@ def match_clamp(node: Node) -> Clamp | None:
             else:
                 continue
             break
-    if set(bounds) != {"low", "high"} or (unsigned and bounds["low"] < 0):
+    if set(bounds) != {"low", "high"}:
         return None
-    return Clamp(node, bounds["low"], bounds["high"])
+    return Clamp(node, bounds["low"], bounds["high"], unsigned and bounds["low"] < 0)
 
 
 def _saturated_32(node: Node) -> Node | None:
     """trunci(clamp(x : i64, INT32_MIN, INT32_MAX)) -> x."""
     inner = _ops(node, "arith.trunci", 1)
     clamp = match_clamp(inner[0]) if inner else None
-    if clamp is None or (clamp.low, clamp.high) != (INT32_MIN, INT32_MAX):
+    if clamp is None or clamp.unsigned_below_zero or (clamp.low, clamp.high) != (INT32_MIN, INT32_MAX):
         return None
     return clamp.inner
 
@@ -294,10 +302,12 @@ def _rounded_once(node: Node) -> tuple[Node, tuple[Node, Node, Node]] | None:
 
 
 def match_requantization(node: Node) -> Requantization | None:
-    """An int8/int16 output stage (trunci of the clamped value)."""
+    """An int8/int16 output stage (trunci of the clamped value); its value
+    takes any sign, so an unsigned minimum below a negative bound is not its
+    clamp."""
     narrowed = _ops(node, "arith.trunci", 1)
     clamp = match_clamp(narrowed[0]) if narrowed else None
-    if clamp is None:
+    if clamp is None or clamp.unsigned_below_zero:
         return None
     value, zero_point = _offset(clamp.inner)
     once = _rounded_once(value)
@@ -331,6 +341,7 @@ class Addition:
     zero_point: int
     low: int
     high: int
+    nonnegative: bool = False  # the clamp holds only if zp + MBQM(a' + b') is never negative
 
 
 def _add_operand(node: Node) -> AddOperand | None:
@@ -370,5 +381,6 @@ def match_addition(node: Node) -> Addition | None:
         shifts = {int(_ops(o.multiplier.value, "arith.shli", 2)[1].value) for o in (first, second)}
         if len(shifts) != 1:
             return None
-        return Addition(first, second, shifts.pop(), output, zero_point, clamp.low, clamp.high)
+        return Addition(first, second, shifts.pop(), output, zero_point, clamp.low, clamp.high,
+                        clamp.unsigned_below_zero)
     return None

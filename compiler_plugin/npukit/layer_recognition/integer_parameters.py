@@ -12,7 +12,7 @@ the dispatch computes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from npukit.quantization.fixed_point_reference import multiply_by_quantized_mult
     scale_rounded_once_array
 
 PROBES = 192
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 @dataclass
@@ -163,8 +164,28 @@ def addition(expression: Node, match: ie.Addition, inputs: EpilogueInputs, contr
     add = ElementwiseAdd(residual, other.zero_point, layer.zero_point, _pair(layer.multiplier),
                          _pair(other.multiplier), _pair(match.output), match.zero_point, match.low, match.high,
                          accumulators)
+    if match.nonnegative:
+        _check_sum_not_negative(add, stage)
     _check_addition(expression, inputs, contraction_arg, residual_arg, stage, add, channels)
     return stage, add
+
+
+def _check_sum_not_negative(add: ElementwiseAdd, stage: OutputStage) -> None:
+    """NotSupported unless the ADD's value before its clamp, zp + MBQM(a' +
+    b'), is never negative (where IREE wrote the clamp's minimum unsigned
+    with a negative lower bound, it is that clamp only then). With
+    multipliers that are not negative every step is monotonic in both
+    operands, so the smallest value is that of the smallest layer output
+    and the smallest residual."""
+    pairs = (add.input_multiplier, add.residual_multiplier, add.output_multiplier)
+    if any(m < 0 for m, _ in pairs):
+        raise NotSupported("an addition with a negative multiplier under an unsigned clamp")
+    residual_low = -128 if add.accumulators is None else add.accumulators.act_min
+    low = np.array([[stage.low]], np.int64)
+    unclamped = replace(add, act_min=INT64_MIN, act_max=INT64_MAX)
+    smallest = int(_tflite_add(low, np.array([[residual_low]], np.int64), unclamped)[0, 0])
+    if smallest < 0:
+        raise NotSupported("an addition clamped with an unsigned minimum whose sum may be negative")
 
 
 def _check_addition(expression: Node, inputs: EpilogueInputs, contraction_arg: int, residual_arg: int,

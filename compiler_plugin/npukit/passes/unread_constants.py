@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from iree.compiler import ir
 
-from npukit.layer_recognition.constant_pool import ConstantPool, constant_pools
+from npukit.layer_recognition.constant_pool import ConstantPool, constant_pools, sources
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, constant_int
 from npukit.passes.resource_bindings import DispatchBinding, Unfollowed, dispatch_binding, dispatch_functions, \
     index_constant, move_subspan, segment_of
@@ -182,7 +182,9 @@ def _check_initializer(pool: ConstantPool) -> None:
     others: list[str] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name not in _INITIALIZER_OPS and any(str(v.type) in _CONSTANT_TYPES for v in op.operands):
+        if op.name not in _INITIALIZER_OPS and any(
+                str(v.type) in _CONSTANT_TYPES and any(o == pool.constant_op for o, _ in sources(v))
+                for v in op.operands):
             others.append(op.name)
         return ir.WalkResult.ADVANCE
 
@@ -193,17 +195,23 @@ def _check_initializer(pool: ConstantPool) -> None:
 
 def _resize_initializer(pool: ConstantPool, new_size: int) -> None:
     """The pool's size where its initializer names it: every operand equal
-    to the old size of an op that handles the pool's buffer, file or resource."""
+    to the old size of an op that handles the pool's buffer, file or
+    resource on its way into the global (the same initializer may fill other
+    constant resources, of any size: their ops keep theirs). An await names
+    each awaited resource's size: only the pool's changes."""
+    path = sources(pool.store.operands[0])
     size_value = index_constant(pool.constant_op, new_size)
     # The constant goes after the buffer constant (some initializers define their sizes after it).
     size_value.owner.move_after(pool.constant_op)
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
+    for op, result in path:
         types = [str(v.type) for v in (*op.operands, *op.results)]
-        if op != size_value.owner and any(t in _CONSTANT_TYPES for t in types):
-            for i, operand in enumerate(op.operands):
-                if str(operand.type) == "index" and constant_int(operand) == pool.size:
-                    op.operands[i] = size_value
-        return ir.WalkResult.ADVANCE
-
-    pool.initializer.walk(visit)
+        if not any(t in _CONSTANT_TYPES for t in types):
+            continue
+        if op.name == "stream.timepoint.await":  # (sources follows one of its results)
+            operands = [len(op.results) + result]
+        else:
+            operands = range(len(op.operands))
+        for i in operands:
+            operand = op.operands[i]
+            if str(operand.type) == "index" and constant_int(operand) == pool.size:
+                op.operands[i] = size_value
