@@ -220,3 +220,26 @@ def test_call_once_of_a_missing_subgraph_is_refused(tmp_path):
     p.output(p.concatenate(p.read("state", [1, 4], np.int8, scale=0.1), x, 1, [1, 8], np.int8, scale=0.1))
     p.main.graph.operators[0].builtinOptions.initSubgraphIndex = 5
     _refused(tmp_path, p, r"not a valid TFLite model: operator 0 \(CALL_ONCE\) runs subgraph 5; the model has 2")
+
+
+@pytest.mark.slow
+def test_streaming_model_on_cortex_m4_board(tmp_path):
+    """The synthetic streaming model deployed on mps2-an386 (inline-dynamic, the memory plan): every call's
+    outputs equal the reference kernels making the same calls in the same order, and the host's."""
+    from npukit.deploy.deploy_model import deploy
+
+    path = tmp_path / "streaming.tflite"
+    path.write_bytes(_streaming_model())
+    result = deploy(path, "mps2-an386", samples=3, seed=5)
+    context = f"console:\n{result.console}"
+    assert result.artifact.manifest["execution_model"] == "inline-dynamic", context
+    assert "refused" not in result.artifact.manifest["memory_plan"], context
+    assert result.outputs_identical_to_host, context
+    # The firmware's calls: the first sample twice (its second run checked), then each other sample once.
+    reference = TFLiteReference(path, kernels="reference")
+    reference.run(list(result.samples[0].inputs))
+    for k, sample in enumerate(result.samples):
+        want = reference.run(list(sample.inputs))
+        assert len(sample.outputs) == len(want) == 3
+        for got, expected in zip(sample.outputs, want):
+            assert np.array_equal(np.asarray(got).reshape(expected.shape), expected), f"sample {k}; {context}"
