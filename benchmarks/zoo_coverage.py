@@ -257,8 +257,7 @@ PUBLISHED_MODELS = ("Published int8 models: the NPU and the tuned kernels on mod
                     "every int8 .tflite model Silicon Labs' MLTK 0.20.0 ships on PyPI (its reference models) and "
                     "pymicro-wakeword 2.5.0's four microWakeWord detectors (alexa, hey_jarvis, hey_mycroft, "
                     "okay_nabu: streaming models whose state windows are resource variables, carried from one "
-                    "call to the next; the seeded inputs are successive calls, as TFLite's interpreter runs them; "
-                    "cortex-m4 refuses them: docs/tflite-frontend.md) "
+                    "call to the next; the seeded inputs are successive calls, as TFLite's interpreter runs them) "
                     "(benchmarks/published_models.py, a float input drawn over its QUANTIZE's range)")
 
 

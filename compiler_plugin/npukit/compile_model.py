@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from npukit import __version__
 from npukit.artifact import CompileResult
-from npukit.errors import CompileError, CompileTimeout, ModelError, NpukitError, TargetError
+from npukit.errors import CompileError, CompileTimeout, NpukitError, TargetError
 from npukit.frontends.imported_model import ImportedModel
 from npukit.frontends.signature import EntryPoint
 from npukit.manifest import SCHEMA_VERSION, describe_file, write_manifest
@@ -248,9 +248,6 @@ def compile(
         say(f"importing {request.model}")
         imported = import_isolated(request.model, name, work, request.seconds, log, request.input_shapes,
                                    request.input_values)
-        refused = imported.refused_execution_models.get(request.execution_model.value)
-        if refused:
-            raise ModelError(f"{request.model}: {refused}")
         plan, job = _compile_job(request, imported, paths, work)
         say(f"compiling {imported.name} for {request.target.name} ({request.mode.value}, "
             f"{request.execution_model.value})")

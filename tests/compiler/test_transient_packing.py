@@ -54,6 +54,19 @@ def test_overlapping_bytes_alive_together_move_together():
     assert spans == [[(0, 500, 4, 4)], [(0, 1000, 0, 2), (100, 900, 1, 1)], [(600, 800, 4, 4)]]
 
 
+def test_a_tensor_written_in_parts_moves_with_its_reader():
+    """A streaming model's window: the state copied into [0, 80) at 0 and the new frames into [80, 200) at 1
+    (its last frames read at 2: the next state), another state copied beside them at 3 and a layer reading
+    the whole window at 4 while writing beside it. The parts keep their places relative to the layer's read
+    and stay alive from the first copy to that read, so nothing placed at 3 lands on them."""
+    uses = [_use(0, 0, 80, True), _use(1, 80, 200, True), _use(2, 120, 200), _use(3, 256, 376, True),
+            _use(4, 0, 200), _use(4, 376, 406, True)]
+    groups = _groups(_buffers(uses))
+    spans = sorted(sorted((b.start, b.end, b.first, b.last) for b in g) for g in groups)
+    assert spans == [[(0, 80, 0, 0), (0, 200, 4, 4), (80, 200, 1, 1), (120, 200, 2, 2)],
+                     [(256, 376, 3, 3)], [(376, 406, 4, 4)]]
+
+
 def test_kws_slab_shrinks_to_what_is_alive_in_order(shared_models, artifact_cache):
     """kws_int8.tflite with IREE's padded copies (as a compile gets them
     where a padded layer stays on IREE's code): IREE packs its padded activations into 32,896 bytes

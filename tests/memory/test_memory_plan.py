@@ -58,6 +58,26 @@ def test_plan_lists_buffers_in_allocation_order():
     assert plan.buffers[2].offset == 0  # the largest first
 
 
+def test_state_buffers_of_two_runs_never_share_bytes():
+    """A program with state allocates its next value on every run and keeps it past the run: the plan lists
+    two runs, which the runtime takes in turn, each run's state buffer apart from everything, the other
+    buffers of the two runs in the same bytes."""
+    plan = plan_memory("f", [], [(3072, "external"), (3008, "variable"), (1340, "transient")])
+    assert [b.role for b in plan.buffers] == ["external", "variable", "transient"] * 2
+    assert plan.persistent_count == 0
+    external, state, slab, external_2, state_2, slab_2 = plan.buffers
+    assert (external.offset, slab.offset) == (external_2.offset, slab_2.offset)
+    for a in (state, state_2):
+        for b in plan.buffers:
+            if b is not a:
+                assert a.offset + a.bytes <= b.offset or b.offset + b.bytes <= a.offset, (a, b)
+
+
+def test_a_program_without_state_plans_one_run():
+    plan = plan_memory("f", [], [(3072, "external"), (1340, "transient")])
+    assert [b.role for b in plan.buffers] == ["external", "transient"]
+
+
 @pytest.mark.parametrize("name", ["kws_int8.onnx", "kws_int8.tflite", "resnet8_int8.onnx", "resnet8_int8.tflite",
                                   "kws_f32.onnx", "zoo/micro_speech_quantized.tflite",
                                   "zoo/trained_lstm_int8.tflite", "zoo/keyword_scrambled_8bit.tflite"])

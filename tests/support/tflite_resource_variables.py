@@ -149,8 +149,39 @@ class Program:
         self.operator(self.main, "ADD", [a, b], [out], ("AddOptions", schema.AddOptionsT()))
         return out
 
+    def conv(self, x: int, weights: np.ndarray, bias: np.ndarray, shape, input_scale: float, weight_scale: float,
+             scale: float, zero_point: int = 0) -> int:
+        """An int8 CONV_2D of ``x`` (VALID padding, stride 1, fused RELU) with per-tensor ``weights`` (OHWI) and
+        int32 ``bias``, giving ``shape``."""
+        w = self.tensor(self.main, weights.shape, np.int8, f"weights_{len(self.main.graph.tensors)}", data=weights,
+                        scale=weight_scale)
+        b = self.tensor(self.main, bias.shape, np.int32, f"bias_{len(self.main.graph.tensors)}", data=bias,
+                        scale=input_scale * weight_scale)
+        out = self.tensor(self.main, shape, np.int8, f"conv_{len(self.main.graph.tensors)}", scale=scale,
+                          zero_point=zero_point)
+        options = schema.Conv2DOptionsT()
+        options.padding, options.strideW, options.strideH = schema.Padding.VALID, 1, 1
+        options.dilationWFactor, options.dilationHFactor = 1, 1
+        options.fusedActivationFunction = schema.ActivationFunctionType.RELU
+        self.operator(self.main, "CONV_2D", [x, w, b], [out], ("Conv2DOptions", options))
+        return out
+
     def build(self) -> bytes:
         self.model.subgraphs = [self.main.graph] + ([self.initialiser.graph] if self.initialiser else [])
         builder = flatbuffers.Builder(1024)
         builder.Finish(self.model.Pack(builder), file_identifier=b"TFL3")
         return bytes(builder.Output())
+
+
+def with_states_as_outputs(model: bytes) -> bytes:
+    """``model`` with every value its main subgraph's ASSIGN_VARIABLEs assign added to its outputs (after its
+    own), so a test compares each call's new states as well as the model's outputs."""
+    m = schema.ModelT.InitFromPackedBuf(model, 0)
+    graph = m.subgraphs[0]
+    assign = schema.BuiltinOperator.ASSIGN_VARIABLE
+    codes = [max(c.builtinCode, c.deprecatedBuiltinCode) for c in m.operatorCodes]
+    assigned = [op.inputs[1] for op in graph.operators if codes[op.opcodeIndex] == assign]
+    graph.outputs = list(graph.outputs) + [i for i in assigned if i not in list(graph.outputs)]
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(m.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())

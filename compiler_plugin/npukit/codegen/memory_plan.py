@@ -13,6 +13,15 @@ run (the runtime releases them when the function returns or, for results,
 when the next run starts). Placement is greedy by size, as TFLite Micro's and TVM's planners
 do: the largest buffer first, each at the lowest 64-byte aligned offset where
 it overlaps no buffer whose interval it shares.
+
+A program with state (mutable globals: IREE's ``variable`` allocations, as
+a model with resource variables makes) allocates each run a new buffer for
+the state's next value and keeps it in its global past the run's end, while
+the next run still reads it and allocates the one after: two generations
+are alive at once. Its plan lists two runs' allocations, which the runtime
+takes in turn (its entries wrap around after the last), with every state
+buffer alive throughout, so the two generations never share bytes and the
+other buffers of both runs share theirs as one run's do.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from dataclasses import asdict, dataclass
 
 ALIGNMENT = 64
 MAX_BUFFERS = 64  # NPUKIT_BUFFER_PLAN_MAX_ENTRIES in hal_driver/include/npukit/hal/buffer_plan.h
+VARIABLE = "variable"  # IREE's stream lifetime of a buffer a mutable global holds
 
 
 def _align(n: int) -> int:
@@ -77,12 +87,21 @@ def place(sizes: list[int], intervals: list[tuple[int, int]]) -> list[int]:
 def plan_memory(function: str, input_bytes: list[int], allocations: list[tuple[int, str]]) -> MemoryPlan:
     """The plan for |input_bytes| (inputs, in order) and |allocations|
     ((bytes, lifetime) of the function's buffers, in order)."""
-    sizes = list(input_bytes) + [b for b, _ in allocations]
+    runs = 2 if any(lifetime == VARIABLE for _, lifetime in allocations) else 1
+    repeated = list(allocations) * runs
+    sizes = list(input_bytes) + [b for b, _ in repeated]
     if len(sizes) > MAX_BUFFERS:
-        raise ValueError(f"{len(sizes)} buffers; the runtime's plans hold at most {MAX_BUFFERS}")
+        raise ValueError(f"{len(sizes)} buffers{' (two runs of a program with state)' if runs > 1 else ''}; "
+                         f"the runtime's plans hold at most {MAX_BUFFERS}")
     end = len(sizes) - 1
-    intervals = [(0, end)] * len(input_bytes) + [(len(input_bytes) + k, end) for k in range(len(allocations))]
+    intervals = [(0, end)] * len(input_bytes)
+    for run in range(runs):
+        run_end = len(input_bytes) + (run + 1) * len(allocations) - 1
+        for k, (_, lifetime) in enumerate(allocations):
+            first = len(input_bytes) + run * len(allocations) + k
+            # A state buffer outlives its run (its global holds it until the next run replaces it).
+            intervals.append((0, end) if lifetime == VARIABLE else (first, run_end))
     offsets = place(sizes, intervals)
-    roles = [f"input {i}" for i in range(len(input_bytes))] + [lifetime for _, lifetime in allocations]
+    roles = [f"input {i}" for i in range(len(input_bytes))] + [lifetime for _, lifetime in repeated]
     buffers = [PlannedBuffer(r, s, o, f, la) for r, s, o, (f, la) in zip(roles, sizes, offsets, intervals)]
     return MemoryPlan(function, buffers, len(input_bytes))

@@ -29,8 +29,6 @@ class ImportedModel:
     onnx_nodes: list[tuple[str, str, list[str]]] = field(default_factory=list)
     # iree-compile flags the imported program needs (added before the caller's).
     iree_flags: list[str] = field(default_factory=list)
-    # Execution models the program must not be compiled with, each with the reason.
-    refused_execution_models: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """Everything but the MLIR itself (which travels as a file)."""
@@ -42,7 +40,6 @@ class ImportedModel:
             "notes": list(self.notes),
             "onnx_nodes": [[t, n, list(o)] for t, n, o in self.onnx_nodes],
             "iree_flags": list(self.iree_flags),
-            "refused_execution_models": dict(self.refused_execution_models),
         }
 
     @staticmethod
@@ -57,7 +54,6 @@ class ImportedModel:
             notes=list(d["notes"]),
             onnx_nodes=[(t, n, list(o)) for t, n, o in d["onnx_nodes"]],
             iree_flags=list(d["iree_flags"]),
-            refused_execution_models=dict(d.get("refused_execution_models", {})),
         )
 
     def open_source(self, session: Session) -> Source:

@@ -18,7 +18,11 @@ dispatches, re-places the slab's buffers with lifetimes in that order:
 - a buffer is a byte range from a command that writes all of it (a fill, a
   copy's target, a write-only subspan) to the last command that uses it
   before the next such write; buffers whose bytes and lifetimes overlap move
-  together (a window of a padded tensor, a view);
+  together (a window of a padded tensor, a view), and so does every command
+  with the commands that last wrote the bytes it reads: a tensor assembled
+  by several writes (a concatenation whose parts are copied in, as a
+  streaming model's state window and its new frames are) and read whole
+  keeps its parts where the reader finds them, alive from the first write;
 - placement is greedy by size (npukit.codegen.memory_plan.place), each
   group keeping its offset modulo 64;
 - the slab's size, the fills', copies' and subspans' offsets are rewritten.
@@ -183,7 +187,10 @@ def _buffers(uses: list[_Use]) -> list[_Buffer]:
 
 
 def _groups(buffers: list[_Buffer]) -> list[list[_Buffer]]:
-    """Buffers whose bytes and lifetimes overlap, together (union-find)."""
+    """Buffers that must keep their places relative to each other, together
+    (union-find): those whose bytes and lifetimes overlap, and each command's
+    buffer with the buffers of the commands that last wrote the bytes it
+    reads (its reaching writes)."""
     parent = list(range(len(buffers)))
 
     def root(i: int) -> int:
@@ -197,10 +204,53 @@ def _groups(buffers: list[_Buffer]) -> list[list[_Buffer]]:
             b = buffers[j]
             if a.start < b.end and b.start < a.end and a.first <= b.last and b.first <= a.last:
                 parent[root(i)] = root(j)
+    for i, j in _reaching_writes(buffers):
+        parent[root(i)] = root(j)
     groups: dict[int, list[_Buffer]] = {}
     for i, buffer in enumerate(buffers):
         groups.setdefault(root(i), []).append(buffer)
     return list(groups.values())
+
+
+def _reaching_writes(buffers: list[_Buffer]) -> list[tuple[int, int]]:
+    """(reader, writer) pairs of buffer indices: for each command's use that
+    may read (all but full writes), the buffers whose uses last wrote any
+    byte of its range before that command. A use that is not a full write is
+    then counted as the bytes' last writer too (it may write them, as a
+    read-write subspan does; were it only a read, its buffer is joined with
+    the writers' anyway). Byte ranges are followed exactly, whatever their
+    sizes: a read of a tensor written in parts reaches every part."""
+    uses = sorted(((use.index, n, use) for n, b in enumerate(buffers) for use in b.uses), key=lambda u: u[0])
+    writers: list[tuple[int, int, int]] = []  # disjoint (start, end, buffer) ranges, the last write of each byte
+    pairs: list[tuple[int, int]] = []
+
+    def write(start: int, end: int, owner: int) -> None:
+        kept: list[tuple[int, int, int]] = []
+        for s, e, o in writers:
+            if e <= start or end <= s:
+                kept.append((s, e, o))
+                continue
+            if s < start:
+                kept.append((s, start, o))
+            if end < e:
+                kept.append((end, e, o))
+        kept.append((start, end, owner))
+        writers[:] = kept
+
+    k = 0
+    while k < len(uses):
+        index = uses[k][0]
+        command = []
+        while k < len(uses) and uses[k][0] == index:
+            command.append(uses[k])
+            k += 1
+        # Reads first: a command reads what the commands before it wrote, never its own writes.
+        for _, n, use in command:
+            if not use.writes_all:
+                pairs += [(n, o) for s, e, o in writers if s < use.end and use.start < e and o != n]
+        for _, n, use in command:
+            write(use.start, use.end, n)
+    return pairs
 
 
 def _other_allocation_sizes(alloca: ir.Operation) -> set[int]:

@@ -27,13 +27,6 @@ from npukit.frontends.tflite.lowering import LOWERINGS, LoweringContext, Unsuppo
 from npukit.frontends.tflite.mlir_builder import ModuleBuilder
 
 FUNCTION = "main"
-#: Why a model with resource variables is not compiled with the inline-dynamic execution model (the boards'):
-#: there, pymicro-wakeword's hey_jarvis detector computed state windows that differ from TFLite's reference
-#: kernels from the first call (npukit's runtime, host and mps2-an386 alike), where the async model, the NPU
-#: and IREE's runtime are exact; until that is understood the combination is refused rather than wrong.
-RESOURCE_VARIABLES_INLINE = ("resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE) are not supported "
-                             "with the inline-dynamic execution model, whose results on them are not exact; "
-                             "compile with the async execution model")
 _SIGNATURE_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "float32", "bool"}
 
 
@@ -117,9 +110,8 @@ def import_tflite(path: Path, name: str) -> ImportedModel:
     entry = EntryPoint(name=FUNCTION, inputs=[_spec(graph, i) for i in graph.inputs],
                        outputs=[_spec(graph, i) for i in graph.outputs])
     flags = ["--iree-input-demote-f64-to-f32=false"] if ctx.uses_f64 else []
-    refused = {"inline-dynamic": RESOURCE_VARIABLES_INLINE} if ctx.resource_globals else {}
     return ImportedModel(path=path, format=ModelFormat.TFLITE, name=name, mlir=builder.bytecode(),
-                         entry_points=[entry], iree_flags=flags, refused_execution_models=refused)
+                         entry_points=[entry], iree_flags=flags)
 
 
 def _verifier_message(error: Exception) -> str:
