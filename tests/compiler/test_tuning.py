@@ -213,3 +213,46 @@ def test_a_choice_outside_the_layers_candidates_is_refused_with_the_reason(share
     reference = TFLiteReference(model, kernels="reference")
     x = rng.integers(-128, 128, reference.input_shape, dtype=np.int8)
     np.testing.assert_array_equal(np.asarray(npukit.run(second, x)[0]).reshape(reference(x).shape), reference(x))
+
+
+def test_a_candidate_counts_only_where_every_dispatch_ran_it_and_was_timed():
+    """A round's build may name its dispatches otherwise or run a layer on
+    its default: such a round measures nothing for the candidate (a missing
+    timing used to count as 0 s, so the candidate won)."""
+    from npukit.tuning.tuning_search import _measured
+
+    lanes, packed = KernelChoice(weights="lanes"), KernelChoice(conv_form="packed")
+    manifest = {"cpu_kernels": {"d0": {"layer": "k", "choice": packed.to_json()},
+                                "d1": {"layer": "k", "choice": packed.to_json()}}}
+    assert _measured({"d0": 1.0, "d1": 2.0}, manifest, ["d0", "d1"], packed) == 3.0
+    assert _measured({"d0": 1.0}, manifest, ["d0", "d1"], packed) == float("inf")  # d1 not timed
+    assert _measured({"d0": 1.0, "d1": 2.0}, manifest, ["d0", "d1"], lanes) == float("inf")  # ran packed
+    assert _measured({"d0": 1.0, "d1": 2.0}, {"cpu_kernels": {}}, ["d0", "d1"], packed) == float("inf")
+
+
+def test_host_tune_records_nothing_when_a_round_computes_other_outputs(shared_models, tmp_path, monkeypatch):
+    """Every host round's build must compute the defaults' outputs (on the
+    timing input and at both ends of int8) before any timing is recorded:
+    here round 1's outputs are made to differ by one LSB."""
+    from pathlib import Path
+
+    from npukit.runtime import binding
+
+    init, call = binding.NpukitRuntimeModel.__init__, binding.NpukitRuntimeModel.__call__
+
+    def marked_init(self, result, *args, **kwargs):
+        init(self, result, *args, **kwargs)
+        self.round_name = Path(result.directory).name
+
+    def perturbed_call(self, *arrays):
+        outputs = call(self, *arrays)
+        if self.round_name == "round1":
+            outputs[0].reshape(-1)[0] ^= 1
+        return outputs
+
+    monkeypatch.setattr(binding.NpukitRuntimeModel, "__init__", marked_init)
+    monkeypatch.setattr(binding.NpukitRuntimeModel, "__call__", perturbed_call)
+    path = tmp_path / "tuning.json"
+    with pytest.raises(NpukitError, match="round 1's build computes other outputs than the defaults'"):
+        tune(shared_models / "kws_int8.tflite", "host", database=path, runs=1)
+    assert not path.exists()
