@@ -149,7 +149,12 @@ def model_row(path: Path, runs: int, work: Path) -> dict:
             "equal_to_reference": bool(np.array_equal(got, expected)),
             **{f"{k}_ms": v for k, v in medians.items()}, **{f"{k}_fastest_ms": v for k, v in fastest.items()},
             **{f"{k}_cpu_ms": v for k, v in cpu.items()},
-            "load_average": round(os.getloadavg()[0], 1), "dispatches": dispatches}
+            "load_average": round(os.getloadavg()[0], 1), "dispatches": dispatches,
+            # How the compile whose outputs were compared ran: the pipeline (a failed tuned compile falls back to
+            # the stock one), its notes, and the layers on a tuning database entry.
+            "pipeline": result.manifest.get("cpu_pipeline"), "warnings": result.manifest.get("warnings", []),
+            "tuned_layers": sorted({(e["layer"], e["choice"]["weights"], e["choice"]["conv_form"])
+                                    for e in (result.manifest.get("cpu_kernels") or {}).values() if e.get("tuned")})}
 
 
 def tune_row(path: Path, runs: int) -> dict:

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
@@ -311,6 +311,8 @@ class _Compiled:
     fallback: str | None = None
     flags: list[str] | None = None  # the IREE flags the compile ran with, where npukit added some
     library_tables_kept: str | None = None  # why a static library keeps IREE's tables (npukit.cpu.library_tables)
+    # Tuning database entries left out (measured with other kernel code: npukit.cpu.tuning_database).
+    tuning_notes: list[str] = field(default_factory=list)
 
 
 def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: Progress, log,
@@ -327,12 +329,14 @@ def _run_iree(request: _Request, job, imported: ImportedModel, work: Path, say: 
         if request.pipeline is CpuPipeline.TUNED:
             try:
                 kernels = TargetKernels.build(request.target.cpu)  # once: linked by the executables or merged below
-                chosen = TuningDatabase(tuning_db).choices(request.target.cpu)
+                chosen, tuning_notes = TuningDatabase(tuning_db).choices_with_notes(request.target.cpu)
+                for note in tuning_notes:
+                    say(note)
                 chosen.update(kernel_choices or {})
                 objects = [] if request.mode is OutputMode.STATIC else list(kernels.link_objects)
                 job.tuned_cpu = tuned_cpu_job(request.target.cpu, objects, chosen, request.flash_budget)
                 result = _run_tuned(request, job, work, say, log)
-                return _Compiled(result, CpuPipeline.TUNED, kernels, flags=list(job.flags))
+                return _Compiled(result, CpuPipeline.TUNED, kernels, flags=list(job.flags), tuning_notes=tuning_notes)
             except NpukitError as e:
                 if isinstance(e, CompileTimeout) or (isinstance(e, CompileError) and not _tuned_passes_ran(e)):
                     raise
@@ -418,7 +422,7 @@ def _remove_work_directory(work: Path) -> None:
 
 def _notes(imported: ImportedModel, compiled: _Compiled, say: Progress) -> list[str]:
     """The manifest's warnings besides IREE's: the import's, a fallback, kernels kept out by data tiling."""
-    notes = list(imported.notes) + ([compiled.fallback] if compiled.fallback else [])
+    notes = list(imported.notes) + ([compiled.fallback] if compiled.fallback else []) + compiled.tuning_notes
     if compiled.pipeline is CpuPipeline.TUNED and compiled.result.cpu_kernels:
         for note in _kernels_refused(compiled.result.cpu_kernels):
             say(note)

@@ -105,3 +105,154 @@ def test_board_tune_measures_both_weight_forms(shared_models, tmp_path):
     from npukit.targets.boards import get_board
 
     assert TuningDatabase(path).choices(get_board("mps2-an386").cpu) == {r.key: r.choice for r in result.layers}
+
+
+def _entries_by_round(manifest: dict) -> tuple[dict[str, list[KernelChoice]], int]:
+    """Layer key -> its candidates (from any of its dispatches; the longest
+    list), and the number of rounds the tuner would build."""
+    found: dict[str, list[KernelChoice]] = {}
+    for entry in manifest["cpu_kernels"].values():
+        if "layer" in entry:
+            cands = [KernelChoice.from_json(c) for c in entry["candidates"]]
+            if len(cands) > len(found.get(entry["layer"], [])):
+                found[entry["layer"]] = cands
+    return found, max((len(c) for c in found.values()), default=0)
+
+
+@pytest.mark.parametrize("name", ["resnet8_int8", "kws_int8"])
+def test_every_choice_a_tuning_entry_can_name_computes_tflite_arithmetic(shared_models, tmp_path, rng, name):
+    """Each kind of entry the tuner can write (every candidate of every
+    layer: lane-ordered, int8 with the kernel's rule, packed and direct on
+    the host), read back from a database, on padded 3x3, strided, 1x1,
+    residual (resnet8) and depthwise (kws) layers: 0 LSB against TFLite's
+    reference kernels on random inputs and at both ends of int8, twice on
+    the same loaded model."""
+    model = shared_models / f"{name}.tflite"
+    first = npukit.compile(model, "host", "vmfb", tmp_path / "r0", cpu_pipeline="tuned",
+                           tuning_db=tmp_path / "none.json")
+    layers, rounds = _entries_by_round(first.manifest)
+    kinds = {key.split()[0] for key in layers}
+    assert rounds > 1 and ("conv" in kinds) and any("padding" in key for key in layers)
+    reference = TFLiteReference(model, kernels="reference")
+    shape, dtype = reference.input_shape, np.int8
+    inputs = [rng.integers(-128, 128, shape, dtype=dtype) for _ in range(2)]
+    inputs += [np.full(shape, -128, dtype), np.full(shape, 127, dtype)]
+    expected = [reference(x) for x in inputs]
+    for r in range(1, rounds):
+        db = TuningDatabase(tmp_path / f"tuning{r}.json")
+        chosen = {key: cands[r] for key, cands in layers.items() if r < len(cands)}
+        for key, choice in chosen.items():
+            db.record(HOST, key, TunedLayer(choice, {choice.describe(): 1.0}, "seconds", "test"))
+        db.save()
+        built = npukit.compile(model, "host", "vmfb", tmp_path / f"r{r}", cpu_pipeline="tuned", tuning_db=db.path)
+        entries = [e for e in built.manifest["cpu_kernels"].values() if e.get("layer") in chosen]
+        for e in entries:  # the entry runs, or (another layer of its key has other candidates) is refused, saying so
+            assert (e["tuned"] and KernelChoice.from_json(e["choice"]) == chosen[e["layer"]]) or e["refused"], e
+        assert {e["layer"] for e in entries if e["tuned"]} == set(chosen), r
+        loaded = npukit.load(built)
+        for x, want in zip(inputs, expected):
+            for _ in range(2):
+                np.testing.assert_array_equal(np.asarray(loaded(x)[0]).reshape(want.shape), want,
+                                              err_msg=f"round {r}: {sorted(c.describe() for c in chosen.values())}")
+
+
+def test_entries_of_other_kernel_code_are_not_used(shared_models, tmp_path):
+    """Entries another npukit's kernels measured (another checkout, an
+    older release, or entries without the key) name choices that code ran:
+    a compile leaves them out and says so."""
+    model = shared_models / "resnet8_int8.tflite"
+    first = npukit.compile(model, "host", "vmfb", tmp_path / "a", cpu_pipeline="tuned", tuning_db=tmp_path / "x.json")
+    layers, _ = _entries_by_round(first.manifest)
+    path = tmp_path / "tuning.json"
+    db = TuningDatabase(path)
+    for i, (key, cands) in enumerate(sorted(layers.items())):
+        db.record(HOST, key, TunedLayer(cands[-1], {"x": 1.0}, "seconds", "old", kernels="0123456789abcdef"))
+    db.save()
+    data = json.loads(path.read_text())
+    first_key = sorted(layers)[0]
+    section = next(iter(data["sections"]))
+    del data["sections"][section][first_key]["kernels"]  # an entry written before entries carried the key
+    path.write_text(json.dumps(data))
+    assert TuningDatabase(path).choices(HOST) == {}
+    said: list[str] = []
+    second = npukit.compile(model, "host", "vmfb", tmp_path / "b", cpu_pipeline="tuned", tuning_db=path,
+                            progress=said.append)
+    assert not any(e.get("tuned") for e in second.manifest["cpu_kernels"].values())
+    note = f"{len(layers)} tuning entries for host: "
+    assert any(note in n and "other kernel code" in n and "0123456789abcdef" in n for n in said), said
+    assert any("other kernel code" in n for n in second.manifest["warnings"]), second.manifest["warnings"]
+    # Entries of this npukit's kernels are taken.
+    db = TuningDatabase(path)
+    db.record(HOST, first_key, TunedLayer(layers[first_key][-1], {"x": 1.0}, "seconds", "now"))
+    db.save()
+    assert TuningDatabase(path).choices(HOST) == {first_key: layers[first_key][-1]}
+
+
+def test_a_choice_outside_the_layers_candidates_is_refused_with_the_reason(shared_models, tmp_path, rng):
+    """The database may name any choice (written by hand, by another
+    target's tune, or for another layer of the same key): one that is not
+    among this layer's candidates is refused, the manifest says why, and the
+    layer runs on its default."""
+    model = shared_models / "resnet8_int8.tflite"
+    first = npukit.compile(model, "host", "vmfb", tmp_path / "a", cpu_pipeline="tuned", tuning_db=tmp_path / "x.json")
+    layers, _ = _entries_by_round(first.manifest)
+    db = TuningDatabase(tmp_path / "tuning.json")
+    outside = {}
+    for key, cands in layers.items():
+        # int16 weights are a DSP core's form, tap-ordered ones a DSP depthwise form: neither runs on the host.
+        outside[key] = next(c for c in (KernelChoice(weights="int16"), KernelChoice(weights="taps"),
+                                        KernelChoice(weights="int16", conv_form="direct")) if c not in cands)
+        db.record(HOST, key, TunedLayer(outside[key], {"x": 1.0}, "seconds", "test"))
+    db.save()
+    second = npukit.compile(model, "host", "vmfb", tmp_path / "b", cpu_pipeline="tuned", tuning_db=db.path)
+    for export, entry in second.manifest["cpu_kernels"].items():
+        if "layer" not in entry:
+            continue
+        assert not entry["tuned"] and entry["choice"] == entry["candidates"][0], (export, entry)
+        assert entry["refused"].startswith(f"tuned choice '{outside[entry['layer']].describe()}' refused"), entry
+    reference = TFLiteReference(model, kernels="reference")
+    x = rng.integers(-128, 128, reference.input_shape, dtype=np.int8)
+    np.testing.assert_array_equal(np.asarray(npukit.run(second, x)[0]).reshape(reference(x).shape), reference(x))
+
+
+def test_a_candidate_counts_only_where_every_dispatch_ran_it_and_was_timed():
+    """A round's build may name its dispatches otherwise or run a layer on
+    its default: such a round measures nothing for the candidate (a missing
+    timing used to count as 0 s, so the candidate won)."""
+    from npukit.tuning.tuning_search import _measured
+
+    lanes, packed = KernelChoice(weights="lanes"), KernelChoice(conv_form="packed")
+    manifest = {"cpu_kernels": {"d0": {"layer": "k", "choice": packed.to_json()},
+                                "d1": {"layer": "k", "choice": packed.to_json()}}}
+    assert _measured({"d0": 1.0, "d1": 2.0}, manifest, ["d0", "d1"], packed) == 3.0
+    assert _measured({"d0": 1.0}, manifest, ["d0", "d1"], packed) == float("inf")  # d1 not timed
+    assert _measured({"d0": 1.0, "d1": 2.0}, manifest, ["d0", "d1"], lanes) == float("inf")  # ran packed
+    assert _measured({"d0": 1.0, "d1": 2.0}, {"cpu_kernels": {}}, ["d0", "d1"], packed) == float("inf")
+
+
+def test_host_tune_records_nothing_when_a_round_computes_other_outputs(shared_models, tmp_path, monkeypatch):
+    """Every host round's build must compute the defaults' outputs (on the
+    timing input and at both ends of int8) before any timing is recorded:
+    here round 1's outputs are made to differ by one LSB."""
+    from pathlib import Path
+
+    from npukit.runtime import binding
+
+    init, call = binding.NpukitRuntimeModel.__init__, binding.NpukitRuntimeModel.__call__
+
+    def marked_init(self, result, *args, **kwargs):
+        init(self, result, *args, **kwargs)
+        self.round_name = Path(result.directory).name
+
+    def perturbed_call(self, *arrays):
+        outputs = call(self, *arrays)
+        if self.round_name == "round1":
+            outputs[0].reshape(-1)[0] ^= 1
+        return outputs
+
+    monkeypatch.setattr(binding.NpukitRuntimeModel, "__init__", marked_init)
+    monkeypatch.setattr(binding.NpukitRuntimeModel, "__call__", perturbed_call)
+    path = tmp_path / "tuning.json"
+    with pytest.raises(NpukitError, match="round 1's build computes other outputs than the defaults'"):
+        tune(shared_models / "kws_int8.tflite", "host", database=path, runs=1)
+    assert not path.exists()

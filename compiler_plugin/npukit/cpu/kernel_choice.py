@@ -168,11 +168,25 @@ class LayerChoices:
     def for_layer(self, spec: LayerSpec) -> tuple[KernelChoice, bool]:
         """(the choice, whether it came from ``chosen``), with the preset's
         parameter-block tables (``block_weight_sums``)."""
+        choice, tuned, _ = self.checked(spec)
+        return choice, tuned
+
+    def checked(self, spec: LayerSpec) -> tuple[KernelChoice, bool, str]:
+        """``for_layer`` and, when ``chosen`` names a choice for this layer
+        that is not among its candidates, why the default runs instead. A
+        chosen entry passes the same test as the defaults: it must be one of
+        the layer's candidates, which follow from this layer's parameters
+        (not only from its key, which several layers may share)."""
         sums = block_weight_sums(self.preset)
         choice = self.chosen.get(layer_key(spec))
-        if choice is not None and choice in candidates(spec, self.preset):
-            return replace(choice, weight_sums=sums), True
-        return replace(default_choice(spec, self.preset), weight_sums=sums), False
+        offered = candidates(spec, self.preset)
+        if choice is not None and choice in offered:
+            return replace(choice, weight_sums=sums), True, ""
+        refused = ""
+        if choice is not None:
+            refused = (f"tuned choice '{choice.describe()}' refused: the kernels offer this layer on "
+                       f"{self.preset.name} only {', '.join(repr(c.describe()) for c in offered)}")
+        return replace(offered[0], weight_sums=sums), False, refused
 
 
 def tuned_cpu_job(preset: CpuPreset, objects: list, chosen: dict[str, KernelChoice],

@@ -11,6 +11,8 @@ layer's requantized accumulators. The block's word layout is read from the C hea
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 from pathlib import Path
 
@@ -333,6 +335,24 @@ def position_words() -> tuple[str, ...]:
 _FREESTANDING = ("-fPIC", "-ffreestanding", "-fno-stack-protector", "-fno-exceptions", "-fno-unwind-tables",
                  "-fno-asynchronous-unwind-tables", "-fno-tree-loop-distribute-patterns", "-fvisibility=hidden",
                  "-ffp-contract=off", "-Wall", "-Werror")
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_code_key() -> str:
+    """What identifies the code that runs a layer for a kernel choice: the
+    kernels' C sources and headers and the Python that lays out their
+    parameter blocks and weights (this module, lane_weights, kernel_choice).
+    A tuning result names a choice of that code; another version of it
+    (another checkout, an older npukit) may run the same choice differently,
+    so its results are not taken (npukit.cpu.tuning_database)."""
+    mynpu = runtime_source_root() / "hal_driver" / "src" / "mynpu"
+    here = Path(__file__).parent
+    files = [*(KERNELS_DIR / s for s in SOURCES), *(KERNELS_DIR / h for h in HEADERS), mynpu / "requantize.h",
+             here / "layer_kernels.py", here / "lane_weights.py", here / "kernel_choice.py"]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def kernel_library(preset: CpuPreset, host_arch: tuple[str, ...] = ("-march=native",)) -> Path:

@@ -7,6 +7,12 @@ compile; a layer without an entry gets the preset's default. Host results
 are kept per host CPU (they are timings of this machine's CPU), board
 results per preset (instruction counts, the same on every machine).
 
+Every entry carries the key of the kernel code that measured it
+(npukit.cpu.layer_kernels.kernel_code_key). The file is shared by every
+npukit on the machine (other checkouts, older releases), whose kernels may
+run the same choice differently: a compile takes only the entries of its own
+kernel code and says how many others it left (``choices_with_notes``).
+
 Writes go to a temporary file first and replace the database in one step,
 so a failed or interrupted tune never leaves it half-written.
 """
@@ -55,14 +61,24 @@ class TunedLayer:
     unit: str = ""
     # Where the layer was met: the model and its dispatch.
     source: str = ""
+    # The kernel code that measured it (layer_kernels.kernel_code_key); "" for entries written before
+    # entries carried it, which no compile takes.
+    kernels: str = field(default_factory=lambda: _current_kernels())
 
     def to_json(self) -> dict:
-        return {"choice": self.choice.to_json(), "measured": self.measured, "unit": self.unit, "source": self.source}
+        return {"choice": self.choice.to_json(), "measured": self.measured, "unit": self.unit, "source": self.source,
+                "kernels": self.kernels}
 
     @staticmethod
     def from_json(d: dict) -> "TunedLayer":
         return TunedLayer(KernelChoice.from_json(d["choice"]), dict(d.get("measured", {})), d.get("unit", ""),
-                          d.get("source", ""))
+                          d.get("source", ""), str(d.get("kernels", "")))
+
+
+def _current_kernels() -> str:
+    from npukit.cpu.layer_kernels import kernel_code_key
+
+    return kernel_code_key()
 
 
 class TuningDatabase:
@@ -81,8 +97,23 @@ class TuningDatabase:
                                   "NPUKIT_TUNING_DB at another file") from None
 
     def choices(self, preset: CpuPreset) -> dict[str, KernelChoice]:
-        """Layer key -> the tuned choice, for one preset."""
-        return {key: layer.choice for key, layer in self.sections.get(section_name(preset), {}).items()}
+        """Layer key -> the tuned choice, for one preset: the entries this
+        npukit's kernel code measured."""
+        return self.choices_with_notes(preset)[0]
+
+    def choices_with_notes(self, preset: CpuPreset) -> tuple[dict[str, KernelChoice], list[str]]:
+        """``choices`` and, when entries of other kernel code were left out,
+        a note that says how many and why."""
+        current = _current_kernels()
+        layers = self.sections.get(section_name(preset), {})
+        taken = {key: layer.choice for key, layer in layers.items() if layer.kernels == current}
+        notes = []
+        if len(taken) < len(layers):
+            others = sorted({layer.kernels or "none" for layer in layers.values() if layer.kernels != current})
+            notes.append(f"{self.path}: {len(layers) - len(taken)} tuning entries for {section_name(preset)} were "
+                         f"measured with other kernel code (kernels {', '.join(others)}; this npukit's are "
+                         f"{current}) and are not used: run `npukit tune` again to tune these layers")
+        return taken, notes
 
     def record(self, preset: CpuPreset, key: str, layer: TunedLayer) -> None:
         self.sections.setdefault(section_name(preset), {})[key] = layer

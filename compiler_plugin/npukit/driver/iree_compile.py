@@ -73,7 +73,10 @@ def _tuned_cpu(cl: CommandLine, plan):
     from npukit.cpu.tuning_database import TuningDatabase
     from npukit.passes.layer_kernel_calls import LayerKernelCalls
 
-    choices = LayerChoices(plan.preset, TuningDatabase().choices(plan.preset))
+    chosen, notes = TuningDatabase().choices_with_notes(plan.preset)
+    for note in notes:
+        print(f"npukit: {note}", file=sys.stderr)
+    choices = LayerChoices(plan.preset, chosen)
     if links_static(plan.flags):
         library = static_library_path(plan.flags)
         if library is None:

@@ -53,6 +53,7 @@ class KernelDispatch:
     tuned: bool = False
     candidates: list[KernelChoice] = field(default_factory=list)
     k_padded: int = 0  # the reduction the convolution kernel takes (0: a kernel without one)
+    refused: str = ""  # why a tuned choice for this layer was not used (kernel_choice.LayerChoices.checked)
 
     @property
     def replaced(self) -> bool:
@@ -62,7 +63,8 @@ class KernelDispatch:
         if not self.replaced:
             return {"reason": self.reason}
         return {"operation": self.operation, "layer": self.layer, "choice": self.choice.to_json(),
-                "tuned": self.tuned, "candidates": [c.to_json() for c in self.candidates], "k_padded": self.k_padded}
+                "tuned": self.tuned, "candidates": [c.to_json() for c in self.candidates], "k_padded": self.k_padded,
+                **({"refused": self.refused} if self.refused else {})}
 
 
 @dataclass
@@ -96,7 +98,7 @@ class LayerKernelCalls:
                 if layer is not None:
                     layers.append(layer)
         self.budget = fit_budget([layer[3] for layer in layers], self.flash_budget)
-        for executable, body, spec, forms, blocks in layers:
+        for executable, body, spec, forms, blocks, refused in layers:
             block = blocks[forms.choice]
             text = _executable_text(executable, body.name, body.binding_count, spec, block, objects)
             parsed = ir.Module.parse(text, executable.context)
@@ -106,7 +108,8 @@ class LayerKernelCalls:
             self.dispatches[body.name] = KernelDispatch(
                 operation=spec.operation, layer=layer_key(spec), choice=forms.choice, tuned=forms.tuned,
                 candidates=candidates(spec, self.choices.preset),
-                k_padded=0 if spec.kind in ("depthwise", "average", "table") else reduction_length(spec))
+                k_padded=0 if spec.kind in ("depthwise", "average", "table") else reduction_length(spec),
+                refused=refused)
 
     def summary(self) -> dict[str, dict]:
         """Export name -> {"operation": the layer the kernel runs, "layer":
@@ -126,14 +129,14 @@ class LayerKernelCalls:
             if _workload_count(executable):
                 raise NotSupported("a workload known only at run time")
             spec = _match(body, site)
-            choice, tuned = self.choices.for_layer(spec)
+            choice, tuned, refused = self.choices.checked(spec)
             blocks = self._blocks(spec, choice)
         except (NotSupported, KernelUnsupported) as e:
             self.dispatches[body.name] = KernelDispatch(reason=str(e))
             return None
         narrow, *wide = blocks.values()
         forms = LayerForms(body.name, choice, tuned, spec.macs, len(narrow), len(wide[0]) if wide else None)
-        return executable, body, spec, forms, blocks
+        return executable, body, spec, forms, blocks, refused
 
     def _blocks(self, spec: LayerSpec, choice: KernelChoice) -> dict[KernelChoice, bytes]:
         """The layer's parameter block with the choice's weights in int8 and,

@@ -141,22 +141,38 @@ class _HostMeasure:
         return artifact.manifest
 
     def per_dispatch(self, say: Progress) -> list[dict[str, float]]:
+        """Each build's median per dispatch; NpukitError when a build's
+        outputs differ from round 0's (the defaults') on the timing input or
+        on inputs at the ends of int8, so that nothing is recorded."""
+        import numpy as np
+
         from npukit.deploy.model_data import random_inputs
         from npukit.runtime.binding import NpukitRuntimeModel
 
         say(f"timing the {len(self.artifacts)} builds, {self.runs} runs each, interleaved")
         models = [NpukitRuntimeModel(a, profile_dispatches=True) for a in self.artifacts]
-        inputs = random_inputs(models[0].entry.inputs, 0)
-        samples: list[dict[str, list[float]]] = [{} for _ in models]
-        for run in range(self.runs + 5):  # the first five warm the caches
-            for model, found in zip(models, samples):
-                model.dispatch_seconds.clear()
-                model(*inputs)
-                for k, v in model.dispatch_seconds.items():
-                    if run >= 5:
-                        found.setdefault(k, []).append(v)
-        for model in models:
-            model.close()
+        try:
+            inputs = random_inputs(models[0].entry.inputs, 0)
+            checks = [inputs] + [[np.full_like(x, np.iinfo(x.dtype).min if end else np.iinfo(x.dtype).max)
+                                  if np.issubdtype(x.dtype, np.integer) else x for x in inputs] for end in (0, 1)]
+            for check in checks:
+                expected = [np.array(y, copy=True) for y in models[0](*check)]
+                for r, model in enumerate(models[1:], 1):
+                    got = model(*check)
+                    if not all(np.array_equal(np.asarray(g), e) for g, e in zip(got, expected)):
+                        raise NpukitError(f"{self.model.name} on the host: round {r}'s build computes other outputs "
+                                          "than the defaults' build; nothing was recorded")
+            samples: list[dict[str, list[float]]] = [{} for _ in models]
+            for run in range(self.runs + 5):  # the first five warm the caches
+                for model, found in zip(models, samples):
+                    model.dispatch_seconds.clear()
+                    model(*inputs)
+                    for k, v in model.dispatch_seconds.items():
+                        if run >= 5:
+                            found.setdefault(k, []).append(v)
+        finally:
+            for model in models:
+                model.close()
         return [{k: statistics.median(v) for k, v in found.items()} for found in samples]
 
 
@@ -194,7 +210,8 @@ def tune(model: "str | Path", target: str, *, database: "str | Path | None" = No
         db = TuningDatabase(database)
         builds["total"] = _expected_builds(preset, target)
         say("round 0: every layer on its default choice")
-        layers = _layers(measure.build(None))
+        manifests = [measure.build(None)]
+        layers = _layers(manifests[0])
         tick()
         if not layers:
             raise NpukitError(f"{model.name}: no layer runs on npukit's kernels for {target}, so there is nothing to "
@@ -205,17 +222,23 @@ def tune(model: "str | Path", target: str, *, database: "str | Path | None" = No
         for r in range(1, rounds):
             choices = _round_choices(layers, r)
             say(f"round {r} of {rounds - 1}: {len(choices)} layers on their candidate {r}")
-            measure.build(choices)
+            manifests.append(measure.build(choices))
             tick()
         per_round = measure.per_dispatch(say)
-        results = []
+        results, unmeasured = [], []
         for key, (ds, cands) in layers.items():
-            m = [sum(per_round[r].get(d, 0.0) for d in ds) for r in range(len(cands))]
+            m = [_measured(per_round[r], manifests[r], ds, cands[r]) for r in range(len(cands))]
+            if m[0] == float("inf"):  # its dispatches do not all run the same default: nothing to compare with
+                unmeasured.append(key)
+                continue
             best = min(range(len(cands)), key=lambda i: (m[i], i))
             if target == "host" and m[best] > (1 - HOST_MARGIN) * m[0]:
                 best = 0  # within the timing noise of the default
             results.append(LayerResult(key, ds, cands, m, best))
         result = TuneResult(target, measure.unit, results, 0.0, db.path)
+        if unmeasured:
+            result.notes.append(f"{len(unmeasured)} layers not recorded: their dispatches did not all run and get "
+                                f"measured on the default in the defaults' build ({'; '.join(unmeasured)})")
         if rounds == 1:
             result.notes.append(f"every layer has one choice on {target}: the defaults are recorded")
         if checks:
@@ -230,6 +253,22 @@ def tune(model: "str | Path", target: str, *, database: "str | Path | None" = No
         db.save()
     result.seconds = time.monotonic() - started
     return result
+
+
+def _measured(timings: dict[str, float], manifest: dict, dispatches: list[str], choice: KernelChoice) -> float:
+    """A layer's measure in one round: the sum over its dispatches, or
+    infinity (never the best) unless every dispatch of the layer ran on
+    ``choice`` in that round's build and was measured. A round's build may
+    name its dispatches otherwise (another compile path) or run a layer on
+    its default (a choice refused for one of the layers of that key)."""
+    kernels = manifest.get("cpu_kernels") or {}
+    total = 0.0
+    for d in dispatches:
+        entry = kernels.get(d, {})
+        if d not in timings or "choice" not in entry or KernelChoice.from_json(entry["choice"]) != choice:
+            return float("inf")
+        total += timings[d]
+    return total
 
 
 def _expected_builds(preset, target: str) -> int:
