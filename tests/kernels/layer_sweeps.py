@@ -160,6 +160,35 @@ def depthwise_tiles_sweep(seed: int = 12) -> list[Branch]:
     return _depthwise_branches(rng, cases)
 
 
+def depthwise_stride1_sweep(seed: int = 16) -> list[Branch]:
+    """Channel-last 3x3 DEPTHWISE_CONV_2D at stride 1 and dilation 1 with a
+    channel multiplier of 1, the DSP cores' most common depthwise form:
+    output widths 1 to 9 (odd widths and rows that end inside a group of
+    four pixels), channels beyond a multiple of four, SAME and VALID,
+    per-tensor and per-channel weights, input zero points at both ends of
+    int8, every activation form, and the extreme requantization the small
+    path takes (a multiplier near 2^31 with a right shift of 1; right shifts
+    of 21 to 23)."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # channels, multiplier, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+        (4, 1, (3, 3), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -128, False),  # width 3
+        (8, 1, (4, 3), (3, 3), (1, 1), (1, 1), VALID, NONE, False, 127, False),  # width 1
+        (5, 1, (5, 4), (3, 3), (1, 1), (1, 1), VALID, RELU, True, -128, False),  # width 2, a quad and one
+        (12, 1, (6, 5), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, 127, False),  # width 5
+        (11, 1, (7, 6), (3, 3), (1, 1), (1, 1), SAME, NONE, False, 0, False),  # width 6, a tail of three
+        (16, 1, (5, 9), (3, 3), (1, 1), (1, 1), VALID, RELU6, True, -128, False),  # width 7
+        (6, 1, (9, 8), (3, 3), (1, 1), (1, 1), SAME, RELU, True, 33, False),  # width 8
+        (20, 1, (8, 11), (3, 3), (1, 1), (1, 1), VALID, RELU, False, -100, False),  # width 9
+        (16, 1, (24, 24), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -128, False),  # bands of rows
+        (8, 1, (30, 40), (3, 3), (1, 1), (1, 1), VALID, RELU6, True, 5, False),  # 38 wide
+        (13, 1, (10, 12), (3, 3), (1, 1), (1, 1), SAME, RELU6, False, 127, True),  # large accumulators
+        (8, 1, (6, 10), (3, 3), (1, 1), (1, 1), SAME, NONE, True, -128, False, 0.4999),  # right shift 1
+        (12, 1, (7, 9), (3, 3), (1, 1), (1, 1), VALID, RELU, True, 7, False, 0.9 * 2.0**-21),  # shifts 21..23
+    ]
+    return _depthwise_branches(rng, cases)
+
+
 def depthwise_column_sweep(seed: int = 14) -> list[Branch]:
     """DEPTHWISE_CONV_2D one column wide (K x 1 filters on inputs of width
     1, temporal networks' 1-D depthwise layers over [1, T, 1, C]; the DSP
@@ -613,7 +642,7 @@ CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges")
 
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
-          "depthwise_column": depthwise_column_sweep,
+          "depthwise_column": depthwise_column_sweep, "depthwise_stride1": depthwise_stride1_sweep,
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
           "conv_first": conv_first_sweep, "conv_add": conv_add_sweep,
           "conv_add_stages": conv_add_stages_sweep, "conv_add_ranges": conv_add_ranges_sweep,
