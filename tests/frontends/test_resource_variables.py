@@ -99,6 +99,25 @@ def test_read_before_any_assignment_is_refused(tmp_path):
     _refused(tmp_path, p, r"READ_VARIABLE.*reads the resource variable 'state' before anything assigns it")
 
 
+@pytest.mark.parametrize("malformed", ["one input", "an output"])
+def test_assignment_outside_its_signature_is_refused(tmp_path, malformed):
+    """An ASSIGN_VARIABLE with one input, or with an output, is refused in one line by the graph check
+    (operator_signatures) before its lowering reads it."""
+    p = Program()
+    x = p.input([1, 4], np.int8, "x", scale=0.1)
+    p.init("state", np.zeros((1, 4), np.int8))
+    handle = p.handle(p.main, "state")
+    if malformed == "one input":
+        p.operator(p.main, "ASSIGN_VARIABLE", [handle], [])
+        match = "1 inputs; ASSIGN_VARIABLE takes 2"
+    else:
+        out = p.tensor(p.main, [1, 4], np.int8, "extra", scale=0.1)
+        p.operator(p.main, "ASSIGN_VARIABLE", [handle, x], [out])
+        match = "1 outputs; ASSIGN_VARIABLE has 0"
+    p.output(x)
+    _refused(tmp_path, p, match)
+
+
 def test_assignment_of_another_shape_is_refused(tmp_path):
     p = Program()
     p.init("state", np.zeros((1, 3), np.int8))

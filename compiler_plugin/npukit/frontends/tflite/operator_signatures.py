@@ -24,7 +24,7 @@ class Signature:
     required: int
     #: At most this many inputs (None: any number, as CONCATENATION and PACK take).
     most: int | None
-    #: Outputs: exactly one, or (None) one or more.
+    #: Outputs: exactly this many (ASSIGN_VARIABLE and CALL_ONCE have none), or (None) one or more.
     outputs: int | None = 1
     #: The options table's type (schema BuiltinOptions name); None: the operator has none.
     options: str | None = None
@@ -36,6 +36,12 @@ def _s(required: int, most: int | None, options: str | None = None, outputs: int
 
 SIGNATURES: dict[str, Signature] = {
     "ABS": _s(1, 1, "AbsOptions"),
+    # Resource variables (resource_variables.py): a handle, its read, its assignment, and the
+    # initialisation subgraph's call.
+    "VAR_HANDLE": _s(0, 0, "VarHandleOptions"),
+    "READ_VARIABLE": _s(1, 1, "ReadVariableOptions"),
+    "ASSIGN_VARIABLE": _s(2, 2, "AssignVariableOptions", outputs=0),
+    "CALL_ONCE": _s(0, 0, "CallOnceOptions", outputs=0),
     "ADD": _s(2, 2, "AddOptions"),
     "SUB": _s(2, 2, "SubOptions"),
     "MUL": _s(2, 2, "MulOptions"),
@@ -125,8 +131,9 @@ def check_operator(op: Operator, fail) -> None:
     if missing:
         raise fail(f"input {missing[0]} is left out; {op.opcode} needs its first {signature.required} inputs")
     outputs = len(op.outputs)
-    if (signature.outputs is not None and outputs != signature.outputs) or outputs == 0:
-        raise fail(f"{outputs} outputs; {op.opcode} has {_count(signature.outputs or 1, signature.outputs)}")
+    if outputs != signature.outputs if signature.outputs is not None else outputs == 0:
+        expected = _count(1, None) if signature.outputs is None else str(signature.outputs)
+        raise fail(f"{outputs} outputs; {op.opcode} has {expected}")
     if op.options_type and op.options_type != signature.options:
         expected = f"{signature.options} or none" if signature.options else "none"
         raise fail(f"options of type {op.options_type}; {op.opcode} takes {expected}")
