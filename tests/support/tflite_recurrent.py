@@ -16,43 +16,55 @@ import numpy as np
 from ai_edge_litert import schema_py_generated as schema
 
 _TYPES = {"float32": schema.TensorType.FLOAT32, "int8": schema.TensorType.INT8, "int16": schema.TensorType.INT16,
-          "int32": schema.TensorType.INT32}
+          "int32": schema.TensorType.INT32, "uint8": schema.TensorType.UINT8}
 _NUMPY = {"float32": np.float32, "int8": np.int8, "int16": np.int16, "int32": np.int32}
 ACTIVATION_NONE, ACTIVATION_RELU, ACTIVATION_TANH = 0, 1, 4
 
 
 class ModelWriter:
-    """One subgraph's tensors and operators, written as a .tflite flatbuffer."""
+    """Subgraphs' tensors and operators, written as a .tflite flatbuffer: the
+    main subgraph (``subgraph``, 0) and any ``add_subgraph`` adds after it.
+    Tensors and operators go to the main subgraph unless one is given."""
 
     def __init__(self) -> None:
         self.model = schema.ModelT()
         self.model.version = 3
         self.model.buffers = [schema.BufferT()]
         self.model.operatorCodes = []
-        self.subgraph = schema.SubGraphT()
-        self.subgraph.tensors, self.subgraph.operators = [], []
-        self.subgraph.inputs, self.subgraph.outputs = [], []
+        self.subgraphs: list[schema.SubGraphT] = []
+        self.subgraph = self.add_subgraph()
         self.codes: dict[int, int] = {}
 
-    def tensor(self, name: str, dtype: str, shape, scale: float | None = None, zero_point: int = 0,
-               data: np.ndarray | None = None, variable: bool = False) -> int:
+    def add_subgraph(self) -> schema.SubGraphT:
+        graph = schema.SubGraphT()
+        graph.tensors, graph.operators, graph.inputs, graph.outputs = [], [], [], []
+        self.subgraphs.append(graph)
+        return graph
+
+    def tensor(self, name: str, dtype, shape, scale: float | None = None, zero_point: int = 0,
+               data: np.ndarray | None = None, variable: bool = False, resource: bool = False,
+               subgraph: schema.SubGraphT | None = None) -> int:
+        """A tensor of ``dtype`` (a name or a numpy type; ``resource``: a resource handle) in ``subgraph``."""
+        graph = self.subgraph if subgraph is None else subgraph
+        dtype = np.dtype(dtype).name
         t = schema.TensorT()
-        t.name, t.type, t.shape, t.isVariable = name, _TYPES[dtype], [int(d) for d in shape], variable
+        t.name, t.shape, t.isVariable = name, [int(d) for d in shape], variable
+        t.type = schema.TensorType.RESOURCE if resource else _TYPES[dtype]
         if scale is not None:
             q = schema.QuantizationParametersT()
             q.scale, q.zeroPoint = [float(scale)], [int(zero_point)]
             t.quantization = q
         buffer = schema.BufferT()
         if data is not None:
-            array = np.ascontiguousarray(np.asarray(data, _NUMPY[dtype]).reshape(shape))
+            array = np.ascontiguousarray(np.asarray(data, dtype).reshape(shape))
             buffer.data = np.frombuffer(array.tobytes(), np.uint8)
         self.model.buffers.append(buffer)
         t.buffer = len(self.model.buffers) - 1
-        self.subgraph.tensors.append(t)
-        return len(self.subgraph.tensors) - 1
+        graph.tensors.append(t)
+        return len(graph.tensors) - 1
 
     def operator(self, builtin: int, inputs: list[int], outputs: list[int], options_type: int, options,
-                 intermediates: list[int] | None = None) -> None:
+                 intermediates: list[int] | None = None, subgraph: schema.SubGraphT | None = None) -> None:
         if builtin not in self.codes:
             code = schema.OperatorCodeT()
             code.builtinCode, code.deprecatedBuiltinCode, code.version = builtin, min(builtin, 127), 1
@@ -63,10 +75,10 @@ class ModelWriter:
         op.builtinOptionsType, op.builtinOptions = options_type, options
         if intermediates:
             op.intermediates = intermediates
-        self.subgraph.operators.append(op)
+        (self.subgraph if subgraph is None else subgraph).operators.append(op)
 
     def finish(self) -> bytes:
-        self.model.subgraphs = [self.subgraph]
+        self.model.subgraphs = self.subgraphs
         builder = flatbuffers.Builder(1024)
         builder.Finish(self.model.Pack(builder), file_identifier=b"TFL3")
         return bytes(builder.Output())

@@ -10,72 +10,42 @@ model's bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import flatbuffers
 import numpy as np
 from ai_edge_litert import schema_py_generated as schema
 
-_TYPES = {np.dtype(np.float32): schema.TensorType.FLOAT32, np.dtype(np.int8): schema.TensorType.INT8,
-          np.dtype(np.int16): schema.TensorType.INT16, np.dtype(np.int32): schema.TensorType.INT32,
-          np.dtype(np.uint8): schema.TensorType.UINT8}
+from support.tflite_recurrent import ModelWriter
 
 
 @dataclass
 class _Subgraph:
-    graph: schema.SubGraphT = field(default_factory=schema.SubGraphT)
-
-    def __post_init__(self) -> None:
-        self.graph.tensors, self.graph.operators, self.graph.inputs, self.graph.outputs = [], [], [], []
+    graph: schema.SubGraphT
 
 
 class Program:
-    """A model under construction: the main subgraph (0) and, once ``init`` is called, an initialisation one."""
+    """A model under construction: the main subgraph (0) and, once ``init`` is called, an initialisation one,
+    written through ``ModelWriter``."""
 
     def __init__(self) -> None:
-        self.model = schema.ModelT()
-        self.model.version = 3
-        self.model.buffers = [schema.BufferT()]
-        self.model.operatorCodes = []
-        self.codes: dict[str, int] = {}
-        self.main = _Subgraph()
+        self.writer = ModelWriter()
+        self.model = self.writer.model
+        self.main = _Subgraph(self.writer.subgraph)
         self.initialiser: _Subgraph | None = None
 
     # Tensors and operators -----------------------------------------------------
 
     def tensor(self, sub: _Subgraph, shape, dtype, name: str, data: np.ndarray | None = None,
                scale: float | None = None, zero_point: int = 0, resource: bool = False) -> int:
-        t = schema.TensorT()
-        t.shape = list(shape)
-        t.type = schema.TensorType.RESOURCE if resource else _TYPES[np.dtype(dtype)]
-        t.name = name
-        if scale is not None:
-            q = schema.QuantizationParametersT()
-            q.scale, q.zeroPoint = [float(scale)], [int(zero_point)]
-            t.quantization = q
-        buffer = schema.BufferT()
-        if data is not None:
-            buffer.data = np.frombuffer(np.ascontiguousarray(data.astype(dtype)).tobytes(), np.uint8)
-        self.model.buffers.append(buffer)
-        t.buffer = len(self.model.buffers) - 1
-        sub.graph.tensors.append(t)
-        return len(sub.graph.tensors) - 1
+        return self.writer.tensor(name, dtype, shape, scale, zero_point, data,
+                                  resource=resource, subgraph=sub.graph)
 
     def operator(self, sub: _Subgraph, name: str, inputs: list[int], outputs: list[int],
                  options: tuple[str, object] | None = None) -> None:
-        if name not in self.codes:
-            code = schema.OperatorCodeT()
-            value = getattr(schema.BuiltinOperator, name)
-            code.builtinCode, code.deprecatedBuiltinCode, code.version = value, min(value, 127), 1
-            self.model.operatorCodes.append(code)
-            self.codes[name] = len(self.model.operatorCodes) - 1
-        op = schema.OperatorT()
-        op.opcodeIndex = self.codes[name]
-        op.inputs, op.outputs = list(inputs), list(outputs)
-        if options is not None:
-            op.builtinOptionsType = getattr(schema.BuiltinOptions, options[0])
-            op.builtinOptions = options[1]
-        sub.graph.operators.append(op)
+        options_type, table = (getattr(schema.BuiltinOptions, options[0]), options[1]) if options else (0, None)
+        self.writer.operator(getattr(schema.BuiltinOperator, name), list(inputs), list(outputs), options_type, table,
+                             subgraph=sub.graph)
 
     def handle(self, sub: _Subgraph, shared_name: str, container: str = "") -> int:
         """A VAR_HANDLE of the variable ``(container, shared_name)`` in ``sub``; its handle tensor."""
@@ -91,7 +61,7 @@ class Program:
         """The initialisation subgraph assigns the constant ``value`` to the variable (the subgraph and the
         main subgraph's CALL_ONCE are made on first use)."""
         if self.initialiser is None:
-            self.initialiser = _Subgraph()
+            self.initialiser = _Subgraph(self.writer.add_subgraph())
             options = schema.CallOnceOptionsT()
             options.initSubgraphIndex = 1
             self.operator(self.main, "CALL_ONCE", [], [], ("CallOnceOptions", options))
@@ -167,10 +137,7 @@ class Program:
         return out
 
     def build(self) -> bytes:
-        self.model.subgraphs = [self.main.graph] + ([self.initialiser.graph] if self.initialiser else [])
-        builder = flatbuffers.Builder(1024)
-        builder.Finish(self.model.Pack(builder), file_identifier=b"TFL3")
-        return bytes(builder.Output())
+        return self.writer.finish()
 
 
 def with_states_as_outputs(model: bytes) -> bytes:
