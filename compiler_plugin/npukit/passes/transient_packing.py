@@ -34,6 +34,7 @@ reason (``summary()``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Callable
 
 from iree.compiler import ir
@@ -237,13 +238,8 @@ def _reaching_writes(buffers: list[_Buffer]) -> list[tuple[int, int]]:
         kept.append((start, end, owner))
         writers[:] = kept
 
-    k = 0
-    while k < len(uses):
-        index = uses[k][0]
-        command = []
-        while k < len(uses) and uses[k][0] == index:
-            command.append(uses[k])
-            k += 1
+    for _, grouped in groupby(uses, key=lambda u: u[0]):
+        command = list(grouped)
         # Reads first: a command reads what the commands before it wrote, never its own writes.
         for _, n, use in command:
             if not use.writes_all:
