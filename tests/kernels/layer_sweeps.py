@@ -518,10 +518,10 @@ def fully_connected_matvec_sweep(seed: int = 15) -> list[Branch]:
     and per-channel weights, input zero points -128 and 127, ReLU and ReLU6,
     large biases, output scales far below the accumulator's (about 2^-30)
     and near it (saturating outputs), and an input of rank 4; and a layer of
-    one input, which IREE turns into an elementwise product. (IREE turns a
-    layer of one output into a reduction without a contraction, and the
-    recogniser leaves a layer whose scale ratio exceeds 1 to IREE's code;
-    npukit's runtime takes models of at most 16 inputs: 16 branches.)"""
+    one input, which IREE turns into an elementwise product. (Layers of one
+    output: fully_connected_one_output_sweep; the recogniser leaves a layer
+    whose scale ratio exceeds 1 to IREE's code; npukit's runtime takes
+    models of at most 16 inputs: 16 branches.)"""
     rng = np.random.default_rng(seed)
     cases = [
         # depth, units, activation, per_channel, input zp, large bias, requantization ratio (None: _output's)
@@ -551,9 +551,116 @@ def fully_connected_matvec_sweep(seed: int = 15) -> list[Branch]:
     x, weights = _input(rng, (1, 3, 5, 7), -128), _weights(rng, (12, 105), 12, 0, True)  # rank 4, flattened
     branches.append(Branch("FULLY_CONNECTED", [x, weights, _bias(rng, 12, False, x, weights)], [_output(rng, (1, 12))],
                            dict(fusedActivationFunction=RELU)))
-    x, weights = _input(rng, (1, 1), 5), _weights(rng, (5, 1), 5, 0, True)  # one input: outside
+    x, weights = _input(rng, (1, 1), 5), _weights(rng, (5, 1), 5, 0, True)  # one input: a table
     branches.append(Branch("FULLY_CONNECTED", [x, weights, _bias(rng, 5, False, x, weights)], [_output(rng, (1, 5))],
                            dict(fusedActivationFunction=NONE)))
+    return branches
+
+
+def fully_connected_one_output_sweep(seed: int = 31) -> list[Branch]:
+    """FULLY_CONNECTED of one output unit (a detector's last layer): IREE
+    makes the dot product a reduction to a scalar (rank 0) of int32, stored
+    for a dispatch of its own that requantizes it; the layer is a fully
+    connected one of int32 output. Input lengths 2 to 4,097 (the tails of a
+    group of four, past the kernel's chunk of 2,048), per-tensor and
+    per-channel weights, input zero points at both ends, ReLU and ReLU6,
+    large biases, an input of rank 4, and tiny and saturating output scales;
+    10 branches."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # input shape, activation, per_channel, input zp, large bias, requantization ratio (None: _output's)
+        ((1, 320), RELU, False, -128, False, None),  # microWakeWord's detectors
+        ((1, 64), NONE, True, 127, False, None),
+        ((1, 2), NONE, True, 0, True, None),
+        ((1, 3), RELU6, False, -128, False, None),
+        ((1, 17), NONE, True, 9, True, None),
+        ((1, 700), RELU, True, -128, False, 2.0 ** -30),
+        ((1, 1001), NONE, True, 127, False, 0.999),
+        ((1, 4097), RELU6, True, -128, True, None),
+        ((1, 2, 3, 5), NONE, True, 5, False, None),  # rank 4, flattened
+        ((1, 9), NONE, False, -3, False, 0.5),
+    ]
+    branches = []
+    for shape, activation, per_channel, zp, large, ratio in cases:
+        depth = int(np.prod(shape[1:]))
+        x, weights = _input(rng, shape, zp), _weights(rng, (1, depth), 1, 0, per_channel)
+        out = _output(rng, (1, 1))
+        if ratio is not None:
+            out.scale = np.float32(np.float32(x.scale) * np.max(np.asarray(weights.scale, np.float32)) / ratio)
+        branches.append(Branch("FULLY_CONNECTED", [x, weights, _bias(rng, 1, large, x, weights)], [out],
+                               dict(fusedActivationFunction=activation)))
+    return branches
+
+
+def _index(values) -> Spec:
+    return Spec.constant(np.asarray(values, np.int32))
+
+
+def _slice(x: Spec, begin, end) -> Branch:
+    """A STRIDED_SLICE of ``x`` (steps of 1) from ``begin`` to ``end``."""
+    shape = tuple(e - b for b, e in zip(begin, end))
+    out = Spec(shape, np.int8, x.scale, x.zero_point)
+    return Branch("STRIDED_SLICE", [x, _index(begin), _index(end), _index([1] * len(begin))], [out], {})
+
+
+def _split_channels(x: Spec, sizes) -> Branch:
+    """A SPLIT_V of ``x`` along its last dimension into parts of ``sizes``."""
+    outs = [Spec(x.shape[:-1] + (n,), np.int8, x.scale, x.zero_point) for n in sizes]
+    return Branch("SPLIT_V", [x, _index(sizes), _index([len(x.shape) - 1])], outs, dict(numSplits=len(sizes)))
+
+
+def _layer_of(rng, op: str, x: Spec, out_c: int, kernel=(1, 1), padding=VALID, activation=NONE,
+              per_channel=True) -> Branch:
+    """A CONV_2D, DEPTHWISE_CONV_2D (multiplier out_c / in_c) or
+    FULLY_CONNECTED layer reading ``x`` (stride 1)."""
+    in_c = x.shape[-1]
+    if op == "FULLY_CONNECTED":
+        weights = _weights(rng, (out_c, int(np.prod(x.shape[1:]))), out_c, 0, per_channel)
+        return Branch(op, [x, weights, _bias(rng, out_c, False, x, weights)], [_output(rng, (1, out_c))],
+                      dict(fusedActivationFunction=activation))
+    (_, h, w, _), (kh, kw) = x.shape, kernel
+    out_shape = (1, _out_size(h, kh, 1, 1, padding), _out_size(w, kw, 1, 1, padding), out_c)
+    options = dict(padding=padding, strideH=1, strideW=1, dilationHFactor=1, dilationWFactor=1,
+                   fusedActivationFunction=activation)
+    if op == "DEPTHWISE_CONV_2D":
+        weights = _weights(rng, (1, kh, kw, out_c), out_c, 3, per_channel)
+        options["depthMultiplier"] = out_c // in_c
+    else:
+        weights = _weights(rng, (out_c, kh, kw, in_c), out_c, 0, per_channel)
+    return Branch(op, [x, weights, _bias(rng, out_c, False, x, weights)], [_output(rng, out_shape)], options)
+
+
+def slice_consumers_sweep(seed: int = 37) -> list[Branch]:
+    """Layers reading a window of a larger tensor (SPLIT_V, STRIDED_SLICE),
+    which IREE fuses into the layer's dispatch as a read of part of the
+    tensor (the kernels and the NPU address it with the whole tensor's
+    strides from the window's start): channel windows at offset 0 and past
+    it feeding depthwise (3x3 SAME: a padded window; a channel multiplier
+    of 2), pointwise and 3x3 convolutions; row windows (microWakeWord's
+    streaming form: rows 4-8 and channels 0-31 of a 9x1x64 state, read by a
+    5x1 depthwise layer); a row and column window read by a padded 3x3
+    convolution; part of a vector read by a fully connected layer. Branches
+    chained; 4 inputs."""
+    rng = np.random.default_rng(seed)
+    branches = []
+    x = _input(rng, (1, 6, 5, 24), -128)
+    split = _split_channels(x, [8, 12, 4])
+    branches.append(split)
+    low, middle, high = split.outputs
+    branches.append(_layer_of(rng, "DEPTHWISE_CONV_2D", low, 8, (3, 3), SAME, RELU6))
+    branches.append(_layer_of(rng, "CONV_2D", middle, 10, activation=RELU))
+    branches.append(_layer_of(rng, "DEPTHWISE_CONV_2D", high, 8, (3, 3), VALID, per_channel=False))
+    state = _input(rng, (1, 9, 1, 64), 3)
+    recent = _slice(state, [0, 4, 0, 0], [1, 9, 1, 32])
+    older = _slice(state, [0, 0, 0, 32], [1, 9, 1, 64])
+    branches += [recent, older, _layer_of(rng, "DEPTHWISE_CONV_2D", recent.outputs[0], 32, (5, 1)),
+                 _layer_of(rng, "DEPTHWISE_CONV_2D", older.outputs[0], 32, (9, 1), activation=RELU)]
+    image = _input(rng, (1, 10, 7, 12), 127)
+    window = _slice(image, [0, 2, 1, 0], [1, 8, 6, 12])
+    branches += [window, _layer_of(rng, "CONV_2D", window.outputs[0], 6, (3, 3), SAME, RELU6)]
+    vector = _input(rng, (1, 40), -7)
+    part = _slice(vector, [0, 8], [1, 40])
+    branches += [part, _layer_of(rng, "FULLY_CONNECTED", part.outputs[0], 5, per_channel=False)]
     return branches
 
 
@@ -638,7 +745,7 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
 
 # Sweeps whose branches feed one another (build_model's chain): a branch input that is an earlier branch's
 # output is no model input.
-CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges")
+CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges", "slice_consumers")
 
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
@@ -648,6 +755,7 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "conv_add_stages": conv_add_stages_sweep, "conv_add_ranges": conv_add_ranges_sweep,
           "conv_whole_window": conv_whole_window_sweep,
           "fully_connected": fully_connected_sweep, "fully_connected_matvec": fully_connected_matvec_sweep,
+          "fully_connected_one_output": fully_connected_one_output_sweep, "slice_consumers": slice_consumers_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
 
 
@@ -658,14 +766,23 @@ def prepared_sweep(name: str, branches: list[Branch], path, seed: int, samples: 
 
     build_model(branches, path, chain=name in CHAINED)
     rng = np.random.default_rng(seed)
-    inputs = [sweep_inputs(branches, rng) for _ in range(samples)]
+    inputs = [sweep_inputs(branches, rng, chain=name in CHAINED) for _ in range(samples)]
     return name, branches, path, inputs, [run_reference(path, x) for x in inputs]
 
 
-def sweep_inputs(branches: list[Branch], rng) -> list[np.ndarray]:
+def sweep_inputs(branches: list[Branch], rng, chain: bool = False) -> list[np.ndarray]:
+    """Seeded values of the model's inputs, in build_model's order. Chained
+    (build_model's chain): a tensor an earlier branch writes is no model
+    input, and one that several branches read is one input."""
     from support.tflite_builder import random_input
 
-    produced = {id(spec) for b in branches for spec in b.outputs}  # read by a chained branch: no model input
-    return [random_input(spec, rng) for b in branches for spec in b.inputs
-            if spec is not None and spec.data is None and id(spec) not in produced]
+    produced = {id(spec) for b in branches for spec in b.outputs}
+    inputs = []
+    seen: set[int] = set()
+    for spec in (spec for b in branches for spec in b.inputs):
+        if spec is None or spec.data is not None or id(spec) in produced or (chain and id(spec) in seen):
+            continue
+        seen.add(id(spec))
+        inputs.append(random_input(spec, rng))
+    return inputs
 

@@ -35,6 +35,8 @@ def _kernel_space(branch) -> bool:
         return False  # dynamic-range (float) layers stay on IREE's code
     if branch.op == "ADD":
         return False  # an ADD of a layer's output (a chained sweep) is that layer's output stage, not a layer
+    if branch.op in ("STRIDED_SLICE", "SPLIT_V"):
+        return False  # a window a later layer reads (a chained sweep), not a layer
     if branch.op == "FULLY_CONNECTED":
         return branch.inputs[0].shape[-1] > 1
     return True

@@ -39,6 +39,7 @@ _OPTIONS = {
     "LEAKY_RELU": ("LeakyReluOptions", schema.LeakyReluOptionsT),
     "TRANSPOSE_CONV": ("TransposeConvOptions", schema.TransposeConvOptionsT),
     "STRIDED_SLICE": ("StridedSliceOptions", schema.StridedSliceOptionsT),
+    "SPLIT_V": ("SplitVOptions", schema.SplitVOptionsT),
     "RESIZE_BILINEAR": ("ResizeBilinearOptions", schema.ResizeBilinearOptionsT),
     "RESIZE_NEAREST_NEIGHBOR": ("ResizeNearestNeighborOptions", schema.ResizeNearestNeighborOptionsT),
     "SUM": ("ReducerOptions", schema.ReducerOptionsT),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from iree.compiler import ir
 
-from npukit.layer_recognition.dispatch_ir import DispatchBody
+from npukit.layer_recognition.dispatch_ir import DispatchBody, SystemTensor
 from npukit.layer_recognition.input_padding import InputPadding, input_padding
 from npukit.layer_recognition.layer_spec import NotSupported, TensorLayout
 
@@ -46,8 +46,15 @@ def is_int8_contraction(op: ir.Operation) -> bool:
     ops = body_ops(op)
     return (len(op.operands) == 3 and sorted(ops) == sorted(["arith.extsi", "arith.extsi", "arith.muli",
                                                              "arith.addi", "linalg.yield"])
-            and all(str(v.type).endswith("xi8>") for v in op.operands[:2])
-            and str(op.operands[2].type).endswith("xi32>"))
+            and all(_element_type(v) == "i8" for v in op.operands[:2]) and _element_type(op.operands[2]) == "i32")
+
+
+def _element_type(value: ir.Value) -> str | None:
+    """The element type of a ranked tensor value (rank 0 included), else None."""
+    try:
+        return str(ir.RankedTensorType(value.type).element_type)
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -74,11 +81,14 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
     in_map, filter_map, out_map = maps
     operands = list(op.operands)
     padding = input_padding(operands[0])
-    ifm_tensor = body.loads.get(operands[0] if padding is None else padding.source)
+    loaded = operands[0] if padding is None else padding.source
+    ifm_tensor = body.loads.get(loaded)
     if ifm_tensor is None:
         raise NotSupported("the input is not a tensor read from memory" if padding is None else
                            "a padded input that is not a tensor read from memory")
-    load_strides = ifm_tensor.strides or (1,) * len(ifm_tensor.shape)
+    # The tensor dimension each of the contraction's input dimensions reads.
+    tensor_dims = loaded_dimensions(ifm_tensor, tuple(ir.ShapedType(loaded.type).shape))
+    load_strides = [ifm_tensor.strides[d] for d in tensor_dims] if ifm_tensor.strides else [1] * len(tensor_dims)
     if ifm_tensor.strides is not None and padding is not None:
         raise NotSupported("a padded input read with element strides")
     if ifm_tensor.strides is not None:
@@ -87,8 +97,10 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
         if any(o != 0 for o in ifm_tensor.offsets):
             raise NotSupported("a strided read of part of the input")
         ifm_tensor = replace(ifm_tensor, sizes=ifm_tensor.shape, strides=None)
-    if not ifm_tensor.is_whole:
-        raise NotSupported("the input is not a whole tensor read from memory")
+    # Otherwise the input may be a window of a larger tensor (a SPLIT, SLICE or
+    # STRIDED_SLICE IREE fused into the layer): its sizes from its offsets,
+    # addressed with the whole tensor's strides (TensorLayout.addressing).
+    in_sizes = [ifm_tensor.sizes[d] for d in tensor_dims]
     weights = constant_of(operands[1])
     if weights is None:
         raise NotSupported("the weights are not compile-time constants")
@@ -201,7 +213,7 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
         ic, oc = oc, oc * multiplier
     # Which input tensor dimension is C, H or W.
     in_roles: list[str | None] = []
-    for r, s in zip(in_map, ifm_tensor.shape):
+    for r in in_map:
         if len(r) == 1 and r[0][0] in pure_in:
             in_roles.append("C")
         elif all(iterators[d] == "reduction" for d, _ in r):  # a dimension of one output pixel
@@ -209,7 +221,7 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
         else:
             out_dim = next(d for d, _ in r if iterators[d] == "parallel")
             in_roles.append("H" if out_dim == oy and oy is not None else "W")
-    ifm_shape = dict(zip(in_roles, ifm_tensor.shape))
+    ifm_shape = dict(zip(in_roles, in_sizes))
     ih, iw = ifm_shape.get("H", 1), ifm_shape.get("W", 1)
     pads = _padding_by_role(padding, in_roles)
     top, bottom, left, right = pads
@@ -238,9 +250,26 @@ def contraction_geometry(op: ir.Operation, body: DispatchBody, constant_of) -> G
     packed = np.ascontiguousarray(expanded.transpose([present.index(r) for r in target]))
     if kind == "depthwise":
         packed = packed.reshape(kh, kw, oc)
-    ifm_layout = TensorLayout(ifm_tensor, tuple(in_roles))
+    tensor_roles: list[str | None] = [None] * len(ifm_tensor.shape)
+    for d, role in zip(tensor_dims, in_roles):
+        tensor_roles[d] = role
+    ifm_layout = TensorLayout(ifm_tensor, tuple(tensor_roles))
     return Geometry(kind, ifm_layout, out_roles, (ic, ih, iw), (oc, oh, ow), (kh, kw), (sy, sx), (dy, dx),
                     packed, multiplier, pads, 0 if padding is None else padding.value)
+
+
+def loaded_dimensions(t: SystemTensor, loaded: tuple[int, ...]) -> list[int]:
+    """The dimension of tensor ``t`` that each dimension of a load's result
+    ``loaded`` reads: a load may drop dimensions it reads one element of."""
+    dims: list[int] = []
+    for d, n in enumerate(t.sizes):
+        if len(dims) < len(loaded) and n == loaded[len(dims)]:
+            dims.append(d)
+        elif n != 1:
+            raise NotSupported("a load whose result drops a dimension it reads more than one element of")
+    if len(dims) != len(loaded):
+        raise NotSupported("a load whose result does not follow the elements it reads")
+    return dims
 
 
 def _padding_by_role(padding: InputPadding | None, in_roles: list[str | None]) -> tuple[int, int, int, int]:

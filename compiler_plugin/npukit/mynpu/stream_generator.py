@@ -99,8 +99,9 @@ def _region_dmas(t: TensorLayout, region: dict[str, tuple[int, int]], sram_at: i
     e = t.tensor.element_bytes
     n = len(shape)
     # Dimensions j.. form one contiguous run when every dimension after j is whole;
-    # dimension j - 1 is the DMA's rows and the ones before it are separate transfers.
-    j = next(k for k in range(n) if all(sizes[i] == shape[i] for i in range(k + 1, n)))
+    # dimension j - 1 is the DMA's rows and the ones before it are separate transfers
+    # (a scalar, rank 0: one run of one element).
+    j = next((k for k in range(n) if all(sizes[i] == shape[i] for i in range(k + 1, n))), 0)
     run = math.prod(sizes[j:]) * e
     sys_strides = [math.prod(shape[i + 1:]) * e for i in range(n)]
     sram_strides = [math.prod(sizes[i + 1:]) * e for i in range(n)]
