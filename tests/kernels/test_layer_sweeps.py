@@ -138,18 +138,20 @@ def test_board_few_channels_with_int16_weights(tmp_path):
 
 
 @pytest.mark.slow
-def test_board_fully_connected_with_int16_weights(tmp_path):
-    """The batch-1 fully connected sweep on Cortex-M4 with every layer's
+@pytest.mark.parametrize("sweep_name", ["fully_connected_matvec", "fully_connected"])
+def test_board_fully_connected_with_int16_weights(tmp_path, sweep_name):
+    """The batch-1 fully connected sweeps on Cortex-M4 with every layer's
     weights widened to int16 (a flash budget that holds them all): the
-    matrix-vector kernel's int16 form, against TFLite's reference kernels,
-    0 LSB."""
+    matrix-vector kernel's int16 form (fully_connected: reductions of more
+    than one chunk), against TFLite's reference kernels, 0 LSB."""
     from npukit.deploy.deploy_model import deploy
 
-    name, branches, path, _, _ = prepared_sweep("fully_connected_matvec", SWEEPS["fully_connected_matvec"](),
-                                                tmp_path / "sweep_fully_connected_matvec.tflite", seed=11)
+    name, branches, path, _, _ = prepared_sweep(sweep_name, SWEEPS[sweep_name](), tmp_path / f"sweep_{sweep_name}.tflite",
+                                                seed=11)
     result = deploy(path, "mps2-an386", samples=2, seed=3, flash_budget=1 << 30)
     constants = result.to_json()["kernel_constants"]
-    assert constants["int16_layers"] == constants["layers"] == sum(map(_kernel_space, branches))
+    assert constants["int16_layers"] == sum(map(_kernel_space, branches))  # every layer but a one-value table
+    assert constants["layers"] == constants["int16_layers"] + sum(map(_one_value_layer, branches))
     for sample in result.samples:
         assert sample.identical_to_host, name
         _check(sample.outputs, run_reference(path, sample.inputs), branches, f"{name} with int16 weights")

@@ -10,9 +10,9 @@ stack's 16-byte alignment at most). A model's manifest gives each layer's
 K_PADDED (``cpu_kernels``); without it the chunk bounds it.
 
 npukit_s8_fully_connected (cpu/kernels/s8_fully_connected.c) puts the
-input of a batch-1 fully connected layer on the stack as int16: int32_t[K_PADDED
-/ 2] (8-byte aligned), for K_PADDED of at most NPUKIT_S8_K_CHUNK (longer
-reductions stay on npukit_s8_conv): 2 * k bytes and the same alignment slack.
+input of a batch-1 fully connected layer on the stack as int16, a chunk of
+the reduction at a time when it is longer than NPUKIT_S8_K_CHUNK: int32_t[k /
+2] (8-byte aligned) with the same k, 2 * k bytes and the same alignment slack.
 """
 
 from __future__ import annotations

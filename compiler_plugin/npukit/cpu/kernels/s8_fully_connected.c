@@ -14,16 +14,18 @@
 //   padding): the input is the K = KERNEL_H * KERNEL_W * IN_C values of the
 //   window at (0, 0), in the order (kernel y, kernel x, input channel),
 //   one after the other in memory (read as words at any alignment);
-// - any K with K_PADDED <= NPUKIT_S8_K_CHUNK (one block of weights), any
-//   OUT_C, any input zero point (subtracted when the input is split);
+// - any K (a K_PADDED above NPUKIT_S8_K_CHUNK a chunk at a time, the
+//   weights' blocks of s8_layer.h, each chunk's sums added to the previous
+//   chunks'), any OUT_C, any input zero point (subtracted when the input is
+//   split);
 // - weights NPUKIT_S8_WEIGHTS_INT8 or _INT16 ([OUT_C / 2][K_PADDED / 4][2][4]);
 // - OUTPUT INT8 with TFLite's fixed-point stage (any binary64 scales: a
 //   zero or normal one in integers, any other on the double arithmetic)
 //   and any activation range within int8; any output stride. No int32
 //   output, no fused ADD, no float output stage.
 //
-// The input's int16 copy takes 2 * K_PADDED bytes of stack
-// (npukit.stack.dynamic_frames bounds it).
+// The input's int16 copy takes 2 * min(K_PADDED, NPUKIT_S8_K_CHUNK) bytes of
+// stack (npukit.stack.dynamic_frames bounds it).
 #include "s8_output.h"
 #include "s8_scale_once.h"
 
@@ -48,13 +50,16 @@ static int32_t contiguous_input(const int32_t* p) {
          (kh == 1 || p[NPUKIT_S8_W_IN_SH] == kw * ic);
 }
 
-// The input's K values, zero point subtracted, into `x` as two words per
-// group of four (halfwords (0, 2), (1, 3)); the padding of K is 0.
-static void split_input(const int32_t* p, const int8_t* in, int32_t* x) {
-  const int32_t k = p[NPUKIT_S8_W_KERNEL_H] * p[NPUKIT_S8_W_KERNEL_W] * p[NPUKIT_S8_W_IN_C];
-  const int32_t zp = p[NPUKIT_S8_W_IN_ZP], k_padded = p[NPUKIT_S8_W_K_PADDED];
+// Input values [k0, k0 + n) (n a multiple of 4), zero point subtracted, into
+// `x` as two words per group of four (halfwords (0, 2), (1, 3)); the
+// padding of K is 0.
+static void split_input(const int32_t* p, const int8_t* in, int32_t k0, int32_t n, int32_t* x) {
+  const int32_t zp = p[NPUKIT_S8_W_IN_ZP];
+  const int32_t k_left = p[NPUKIT_S8_W_KERNEL_H] * p[NPUKIT_S8_W_KERNEL_W] * p[NPUKIT_S8_W_IN_C] - k0;
+  const int32_t k = k_left < n ? k_left : n, k_padded = n;
   const int32_t zp_pair = (int32_t)((uint32_t)(uint16_t)zp * 0x10001u);
   typedef int32_t __attribute__((aligned(1), may_alias)) unaligned_word_t;
+  in += k0;
   const unaligned_word_t* words = (const unaligned_word_t*)in;
   int32_t done = 0;
   for (; done + 4 <= k; done += 4, ++words, x += 2) {
@@ -91,7 +96,7 @@ static void pair_sums(const int32_t* x, const int8_t* weights, int32_t groups, i
 // Whether the layer is in the parameter space above.
 static int32_t fits(const int32_t* p) {
   if (p[NPUKIT_S8_W_KIND] != NPUKIT_S8_FULLY_CONNECTED || p[NPUKIT_S8_W_OUT_H] != 1 || p[NPUKIT_S8_W_OUT_W] != 1 ||
-      npukit_s8_padded(p) || !contiguous_input(p) || p[NPUKIT_S8_W_K_PADDED] > NPUKIT_S8_K_CHUNK || p[NPUKIT_S8_W_FLOAT_AT] ||
+      npukit_s8_padded(p) || !contiguous_input(p) || p[NPUKIT_S8_W_FLOAT_AT] ||
       (p[NPUKIT_S8_W_WEIGHT_FORM] != NPUKIT_S8_WEIGHTS_INT8 && p[NPUKIT_S8_W_WEIGHT_FORM] != NPUKIT_S8_WEIGHTS_INT16)) {
     return 0;
   }
@@ -118,33 +123,48 @@ static void store(const int32_t* p, const int32_t* acc, int32_t c0, int32_t n, u
   }
 }
 
-// The layer once it fits: its input split into `x` (2 * K_PADDED bytes).
-static __attribute__((noinline)) void run(const int32_t* p, size_t input, size_t output, int32_t* x) {
-  const int32_t oc = p[NPUKIT_S8_W_OUT_C], k_padded = p[NPUKIT_S8_W_K_PADDED], groups = k_padded / 4;
+// One block of `n` rows from c0 over input values [k0, k0 + chunk) split in
+// `x`: acc[i] = start[i] + the dot product (start: the bias, or the sums of
+// the chunks before).
+static void block_sums(const int32_t* p, const int32_t* x, int32_t c0, int32_t n, int32_t k0, int32_t chunk,
+                       const int32_t* start, int32_t* acc) {
+  const int32_t oc = p[NPUKIT_S8_W_OUT_C], groups = chunk / 4, quads = n / 4;
   const int32_t wide = p[NPUKIT_S8_W_WEIGHT_FORM] == NPUKIT_S8_WEIGHTS_INT16;
-  const int32_t pair_bytes = (wide ? 4 : 2) * k_padded;
-  const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
+  const int32_t unit = wide ? 4 : 2;  // a channel pair's weight bytes per input value
+  // The chunk's block of weights follows the blocks of the chunks before, each of every channel pair.
+  const int8_t* w = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT] + (oc + 1) / 2 * unit * k0 + (c0 / 2) * unit * chunk;
+  if (quads) {
+    if (wide) {
+      npukit_s8_fc_quads_dsp16(x, w, x + 2 * groups, start, quads, acc);
+    } else {
+      npukit_s8_fc_quads_dsp(x, w, x + 2 * groups, start, quads, acc);
+    }
+  }
+  // The remaining one to three rows: one or two channel pairs (an odd last channel's partner has zero weights
+  // and a start of its own only when it exists).
+  for (int32_t c = 4 * quads; c < n; c += 2) {
+    int32_t pair_start[2] = {start[c], c0 + c + 1 < oc ? start[c + 1] : 0};
+    pair_sums(x, w + (c / 2) * unit * chunk, groups, wide, pair_start, acc + c);
+  }
+}
+
+// The layer once it fits, with `x` of 2 * min(K_PADDED, NPUKIT_S8_K_CHUNK)
+// bytes for the input: split once when it fits there, else a chunk at a
+// time for each block of rows.
+static __attribute__((noinline)) void run(const int32_t* p, size_t input, size_t output, int32_t* x) {
+  const int32_t oc = p[NPUKIT_S8_W_OUT_C], k_padded = p[NPUKIT_S8_W_K_PADDED];
   const int32_t* bias = p + p[NPUKIT_S8_W_BIAS_AT];
+  const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
   uint8_t* out = (uint8_t*)output + p[NPUKIT_S8_W_OUT_OFFSET];
-  const int32_t sc = p[NPUKIT_S8_W_OUT_SC];
-  split_input(p, (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET], x);
+  const int32_t sc = p[NPUKIT_S8_W_OUT_SC], chunked = k_padded > NPUKIT_S8_K_CHUNK;
+  if (!chunked) split_input(p, in, 0, k_padded, x);
   int32_t acc[FC_BLOCK];
   for (int32_t c0 = 0; c0 < oc; c0 += FC_BLOCK) {
     const int32_t n = oc - c0 < FC_BLOCK ? oc - c0 : FC_BLOCK;
-    const int32_t quads = n / 4;
-    const int8_t* w = weights + (c0 / 2) * pair_bytes;
-    if (quads) {
-      if (wide) {
-        npukit_s8_fc_quads_dsp16(x, w, x + 2 * groups, bias + c0, quads, acc);
-      } else {
-        npukit_s8_fc_quads_dsp(x, w, x + 2 * groups, bias + c0, quads, acc);
-      }
-    }
-    // The remaining one to three rows: one or two channel pairs (an odd last channel's partner has zero weights
-    // and a bias of its own only when it exists).
-    for (int32_t c = 4 * quads; c < n; c += 2) {
-      int32_t pair_bias[2] = {bias[c0 + c], c0 + c + 1 < oc ? bias[c0 + c + 1] : 0};
-      pair_sums(x, w + (c / 2) * pair_bytes, groups, wide, pair_bias, acc + c);
+    for (int32_t k0 = 0; k0 < k_padded; k0 += NPUKIT_S8_K_CHUNK) {
+      const int32_t chunk = k_padded - k0 < NPUKIT_S8_K_CHUNK ? k_padded - k0 : NPUKIT_S8_K_CHUNK;
+      if (chunked) split_input(p, in, k0, chunk, x);
+      block_sums(p, x, c0, n, k0, chunk, k0 ? acc : bias + c0, acc);
     }
     store(p, acc, c0, n, out, sc);
   }
@@ -152,7 +172,8 @@ static __attribute__((noinline)) void run(const int32_t* p, size_t input, size_t
 
 int32_t npukit_s8_fully_connected(const int32_t* p, size_t input, size_t output) {
   if (!fits(p)) return 0;
-  int32_t x[p[NPUKIT_S8_W_K_PADDED] / 2] __attribute__((aligned(8)));
+  const int32_t k_padded = p[NPUKIT_S8_W_K_PADDED];
+  int32_t x[(k_padded < NPUKIT_S8_K_CHUNK ? k_padded : NPUKIT_S8_K_CHUNK) / 2] __attribute__((aligned(8)));
   run(p, input, output, x);
   return 1;
 }
