@@ -72,8 +72,10 @@ def test_host_tune_measures_every_layer_and_records_it(shared_models, tmp_path):
     assert result.unit == "seconds" and result.layers
     for layer in result.layers:
         assert all(m is not None and m > 0 for m in layer.measured), layer  # the hook saw each dispatch
-        # The default first: the kernel's own rule, or lane-ordered weights for channel-last layers.
-        assert layer.candidates[0] in (KernelChoice(), KernelChoice(weights="lanes"))
+        # The default first: the kernel's own rule, or lane-ordered weights for channel-last layers (in the
+        # row-taps form where it fits).
+        assert layer.candidates[0] in (KernelChoice(), KernelChoice(weights="lanes"),
+                                       KernelChoice(weights="lanes", conv_form="rows"))
         assert layer.choice in layer.candidates
     recorded = TuningDatabase(path).choices(HOST)
     assert recorded == {layer.key: layer.choice for layer in result.layers}

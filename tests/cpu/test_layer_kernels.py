@@ -1017,6 +1017,50 @@ def test_channel_last_lanes_extreme_multipliers(build, rng):
     run_case(build, depthwise, rng, lambda m: [(-m[0][0], m[0][1])] + m[1:], choice=LANES)
 
 
+# The lane convolution's row-taps form (NPUKIT_S8_CONV_ROWS; kernel_choice.rows_fit):
+# 1 to 16 output channels, kernel rows of 2 to 5 taps at stride and dilation 1
+# along the row, input channels a multiple of four in dense columns; any
+# stride, dilation and padding in height; rows of 16, 8, 4, 2 and 1 pixel
+# blocks (31 columns take each once); every output mode, windows of larger
+# tensors, flipped strips (padded) and inputs read in place (unpadded).
+ROWS = KernelChoice(weights="lanes", conv_form="rows")
+ROWS_CASES = {
+    "3x3 16->16 SAME (resnet8's), 33 columns": Case(in_c=16, in_hw=(6, 33), out_c=16, padding=(1, 1, 1, 1),
+                                                   in_zp=-128, pad_value=-128, **_HWC),
+    "3x3 8->12 stride 2 in height, 31 columns": Case(in_c=8, in_hw=(9, 31), out_c=12, stride=(2, 1),
+                                                    padding=(1, 1, 1, 1), pad_value=-5, **_HWC),
+    "3x3 4->16 dilation 2 in height, unpadded": Case(in_c=4, in_hw=(9, 23), out_c=16, dilation=(2, 1), **_HWC),
+    "5x5 12->5 SAME, int32": Case(in_c=12, in_hw=(6, 10), out_c=5, kernel=(5, 5), padding=(2, 2, 2, 2),
+                                  mode="int32", in_zp=0, pad_value=3, **_HWC),
+    "2x2 16->1 unpadded, in zp 127": Case(in_c=16, in_hw=(5, 19), out_c=1, kernel=(2, 2), in_zp=127, **_HWC),
+    "3x4 20->16 SAME, left shifts": Case(in_c=20, in_hw=(6, 14), out_c=16, kernel=(3, 4), padding=(1, 1, 1, 2),
+                                         left_shift_channels=True, pad_value=127, **_HWC),
+    "3x3 8->8": Case(in_c=8, in_hw=(8, 17), out_c=8, padding=(1, 1, 1, 1), in_zp=-128, pad_value=-128, **_HWC),
+    "1x3 32->9 unpadded": Case(in_c=32, in_hw=(4, 9), out_c=9, kernel=(1, 3), relu=False, **_HWC),
+    "3x3 16->16 + add (resnet8's)": Case(in_c=16, in_hw=(7, 18), out_c=16, mode="add", relu=False,
+                                         padding=(1, 1, 1, 1), in_zp=-128, pad_value=-128, **_HWC),
+    "3x3 8->13 + add of int32 accumulators": Case(in_c=8, in_hw=(5, 21), out_c=13, mode="add_accumulators",
+                                                  padding=(1, 1, 1, 1), pad_value=-5, **_HWC),
+    "window of a larger tensor into a padded plane": Case(in_c=12, in_hw=(6, 7), out_c=10, in_border=1,
+                                                         out_border=1, padding=(1, 1, 1, 1), pad_value=127,
+                                                         **_HWC),
+    "unpadded window of a larger tensor + add": Case(in_c=8, in_hw=(5, 20), out_c=16, in_border=2, mode="add",
+                                                     relu=False, **_HWC),
+}
+
+
+@pytest.mark.parametrize("name", list(ROWS_CASES))
+def test_row_taps_form_equals_tflite_arithmetic(build, name, rng):
+    run_case(build, ROWS_CASES[name], rng, choice=ROWS)
+
+
+@pytest.mark.parametrize("scales", ["random", "ties"])
+def test_row_taps_form_float_output_stage(build, scales, rng):
+    case = Case(in_c=16, in_hw=(5, 18), out_c=16, padding=(1, 1, 1, 1), float_stage=scales, **_HWC)
+    run_case(build, case, rng, choice=ROWS)
+    run_case(build, replace(case, mode="add", relu=False), rng, choice=ROWS)
+
+
 # The float output stage of ONNX QDQ layers (layer_recognition.float_parameters):
 # every kernel form with its outputs in binary32, bit for bit as the graph's
 # DequantizeLinear -> layer -> QuantizeLinear rounds them.

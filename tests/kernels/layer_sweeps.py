@@ -464,6 +464,46 @@ def conv_add_ranges_sweep(seed: int = 29) -> list[Branch]:
     ])
 
 
+def conv_rows_sweep(seed: int = 31) -> list[Branch]:
+    """CONV_2D over the host's row-taps form's parameter space
+    (npukit.cpu.kernel_choice.rows_fit): 1 to 16 output channels, kernel rows
+    of 2 to 5 taps at stride and dilation 1 along the row, input channels a
+    multiple of four; strides and dilations in height, SAME (the padded
+    strips) and VALID (the input read in place), rows of 31 and 33 columns
+    (every block of 16, 8, 4, 2 and 1 pixels), zero points at both ends,
+    per-tensor weights, large biases; 8 output channels (pairs of pixels by
+    default) and one case just outside (17 channels)."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # in_c, out_c, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+        (16, 16, (6, 33), (3, 3), (1, 1), (1, 1), SAME, RELU, True, -128, False),  # resnet8's
+        (8, 12, (9, 31), (3, 3), (2, 1), (1, 1), SAME, NONE, True, 5, True),
+        (4, 16, (11, 23), (3, 3), (1, 1), (2, 1), SAME, RELU6, True, -5, False),
+        (12, 5, (6, 10), (5, 5), (1, 1), (1, 1), SAME, NONE, False, 0, False),
+        (16, 1, (5, 19), (2, 2), (1, 1), (1, 1), VALID, RELU, True, 127, False),
+        (20, 16, (6, 14), (3, 4), (1, 1), (1, 1), SAME, NONE, True, -128, True),
+        (8, 8, (8, 17), (3, 3), (1, 1), (1, 1), SAME, RELU, True, -128, False),
+        (32, 9, (4, 9), (1, 3), (1, 1), (1, 1), VALID, NONE, True, 3, False),
+        (4, 16, (10, 18), (3, 3), (2, 1), (1, 1), VALID, NONE, True, -128, False),
+        (16, 17, (5, 16), (3, 3), (1, 1), (1, 1), SAME, RELU, True, -128, False),  # one vector too many
+    ]
+    return _conv_branches(rng, cases)
+
+
+def conv_add_rows_sweep(seed: int = 37) -> list[Branch]:
+    """conv_add_sweep's chained CONV_2D and ADD with SAME padding on the
+    row-taps form: resnet8's 3x3 16->16 with its residual, 8 to 16 input
+    and 7 to 16 output channels, kernel rows of 3 and 5 taps, the ADD's
+    shift 0 (per pixel) to 30, both layers' clamps; 5 cases, 10 inputs."""
+    return _conv_add_branches(np.random.default_rng(seed), [
+        (16, 16, (8, 33), (3, 3), NONE, RELU, True, -128, 3, -5, -128, 1.3, None),  # resnet8's
+        (8, 12, (5, 18), (3, 3), RELU, NONE, True, 7, -128, 127, 2, 0.6, None),
+        (4, 16, (4, 9), (3, 3), NONE, NONE, False, -3, -90, -128, 2, 1.9, 0.75),  # the ADD's shift 0
+        (12, 7, (6, 5), (5, 5), RELU6, RELU6, True, 127, 120, 0, -3, 0.9, None),
+        (16, 16, (3, 20), (3, 3), NONE, NONE, True, -128, 2, -3, 1, 1.2, 2.0 ** -30),  # shift 30
+    ], padding=SAME)
+
+
 def constant_output(branch: Branch) -> bool:
     """Whether an int8 branch's activation leaves its output one value (a
     ReLU or ReLU6 above a zero point of 127): IREE folds it to a constant."""
@@ -476,11 +516,11 @@ def constant_output(branch: Branch) -> bool:
     return low >= high
 
 
-def _conv_add_branches(rng, cases) -> list[Branch]:
+def _conv_add_branches(rng, cases, padding: int = VALID) -> list[Branch]:
     branches = []
     for (ic, oc, (h, w), (kh, kw), conv_act, add_act, per_channel, zp, conv_zp, res_zp, add_zp, ratio,
          add_multiplier) in cases:
-        oh, ow = _out_size(h, kh, 1, 1, VALID), _out_size(w, kw, 1, 1, VALID)
+        oh, ow = _out_size(h, kh, 1, 1, padding), _out_size(w, kw, 1, 1, padding)
         x, weights = _input(rng, (1, h, w, ic), zp), _weights(rng, (oc, kh, kw, ic), oc, 0, per_channel)
         conv_out = _output(rng, (1, oh, ow, oc), conv_zp)
         residual = Spec((1, oh, ow, oc), np.int8, np.float32(conv_out.scale * ratio), res_zp)
@@ -490,7 +530,7 @@ def _conv_add_branches(rng, cases) -> list[Branch]:
             add_scale = np.float32(2 * max(conv_out.scale, residual.scale) / (2.0 ** 20 * add_multiplier))
         out = Spec((1, oh, ow, oc), np.int8, add_scale, add_zp)
         branches.append(Branch("CONV_2D", [x, weights, _bias(rng, oc, False, x, weights)], [conv_out],
-                               dict(padding=VALID, strideH=1, strideW=1, dilationHFactor=1, dilationWFactor=1,
+                               dict(padding=padding, strideH=1, strideW=1, dilationHFactor=1, dilationWFactor=1,
                                     fusedActivationFunction=conv_act)))
         branches.append(Branch("ADD", [conv_out, residual], [out], dict(fusedActivationFunction=add_act)))
     return branches
@@ -745,7 +785,7 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
 
 # Sweeps whose branches feed one another (build_model's chain): a branch input that is an earlier branch's
 # output is no model input.
-CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges", "slice_consumers")
+CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges", "conv_add_rows", "slice_consumers")
 
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
@@ -753,6 +793,7 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
           "conv_first": conv_first_sweep, "conv_add": conv_add_sweep,
           "conv_add_stages": conv_add_stages_sweep, "conv_add_ranges": conv_add_ranges_sweep,
+          "conv_rows": conv_rows_sweep, "conv_add_rows": conv_add_rows_sweep,
           "conv_whole_window": conv_whole_window_sweep,
           "fully_connected": fully_connected_sweep, "fully_connected_matvec": fully_connected_matvec_sweep,
           "fully_connected_one_output": fully_connected_one_output_sweep, "slice_consumers": slice_consumers_sweep,

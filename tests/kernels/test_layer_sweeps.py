@@ -95,6 +95,31 @@ def test_host_tuned_kernels(sweep, tmp_path):
     assert tables == sum(map(_one_value_layer, branches)), kernels
 
 
+@pytest.mark.parametrize("name", ["conv_rows", "conv_add_rows"])
+def test_host_row_taps_sweeps_take_the_row_taps_form(name, tmp_path):
+    """The row-taps sweeps run on that form by default where it fits
+    (kernel_choice.rows_fit) and on the lane kernel's other form for 8 and 17
+    output channels, 0 LSB against TFLite's reference kernels (the host
+    sweep above); its parameter space is the one the layers' specs check."""
+    from npukit.cpu.kernel_choice import KernelChoice
+
+    _, branches, path, inputs, wants = prepared_sweep(name, SWEEPS[name](), tmp_path / f"{name}.tflite", seed=11)
+    result = npukit.compile(path, out_dir=tmp_path / "host")
+    loaded = npukit.load(result)
+    for x, want in zip(inputs, wants):
+        _check(loaded(*x), want, branches, f"{name} on the host")
+    rows = KernelChoice(weights="lanes", conv_form="rows")
+    choices = {}
+    for entry in result.manifest["cpu_kernels"].values():
+        if entry.get("operation", "").startswith("convolution"):
+            out_c = int(entry["layer"].split(" out ")[1].split("x")[0])
+            choices.setdefault(out_c, set()).add(KernelChoice.from_json(entry["choice"]))
+    convs = [b for b in branches if b.op == "CONV_2D"]
+    assert sorted(choices) == sorted({b.outputs[0].shape[-1] for b in convs}), choices
+    for out_c, chosen in choices.items():
+        assert chosen == ({KernelChoice(weights="lanes")} if out_c in (8, 17) else {rows}), (out_c, chosen)
+
+
 def test_mynpu(sweep, tmp_path):
     name, branches, path, inputs, wants = sweep
     result = npukit.compile(path, target="mynpu", output="embedded", out_dir=tmp_path / "npu")

@@ -318,6 +318,137 @@ static int32_t pixel_pairs(const int32_t* p, const npukit_s8_x86_input_t* view, 
 }
 #endif
 
+#if NPUKIT_S8_X86 == 512
+// The row-taps form (NPUKIT_S8_CONV_ROWS, npukit.cpu.kernel_choice's
+// rows_fit): a layer of one channel vector (OUT_C of 1 to 16) whose kernel
+// rows are KW = 2 to 5 taps at stride and dilation 1 along the row, over an
+// input whose columns are IN_C channels side by side, one column after the
+// other (LANE_SEGMENT a whole kernel row), IN_C a multiple of four. The
+// form below loads a pixel's word for one VPDPBUSD; here output pixels
+// x0 .. x0 + n - 1 of one row are a block, and each word of the n + KW - 1
+// input columns the block reads (four channels of one column) is broadcast
+// once and taken by every tap that reads it: up to KW VPDPBUSD, into the
+// accumulators of pixels c - kx, against tap kx's weights (a kernel row's
+// lane weights are its taps one after the other, IN_C / 4 words each). A
+// 3x3 16->16 layer's row of 16 pixels loads 18 words for 48 VPDPBUSD
+// instead of 48. Each word lies inside its column's channels: no read
+// reaches past the layer's input.
+#define ROW_MAX 16  // output pixels per block
+
+// Accumulator q<j + 4> is pixel j's (q0-q3 and q20-q23 stand for pixels
+// outside the block and are never used).
+#define ROW_QS(F)                                                                                           \
+  F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11) F(12) F(13) F(14) F(15) F(16) F(17) F(18) F(19) \
+  F(20) F(21) F(22) F(23)
+#define ROW_ACC(j) __m512i q##j = start;
+#define ROW_OUT(j) \
+  if ((j) >= 4 && (j) - 4 < n) acc[(j) >= 4 ? (j) - 4 : 0] = q##j;
+#define ROW_W(kx) const __m512i w##kx = (kx) < kw ? _mm512_loadu_si512(wrow + (kx) * tap_bytes) : zero;
+// Tap kx of column c, into pixel c - kx's accumulator q<q>, where that pixel is in the block.
+#define ROW_DOT(c, kx, j) \
+  if ((kx) < kw && (c) >= (kx) && (c) - (kx) < n) q##j = _mm512_dpbusd_epi32(q##j, x, w##kx);
+#define ROW_COLUMN(c, q0, q1, q2, q3, q4)                                         \
+  if ((c) < n + kw - 1) {                                                         \
+    const __m512i word = _mm512_set1_epi32(*(const npl_word_t*)(row + (c) * ic)); \
+    const __m512i x = flipped ? word : _mm512_xor_si512(word, flip);              \
+    ROW_DOT(c, 0, q0) ROW_DOT(c, 1, q1) ROW_DOT(c, 2, q2) ROW_DOT(c, 3, q3) ROW_DOT(c, 4, q4) \
+  }
+#define ROW_COLUMNS \
+  ROW_COLUMN(0, 4, 3, 2, 1, 0) \
+  ROW_COLUMN(1, 5, 4, 3, 2, 1) \
+  ROW_COLUMN(2, 6, 5, 4, 3, 2) \
+  ROW_COLUMN(3, 7, 6, 5, 4, 3) \
+  ROW_COLUMN(4, 8, 7, 6, 5, 4) \
+  ROW_COLUMN(5, 9, 8, 7, 6, 5) \
+  ROW_COLUMN(6, 10, 9, 8, 7, 6) \
+  ROW_COLUMN(7, 11, 10, 9, 8, 7) \
+  ROW_COLUMN(8, 12, 11, 10, 9, 8) \
+  ROW_COLUMN(9, 13, 12, 11, 10, 9) \
+  ROW_COLUMN(10, 14, 13, 12, 11, 10) \
+  ROW_COLUMN(11, 15, 14, 13, 12, 11) \
+  ROW_COLUMN(12, 16, 15, 14, 13, 12) \
+  ROW_COLUMN(13, 17, 16, 15, 14, 13) \
+  ROW_COLUMN(14, 18, 17, 16, 15, 14) \
+  ROW_COLUMN(15, 19, 18, 17, 16, 15) \
+  ROW_COLUMN(16, 20, 19, 18, 17, 16) \
+  ROW_COLUMN(17, 21, 20, 19, 18, 17) \
+  ROW_COLUMN(18, 22, 21, 20, 19, 18) \
+  ROW_COLUMN(19, 23, 22, 21, 20, 19)
+
+// acc[j] = start + pixel j's window . the channels' weights (j < n); the
+// block's first pixel reads its kernel row ky from in + ky * dy.
+static inline __attribute__((always_inline)) void row_block(const int8_t* in, int32_t dy, int32_t kh, int32_t ic,
+                                                            const int8_t* weights, int32_t segment_groups,
+                                                            __m512i start, __m512i* acc, const int32_t n,
+                                                            const int32_t kw, const int32_t flipped) {
+  const __m512i zero = _mm512_setzero_si512(), flip = _mm512_set1_epi32((int32_t)0x80808080u);
+  ROW_QS(ROW_ACC)
+  const int32_t words = ic / 4, tap_bytes = words * 64;
+  for (int32_t ky = 0; ky < kh; ++ky) {
+    for (int32_t i = 0; i < words; ++i) {
+      const int8_t* row = in + ky * dy + 4 * i;
+      const int8_t* wrow = weights + (ky * segment_groups + i) * 64;
+      ROW_W(0) ROW_W(1) ROW_W(2) ROW_W(3) ROW_W(4)
+      ROW_COLUMNS
+    }
+  }
+  ROW_QS(ROW_OUT)
+}
+
+#define ROW_CASE(N, KW)                                                                  \
+  case (N) * 16 + (KW):                                                                  \
+    if (flipped) {                                                                       \
+      row_block(in, dy, kh, ic, weights, segment_groups, start, acc, N, KW, 1);          \
+    } else {                                                                             \
+      row_block(in, dy, kh, ic, weights, segment_groups, start, acc, N, KW, 0);          \
+    }                                                                                    \
+    break;
+#define ROW_CASES(KW) ROW_CASE(16, KW) ROW_CASE(8, KW) ROW_CASE(4, KW) ROW_CASE(2, KW) ROW_CASE(1, KW)
+
+__attribute__((noinline)) static void row_dot_block(const int8_t* in, int32_t dy, int32_t kh, int32_t ic,
+                                                   const int8_t* weights, int32_t segment_groups, __m512i start,
+                                                   __m512i* acc, int32_t n, int32_t kw, int32_t flipped) {
+  switch (n * 16 + kw) {
+    ROW_CASES(2)
+    ROW_CASES(3)
+    ROW_CASES(4)
+    ROW_CASES(5)
+    default:
+      break;
+  }
+}
+
+// The layer in the row-taps form, where it allows it: 1 if it ran.
+static int32_t row_taps(const int32_t* p, const npukit_s8_x86_input_t* view, const npukit_s8_lanes_k_t* k,
+                        const npl_stage_t* stage, int32_t form) {
+  const int32_t oc = p[NPUKIT_S8_W_OUT_C], ic = p[NPUKIT_S8_W_IN_C], kw = p[NPUKIT_S8_W_KERNEL_W];
+  const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], oh = view->oh, ow = view->ow;
+  if (p[NPUKIT_S8_W_CONV_FORM] != NPUKIT_S8_CONV_ROWS || p[NPUKIT_S8_W_KIND] != NPUKIT_S8_CONV) return 0;
+  if (oc < 1 || oc > NPK_LANES || kw < 2 || kw > 5 || kh < 1 || ic < 4 || ic % 4) return 0;
+  if (p[NPUKIT_S8_W_STRIDE_W] != 1 || p[NPUKIT_S8_W_DILATION_W] != 1 || k->segment != kw * ic) return 0;
+  if (view->sc != 1 || view->sw != ic || view->sh < 0 || p[NPUKIT_S8_W_STRIDE_H] < 1 ||
+      p[NPUKIT_S8_W_DILATION_H] < 1 || oh < 1 || ow < 1) return 0;
+  const int32_t step_y = p[NPUKIT_S8_W_STRIDE_H] * view->sh, dy = p[NPUKIT_S8_W_DILATION_H] * view->sh;
+  const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
+  npl_channels_t ch;
+  npl_channels(stage, 0, oc, &ch);
+  __m512i acc[ROW_MAX];
+  int32_t ys[ROW_MAX], xs[ROW_MAX];
+  for (int32_t y = 0; y < oh; ++y) {
+    for (int32_t x0 = 0; x0 < ow;) {
+      const int32_t left = ow - x0;
+      const int32_t n = left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+      row_dot_block(view->in + y * step_y + x0 * ic, dy, kh, ic, weights, k->segment_groups, ch.start, acc, n, kw,
+                    view->flipped);
+      for (int32_t j = 0; j < n; ++j) ys[j] = y, xs[j] = x0 + j;
+      store_block(stage, form, &ch, acc, 1, oc, n, ys, xs);
+      x0 += n;
+    }
+  }
+  return 1;
+}
+#endif
+
 int npukit_s8_conv_lanes_x86(const int32_t* p, const npukit_s8_x86_input_t* view, size_t output,
                              size_t residual) {
   npukit_s8_lanes_k_t k;
@@ -354,6 +485,7 @@ int npukit_s8_conv_lanes_x86(const int32_t* p, const npukit_s8_x86_input_t* view
   npl_stage(&stage, &o, &vo, &add);
   const int32_t form = npl_form(&stage);
 #if NPUKIT_S8_X86 == 512
+  if (row_taps(p, view, &k, &stage, form)) return 1;
   if (oc == 8) {
     npl_channels_t single;
     npl_channels(&stage, 0, oc, &single);

@@ -67,6 +67,7 @@
 #define NPUKIT_S8_CONV_AUTO 0    // the kernel's own rule
 #define NPUKIT_S8_CONV_PACKED 1  // im2col panels
 #define NPUKIT_S8_CONV_DIRECT 2  // the interleaved input read in place, where the layer allows it
+#define NPUKIT_S8_CONV_ROWS 3    // lane weights: a row's taps from one load of each input word (s8_conv_lanes_x86.c)
 
 // Words of the parameter block.
 enum npukit_s8_word {
