@@ -189,6 +189,41 @@ def depthwise_stride1_sweep(seed: int = 16) -> list[Branch]:
     return _depthwise_branches(rng, cases)
 
 
+def depthwise_planes_sweep(seed: int = 18) -> list[Branch]:
+    """Channel-last 3x3 DEPTHWISE_CONV_2D at stride 1 on the DSP cores' int16
+    channel planes (s8_depthwise_planes.c): output rows of 0 to 3 pixels
+    beyond a multiple of four along the planes' rows and along their
+    columns (the transposed planes of a narrow, tall layer), channels
+    beyond a multiple of four, SAME and VALID, bands of rows, a channel
+    multiplier of 2, per-tensor and per-channel weights, input zero points
+    at both ends of int8 (the padding's value), int8's bounds and the
+    activation clamps, the extreme requantization the planes take (a right
+    shift of 1; of 22; biases up to 2^26) and beside them a layer outside
+    their space (a right shift of 23) and one cheaper on the four-channel
+    kernels (a 4x4 plane)."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # channels, multiplier, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+        (8, 1, (9, 16), (3, 3), (1, 1), (1, 1), SAME, NONE, True, -128, False),  # rows of 16
+        (12, 1, (7, 17), (3, 3), (1, 1), (1, 1), SAME, RELU, False, 127, False),  # 17
+        (5, 1, (10, 20), (3, 3), (1, 1), (1, 1), VALID, RELU6, True, 3, False),  # 18, a quad and one
+        (7, 1, (8, 19), (3, 3), (1, 1), (1, 1), SAME, RELU, True, -128, False),  # 19, a quad and three
+        (6, 1, (30, 5), (3, 3), (1, 1), (1, 1), SAME, RELU, True, -128, False),  # transposed: columns of 30
+        (16, 1, (27, 6), (3, 3), (1, 1), (1, 1), VALID, RELU6, False, 0, False),  # columns of 25
+        (8, 1, (23, 4), (3, 3), (1, 1), (1, 1), SAME, NONE, True, 127, False),  # columns of 23
+        (8, 1, (24, 4), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -100, False),  # columns of 24
+        (9, 1, (40, 40), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -128, False),  # bands of rows
+        (4, 2, (12, 13), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -128, False),  # multiplier 2
+        (3, 2, (10, 22), (3, 3), (1, 1), (1, 1), VALID, RELU, True, 10, False),  # multiplier 2, three channels
+        (8, 1, (12, 14), (3, 3), (1, 1), (1, 1), SAME, NONE, True, -128, False, 0.4999),  # right shift 1
+        (12, 1, (11, 13), (3, 3), (1, 1), (1, 1), SAME, RELU, False, 7, False, 0.6 * 2.0**-22),  # right shift 22
+        (12, 1, (11, 13), (3, 3), (1, 1), (1, 1), SAME, RELU, False, 7, False, 0.6 * 2.0**-23),  # 23: outside
+        (8, 1, (12, 16), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -128, True),  # large accumulators
+        (20, 1, (4, 4), (3, 3), (1, 1), (1, 1), SAME, RELU6, True, -128, False),  # the four-channel kernels
+    ]
+    return _depthwise_branches(rng, cases)
+
+
 def depthwise_column_sweep(seed: int = 14) -> list[Branch]:
     """DEPTHWISE_CONV_2D one column wide (K x 1 filters on inputs of width
     1, temporal networks' 1-D depthwise layers over [1, T, 1, C]; the DSP
@@ -790,6 +825,7 @@ CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges", "conv_add_rows", "s
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
           "depthwise_column": depthwise_column_sweep, "depthwise_stride1": depthwise_stride1_sweep,
+          "depthwise_planes": depthwise_planes_sweep,
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
           "conv_first": conv_first_sweep, "conv_add": conv_add_sweep,
           "conv_add_stages": conv_add_stages_sweep, "conv_add_ranges": conv_add_ranges_sweep,

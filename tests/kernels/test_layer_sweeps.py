@@ -163,6 +163,29 @@ def test_board_few_channels_with_int16_weights(tmp_path):
 
 
 @pytest.mark.slow
+def test_board_depthwise_planes_with_int8_weights(tmp_path):
+    """The int16-plane depthwise sweep on Cortex-M4 with every layer given
+    channel-order ("int8") weights, the tuning candidate beside "taps": the
+    planes kernel reads either form (and takes every layer of its space with
+    this one, where the four-channel kernels do not compete), against
+    TFLite's reference kernels, 0 LSB."""
+    from npukit.cpu.kernel_choice import KernelChoice
+    from npukit.deploy.deploy_model import deploy
+
+    name, branches, path, _, _ = prepared_sweep("depthwise_planes", SWEEPS["depthwise_planes"](),
+                                                tmp_path / "sweep_depthwise_planes.tflite", seed=11)
+    host = npukit.compile(path, out_dir=tmp_path / "host")
+    layers = {e["layer"] for e in host.manifest["cpu_kernels"].values() if "layer" in e}
+    chosen = {key: KernelChoice(weights="int8") for key in layers}
+    result = deploy(path, "mps2-an386", samples=2, seed=3, kernel_choices=chosen)
+    kernels = result.artifact.manifest["cpu_kernels"]
+    assert [e["choice"]["weights"] for e in kernels.values() if "layer" in e] == ["int8"] * len(branches), kernels
+    for sample in result.samples:
+        assert sample.identical_to_host, name
+        _check(sample.outputs, run_reference(path, sample.inputs), branches, f"{name} with int8 weights")
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("sweep_name", ["fully_connected_matvec", "fully_connected"])
 def test_board_fully_connected_with_int16_weights(tmp_path, sweep_name):
     """The batch-1 fully connected sweeps on Cortex-M4 with every layer's

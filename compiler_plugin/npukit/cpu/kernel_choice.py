@@ -11,7 +11,13 @@ result says otherwise.
   channels side by side, for the DSP kernel that runs channel-last layers
   four channels at a time (with a channel multiplier M of 1 or 2,
   TAPS_MULTIPLIERS: output channel c reads input channel c / M; other
-  multipliers take the "int8" form).
+  multipliers take the "int8" form). Channel-last 3x3 layers at stride 1
+  and dilation 1 with M of 1 or 2 on TFLite's small-accumulator output
+  stage (right shifts up to 22) also run from int16 channel planes
+  (kernels/s8_depthwise_planes.c, which checks that space itself): with
+  "int8" weights always, with "taps" where its cost rule, from the two
+  kernels' counts on Cortex-M4, puts it below the four-channel kernels
+  (all but small planes such as 4x4 and 6x6 with an activation clamp).
 - ``conv_form``: the x86 vector convolution's "packed" (im2col panels) or
   "direct" (the input read in place) form, or "auto" for the kernel's own
   rule. Host only; the kernel falls back to packed where direct cannot run.

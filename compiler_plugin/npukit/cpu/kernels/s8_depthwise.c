@@ -942,9 +942,12 @@ static __attribute__((noinline)) void padded_tiles(const int32_t* p, const plane
 // Layers one column wide (K x 1 filters on inputs of width 1): s8_depthwise_column.c, which checks its
 // parameter space and returns 0 outside it.
 int32_t npukit_s8_depthwise_column(const int32_t* p, size_t input, size_t output, size_t residual);
+// Channel-last 3x3 layers at stride 1 from int16 channel planes: s8_depthwise_planes.c, likewise.
+int32_t npukit_s8_depthwise_planes(const int32_t* p, size_t input, size_t output, size_t residual);
 
 void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t residual) {
   if (npukit_s8_depthwise_column(p, input, output, residual)) return;
+  if (npukit_s8_depthwise_planes(p, input, output, residual)) return;
   const int8_t* in = (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET];
   const int8_t* weights = (const int8_t*)p + p[NPUKIT_S8_W_WEIGHTS_AT];
   const npukit_s8_output_t o = npukit_s8_output(p, output, residual);
