@@ -754,8 +754,12 @@ void npukit_s8_conv_four_dsp(const int32_t* columns, uint8_t* out, const npukit_
 void npukit_s8_conv_four_full_dsp(const int32_t* columns, uint8_t* out, const npukit_s8_four_table_t* t,
                                   int32_t quads);
 
-// The columns of conv_four_dsp's strips of output pixels (groups of four pixels, [G][2][4] words each).
+// The columns of conv_four_dsp's strips of output pixels (groups of four pixels, [G][2][4] words each), on the
+// stack of an unpadded layer's call (FOUR_STRIP_BYTES), or beside a padded layer's strip of input rows
+// (FOUR_PADDED_BYTES: the two on the stack together stay within what the other kernels' deepest path takes plus
+// 1 KiB), at least one group of four pixels of the longest reduction (128 words).
 #define FOUR_STRIP_BYTES 3072
+#define FOUR_PADDED_BYTES 512
 
 // The bytes from one output pixel to the next in conv()'s order (row by row) where they are evenly spaced: one
 // row (sw), one column (sh) or rows one after the other (sh = ow * sw); 0 otherwise.
@@ -776,9 +780,9 @@ static inline int32_t four_fits(const gather_t* g, const npukit_s8_output_t* o, 
 // pixels 30 + 11 G, per channel and call (a strip, and the moved last group) about 60 + 7 G for its table and
 // the call; the pixel-pair kernels about 40 + 14 G per channel pair and pixel pair. Few pixels and many channels
 // (a call per channel for one or two groups of pixels) stay on the pixel-pair kernels.
-static int32_t four_pays(const gather_t* g, int32_t pixels, int32_t oc) {
+static int32_t four_pays(const gather_t* g, int32_t pixels, int32_t oc, int32_t strip_bytes) {
   const int32_t groups = g->k_padded >> 2, quads = (pixels + 3) >> 2;
-  const int32_t per_strip = FOUR_STRIP_BYTES / 32 / groups;
+  const int32_t per_strip = strip_bytes / 32 / groups;
   const int32_t calls = (quads + per_strip - 1) / per_strip + ((pixels & 3) != 0);
   const int64_t four = (int64_t)oc * (calls * (60 + 7 * groups) + (int64_t)quads * (30 + 11 * groups));
   const int64_t pairs = (int64_t)((pixels + 1) >> 1) * ((oc + 1) >> 1) * (40 + 14 * groups);
@@ -897,20 +901,19 @@ static __attribute__((noinline)) void four_gather_rows(const four_words_t* f, co
 }
 
 // conv() for a reduction of at most 4 * FOUR_MAX_GROUPS on the small path with int8 outputs (four_fits): strips
-// of output pixels, their columns gathered once (FOUR_STRIP_BYTES on the stack), then per output channel its
+// of output pixels, their columns gathered once into `strip` (`strip_bytes`), then per output channel its
 // table (in `table`) and one call of npukit_s8_conv_four_dsp for the strip's groups of four pixels. Where the
 // pixels are no multiple of four, the last group is the last four pixels (computed again, stored again with
 // the same values), in a call of its own.
 static __attribute__((noinline)) void conv_four_dsp(const gather_t* g, const npukit_s8_output_t* op,
                                                     const int8_t* weights, int32_t wide, int32_t pixels, int32_t ow,
                                                     int32_t oc, int32_t bounds, npukit_s8_four_table_t* table,
-                                                    int8_t* row) {
-  int32_t strip[FOUR_STRIP_BYTES / 4];
+                                                    int8_t* row, int32_t* strip, int32_t strip_bytes) {
   const inside_gather_t how = inside_gather(g);
   const int32_t row_step = g->stride_h * g->sh, col_step = g->stride_w * g->sw;
   const int32_t out_sw = four_pixel_step(op, pixels, ow);
   const int32_t groups = g->k_padded >> 2, quad_words = 8 * groups;
-  const int32_t per_strip = FOUR_STRIP_BYTES / 4 / quad_words;  // groups of four pixels (>= 6)
+  const int32_t per_strip = strip_bytes / 4 / quad_words;  // groups of four pixels (>= 1)
   const int32_t quads = (pixels + 3) >> 2;
   const int32_t *const bias = op->bias, *const multiplier = op->multiplier, *const shift = op->shift;
   const int32_t zp2 = 2 * op->zp + 1, full = bounds == 0x7f80;
@@ -989,13 +992,22 @@ typedef struct {
   int32_t ih, iw, sh;
 } strip_input_t;
 
+// conv_four_dsp's columns (DSP cores only): conv()'s last two parameters.
+#if NPUKIT_S8_PAIRED
+#define FOUR_PARAMS , int32_t *four, int32_t four_bytes
+#define FOUR_ARGS(four, bytes) , four, bytes
+#else
+#define FOUR_PARAMS
+#define FOUR_ARGS(four, bytes)
+#endif
+
 // Output rows [y_first, y_first + oh) of the layer, their windows read from
 // the layer's input, or from `strip` when given; with its im2col columns (2
 // * K_PADDED, or 2 * NPUKIT_S8_K_CHUNK for a longer reduction) and input row
 // (K_PADDED, or NPUKIT_S8_K_CHUNK).
 static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const strip_input_t* strip, size_t output,
                                            size_t residual, int32_t y_first, int32_t oh, int16_t* columns,
-                                           int8_t* row) {
+                                           int8_t* row FOUR_PARAMS) {
   const int32_t oc = p[NPUKIT_S8_W_OUT_C], ow = p[NPUKIT_S8_W_OUT_W], ic = p[NPUKIT_S8_W_IN_C];
   gather_t g = {
       .in = strip ? strip->in : (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET],
@@ -1040,9 +1052,10 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
   // and the last row's and column's fields end within the input.
   const int32_t inside = (strip || !npukit_s8_padded(p)) && (oh - 1) * g.stride_h + (g.kh - 1) * g.dy < g.ih &&
                          (ow - 1) * g.stride_w + (g.kw - 1) * g.dx < g.iw;
-  if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && four_fits(&g, &o, pixels, ow) &&
-      four_pays(&g, pixels, oc) && few_output_exact(&o, oc)) {
-    conv_four_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, (npukit_s8_four_table_t*)&block[0][0], row);
+  if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && four && four_fits(&g, &o, pixels, ow) &&
+      four_pays(&g, pixels, oc, four_bytes) && few_output_exact(&o, oc)) {
+    conv_four_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, (npukit_s8_four_table_t*)&block[0][0], row, four,
+                  four_bytes);
     return;
   }
   if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && g.k_padded <= NPUKIT_S8_FEW_K &&
@@ -1174,14 +1187,27 @@ static __attribute__((noinline)) int32_t padded_strips(const int32_t* p, size_t 
   if (band > oh) band = oh;
   int8_t strip[NPUKIT_S8_STRIP_BYTES + 4] __attribute__((aligned(4)));  // + 4: word reads of the last values
   strip_input_t in = {.in = strip, .iw = source.left + source.iw + source.right, .sh = row_bytes};
+#if NPUKIT_S8_PAIRED
+  int32_t four[FOUR_PADDED_BYTES / 4];
+#endif
   for (int32_t y = 0; y < oh; y += band) {
     const int32_t rows = oh - y < band ? oh - y : band;
     in.ih = (rows - 1) * stride_h + reach;
     npukit_s8_fill_strip(strip, &source, y * stride_h, in.ih);
-    conv(p, 0, &in, output, residual, y, rows, columns, row);
+    conv(p, 0, &in, output, residual, y, rows, columns, row FOUR_ARGS(four, FOUR_PADDED_BYTES));
   }
   return 1;
 }
+
+#if NPUKIT_S8_PAIRED
+// A layer read from its input as it is (unpadded, or padded without strips), with conv_four_dsp's columns on the
+// stack (not inlined: they are there only while such a layer runs, not beside a padded layer's strip).
+static __attribute__((noinline)) void unpadded(const int32_t* p, size_t input, size_t output, size_t residual,
+                                               int16_t* columns, int8_t* row) {
+  int32_t four[FOUR_STRIP_BYTES / 4];
+  conv(p, input, 0, output, residual, 0, p[NPUKIT_S8_W_OUT_H], columns, row FOUR_ARGS(four, FOUR_STRIP_BYTES));
+}
+#endif
 
 void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residual) {
   // Sized to the layer, at most a chunk: a board's stack holds only what the layer uses. They are passed
@@ -1190,5 +1216,9 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
   int16_t columns[2 * k_padded] __attribute__((aligned(8)));
   int8_t row[k_padded + 4] __attribute__((aligned(4)));  // read as words; + 4: im2col's word copies
   if (npukit_s8_padded(p) && padded_strips(p, input, output, residual, columns, row)) return;
+#if NPUKIT_S8_PAIRED
+  unpadded(p, input, output, residual, columns, row);
+#else
   conv(p, input, 0, output, residual, 0, p[NPUKIT_S8_W_OUT_H], columns, row);
+#endif
 }
