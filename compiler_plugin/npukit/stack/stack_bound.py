@@ -131,7 +131,8 @@ _CONDITION = "(eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al)"
 LOCAL_JUMP_FUNCTIONS = frozenset({"npukit_s8_dot_pairs_dsp", "npukit_s8_dot_pairs_dsp16", "npukit_s8_conv_few_dsp",
                                   "npukit_s8_conv_few_upper_dsp", "npukit_s8_conv_few_full_dsp", "npukit_s8_conv_few_dsp16",
                                   "npukit_s8_conv_few_full_dsp16", "npukit_s8_conv_few_one_dsp",
-                                  "npukit_s8_conv_few_upper_one_dsp", "npukit_s8_conv_few_full_one_dsp"})
+                                  "npukit_s8_conv_few_upper_one_dsp", "npukit_s8_conv_few_full_one_dsp",
+                                  "npukit_s8_conv_four_dsp", "npukit_s8_conv_four_full_dsp"})
 
 
 class _Arm:

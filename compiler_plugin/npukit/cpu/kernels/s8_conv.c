@@ -735,6 +735,254 @@ static __attribute__((noinline)) void conv_few_dsp(const gather_t* gp, const npu
     }
   }
 }
+
+// s8_conv_four_dsp.S: one output channel of groups of four output pixels, a reduction of at most
+// FOUR_MAX_GROUPS groups of four (K_PADDED <= 64), dot products and output stage in registers. Its table per
+// channel: the doubled bias four times, multiplier, e = -shift - 1, c = (2 zp + 1) << e, the output's bytes
+// from pixel to pixel, the bounds in every byte, G = K_PADDED / 4, and the doubled weights as int16 pairs
+// (k0, k2), (k1, k3) per group, group g in slot FOUR_MAX_GROUPS - G + g.
+#define FOUR_MAX_GROUPS 16
+typedef struct {
+  int32_t bias2[4];
+  int32_t m, e, c, s;
+  int32_t lower, upper;
+  int32_t groups, unused;
+  int32_t w[2 * FOUR_MAX_GROUPS];
+} npukit_s8_four_table_t;
+_Static_assert(sizeof(npukit_s8_four_table_t) == 176, "the offsets s8_conv_four_dsp.S reads");
+void npukit_s8_conv_four_dsp(const int32_t* columns, uint8_t* out, const npukit_s8_four_table_t* t, int32_t quads);
+void npukit_s8_conv_four_full_dsp(const int32_t* columns, uint8_t* out, const npukit_s8_four_table_t* t,
+                                  int32_t quads);
+
+// The columns of conv_four_dsp's strips of output pixels (groups of four pixels, [G][2][4] words each), on the
+// stack of an unpadded layer's call (FOUR_STRIP_BYTES), or beside a padded layer's strip of input rows
+// (FOUR_PADDED_BYTES: the two on the stack together stay within what the other kernels' deepest path takes plus
+// 1 KiB), at least one group of four pixels of the longest reduction (128 words).
+#define FOUR_STRIP_BYTES 3072
+#define FOUR_PADDED_BYTES 512
+
+// The bytes from one output pixel to the next in conv()'s order (row by row) where they are evenly spaced: one
+// row (sw), one column (sh) or rows one after the other (sh = ow * sw); 0 otherwise.
+static inline int32_t four_pixel_step(const npukit_s8_output_t* o, int32_t pixels, int32_t ow) {
+  if (ow == 1) return o->sh;
+  return pixels == ow || o->sh == ow * o->sw ? o->sw : 0;
+}
+
+// Where conv_four_dsp runs (conv() checks the rest: int8 outputs on the small path, channel-last (sc 1),
+// every receptive field inside the input, few_output_exact): a reduction of at most 4 * FOUR_MAX_GROUPS, at
+// least four output pixels, evenly spaced (four_pixel_step).
+static inline int32_t four_fits(const gather_t* g, const npukit_s8_output_t* o, int32_t pixels, int32_t ow) {
+  return g->k_padded <= 4 * FOUR_MAX_GROUPS && pixels >= 4 && four_pixel_step(o, pixels, ow) != 0;
+}
+
+// Whether conv_four_dsp costs fewer instructions than the pixel-pair kernels (conv_few_dsp, conv_inside_dsp)
+// for the layer, from their instructions measured under QEMU (G = K_PADDED / 4): per channel and group of four
+// pixels 30 + 11 G, per channel and call (a strip, and the moved last group) about 60 + 7 G for its table and
+// the call; the pixel-pair kernels about 40 + 14 G per channel pair and pixel pair. Few pixels and many channels
+// (a call per channel for one or two groups of pixels) stay on the pixel-pair kernels.
+static int32_t four_pays(const gather_t* g, int32_t pixels, int32_t oc, int32_t strip_bytes) {
+  const int32_t groups = g->k_padded >> 2, quads = (pixels + 3) >> 2;
+  const int32_t per_strip = strip_bytes / 32 / groups;
+  const int32_t calls = (quads + per_strip - 1) / per_strip + ((pixels & 3) != 0);
+  const int64_t four = (int64_t)oc * (calls * (60 + 7 * groups) + (int64_t)quads * (30 + 11 * groups));
+  const int64_t pairs = (int64_t)((pixels + 1) >> 1) * ((oc + 1) >> 1) * (40 + 14 * groups);
+  return four < pairs;
+}
+
+// One pixel's receptive field at input offset `at` (inside the input) into its place in a group of four
+// pixels' columns (`quad` [G][2][4] words, `pixel` 0..3): the field's K_PADDED int8 values a word at a time,
+// each word's bytes (0, 2) and (1, 3) less the zero point. Where kernel rows are contiguous words (im2col's
+// first case) they are read from the input in place, otherwise gathered into `row` first (K_PADDED + 4
+// bytes; past K any values: their weights are zero).
+static __attribute__((noinline)) void four_gather(const gather_t* g, const inside_gather_t* how, int32_t at, int8_t* restrict row,
+                        int32_t* restrict quad, int32_t pixel) {
+  const int32_t zz = g->less_zp;
+  int32_t* out = quad + pixel;
+  if (how->rows_in_words) {
+    const int32_t words = g->kw * g->ic >> 2, row_step = g->dy * g->sh;
+    const int8_t* base = g->in + at;
+    for (int32_t i = 0; i < g->kh; ++i, base += row_step) {
+      const npukit_s8_unaligned_word_t* r = (const npukit_s8_unaligned_word_t*)base;
+      for (const npukit_s8_unaligned_word_t* end = r + words; r != end; ++r, out += 8) {
+        const int32_t w = *r;
+        out[0] = less_zp_even(w, zz, 0);
+        out[4] = less_zp_odd(w, zz, 0);
+      }
+    }
+    return;
+  }
+  const int8_t* base = g->in + at;
+  if (how->rows_contiguous && at <= how->short_end) {  // each kernel row a word at a time
+    const int32_t run = g->kw * g->ic, words = (run + 3) >> 2, row_step = g->dy * g->sh;
+    int8_t* to = row;
+    for (int32_t i = 0; i < g->kh; ++i, base += row_step, to += run) {
+      for (int32_t w = 0; w < words; ++w) {
+        ((npukit_s8_unaligned_word_t*)to)[w] = ((const npukit_s8_unaligned_word_t*)base)[w];
+      }
+    }
+  } else {
+    int8_t* to = row;
+    for (int32_t i = 0; i < g->kh; ++i) {
+      for (int32_t j = 0; j < g->kw; ++j) {
+        const int8_t* from = base + i * g->dy * g->sh + j * g->dx * g->sw;
+        for (int32_t c = 0; c < g->ic; ++c, from += g->sc) *to++ = *from;
+      }
+    }
+  }
+  const npukit_s8_unaligned_word_t* r = (const npukit_s8_unaligned_word_t*)row;
+  for (const npukit_s8_unaligned_word_t* end = r + (g->k_padded >> 2); r != end; ++r, out += 8) {
+    const int32_t w = *r;
+    out[0] = less_zp_even(w, zz, 0);
+    out[4] = less_zp_odd(w, zz, 0);
+  }
+}
+
+// Pixels whose kernel rows are contiguous words (im2col's first case), gathered as four_gather does, a run of
+// pixels in conv()'s order at a time: `at` the first one's input offset, `x` its column.
+typedef struct {
+  const int8_t* in;
+  int32_t words, kh, row_in;      // a kernel row's words, the kernel rows, the bytes between them
+  int32_t col_step, row_jump, ow;  // from pixel to pixel along a row, and from a row's end to the next row
+  int32_t zz, quad_words;
+} four_words_t;
+
+static __attribute__((noinline)) void four_gather_words(const four_words_t* f, int32_t at, int32_t x, int32_t n,
+                                                        int32_t* restrict quad) {
+  const int8_t* const in = f->in;
+  const int32_t words = f->words, kh = f->kh, row_in = f->row_in, zz = f->zz;
+  for (int32_t p = 0; p < n; ++p) {
+    int32_t* out = quad + (p >> 2) * f->quad_words + (p & 3);
+    const int8_t* base = in + at;
+    for (int32_t i = kh; i > 0; --i, base += row_in) {
+      const npukit_s8_unaligned_word_t* r = (const npukit_s8_unaligned_word_t*)base;
+      for (const npukit_s8_unaligned_word_t* end = r + words; r != end; ++r, out += 8) {
+        const int32_t w = *r;
+        out[0] = less_zp_even(w, zz, 0);
+        out[4] = less_zp_odd(w, zz, 0);
+      }
+    }
+    at += f->col_step;
+    if (++x == f->ow) x = 0, at += f->row_jump;
+  }
+}
+
+// The other layers' pixels, a run at a time as four_gather_words takes them: where each kernel row's bytes lie
+// side by side (no multiple of 4: first layers of one to three channels) and the rows' word reads stay within
+// the input, the rows copied a word at a time into `row` and widened; otherwise four_gather.
+static __attribute__((noinline)) void four_gather_rows(const four_words_t* f, const gather_t* g,
+                                                       const inside_gather_t* how, int32_t at, int32_t x, int32_t n,
+                                                       int8_t* restrict row, int32_t* restrict quad) {
+  const int8_t* const in = f->in;
+  const int32_t run = g->kw * g->ic, words = (run + 3) >> 2, kh = f->kh, row_in = f->row_in, zz = f->zz;
+  const int32_t groups = g->k_padded >> 2, short_end = how->rows_contiguous ? how->short_end : -1;
+  for (int32_t p = 0; p < n; ++p) {
+    int32_t* const out = quad + (p >> 2) * f->quad_words;
+    if (at <= short_end) {
+      const int8_t* base = in + at;
+      int8_t* to = row;
+      for (int32_t i = kh; i > 0; --i, base += row_in, to += run) {
+        for (int32_t w = 0; w < words; ++w) {
+          ((npukit_s8_unaligned_word_t*)to)[w] = ((const npukit_s8_unaligned_word_t*)base)[w];
+        }
+      }
+      int32_t* o = out + (p & 3);
+      const npukit_s8_unaligned_word_t* r = (const npukit_s8_unaligned_word_t*)row;
+      for (const npukit_s8_unaligned_word_t* end = r + groups; r != end; ++r, o += 8) {
+        const int32_t w = *r;
+        o[0] = less_zp_even(w, zz, 0);
+        o[4] = less_zp_odd(w, zz, 0);
+      }
+    } else {
+      four_gather(g, how, at, row, out, p & 3);
+    }
+    at += f->col_step;
+    if (++x == f->ow) x = 0, at += f->row_jump;
+  }
+}
+
+// conv() for a reduction of at most 4 * FOUR_MAX_GROUPS on the small path with int8 outputs (four_fits): strips
+// of output pixels, their columns gathered once into `strip` (`strip_bytes`), then per output channel its
+// table (in `table`) and one call of npukit_s8_conv_four_dsp for the strip's groups of four pixels. Where the
+// pixels are no multiple of four, the last group is the last four pixels (computed again, stored again with
+// the same values), in a call of its own.
+static __attribute__((noinline)) void conv_four_dsp(const gather_t* g, const npukit_s8_output_t* op,
+                                                    const int8_t* weights, int32_t wide, int32_t pixels, int32_t ow,
+                                                    int32_t oc, int32_t bounds, npukit_s8_four_table_t* table,
+                                                    int8_t* row, int32_t* strip, int32_t strip_bytes) {
+  const inside_gather_t how = inside_gather(g);
+  const int32_t row_step = g->stride_h * g->sh, col_step = g->stride_w * g->sw;
+  const int32_t out_sw = four_pixel_step(op, pixels, ow);
+  const int32_t groups = g->k_padded >> 2, quad_words = 8 * groups;
+  const int32_t per_strip = strip_bytes / 4 / quad_words;  // groups of four pixels (>= 1)
+  const int32_t quads = (pixels + 3) >> 2;
+  const int32_t *const bias = op->bias, *const multiplier = op->multiplier, *const shift = op->shift;
+  const int32_t zp2 = 2 * op->zp + 1, full = bounds == 0x7f80;
+  table->s = out_sw, table->groups = groups;
+  table->lower = (int32_t)((uint32_t)(bounds & 0xff) * 0x01010101u);
+  table->upper = (int32_t)((uint32_t)((bounds >> 8) & 0xff) * 0x01010101u);
+  int32_t* const slots = table->w + 2 * (FOUR_MAX_GROUPS - groups);
+  four_words_t words;
+  words.in = g->in, words.words = g->kw * g->ic >> 2, words.kh = g->kh, words.row_in = g->dy * g->sh;
+  words.col_step = col_step, words.row_jump = row_step - ow * col_step, words.ow = ow;
+  words.zz = g->less_zp, words.quad_words = quad_words;
+  int32_t y = 0, x = 0;  // the next pixel's coordinates
+  for (int32_t q0 = 0; q0 < quads; q0 += per_strip) {
+    const int32_t n = quads - q0 < per_strip ? quads - q0 : per_strip;
+    // The last group starts at pixel - 4 where the pixels are no multiple of four.
+    const int32_t moved = q0 + n == quads && (pixels & 3);
+    if (how.rows_in_words) {
+      four_gather_words(&words, y * row_step + x * col_step, x, 4 * (n - moved), strip);
+    } else {
+      four_gather_rows(&words, g, &how, y * row_step + x * col_step, x, 4 * (n - moved), row, strip);
+    }
+    y += (x + 4 * (n - moved)) / ow, x = (x + 4 * (n - moved)) % ow;
+    if (moved) {
+      const int32_t ym = (pixels - 4) / ow, xm = (pixels - 4) % ow;
+      int32_t* const quad = strip + (n - 1) * quad_words;
+      if (how.rows_in_words) {
+        four_gather_words(&words, ym * row_step + xm * col_step, xm, 4, quad);
+      } else {
+        four_gather_rows(&words, g, &how, ym * row_step + xm * col_step, xm, 4, row, quad);
+      }
+    }
+    uint8_t* const out = op->out + 4 * q0 * out_sw;
+    for (int32_t c = 0; c < oc; ++c) {
+      const int32_t e = -shift[c] - 1;
+      table->bias2[0] = table->bias2[1] = table->bias2[2] = table->bias2[3] = 2 * bias[c];
+      table->m = multiplier[c], table->e = e, table->c = (int32_t)((uint32_t)zp2 << e);
+      if (wide) {
+        const npukit_s8_word_t* w = (const npukit_s8_word_t*)weights + (c >> 1) * g->k_padded + (c & 1) * 2;
+        for (int32_t j = 0; j < groups; ++j, w += 4) {
+          slots[2 * j] = (int32_t)__sadd16(w[0], w[0]), slots[2 * j + 1] = (int32_t)__sadd16(w[1], w[1]);
+        }
+      } else {
+        const npukit_s8_word_t* w = (const npukit_s8_word_t*)(weights + (c >> 1) * 2 * g->k_padded + (c & 1) * 4);
+        for (int32_t j = 0; j < groups; ++j, w += 2) {
+          const int32_t even = (int32_t)__sxtb16(*w);
+          int32_t odd;
+          __asm__("sxtb16 %0, %1, ror #8" : "=r"(odd) : "r"(*w));
+          slots[2 * j] = (int32_t)__sadd16(even, even), slots[2 * j + 1] = (int32_t)__sadd16(odd, odd);
+        }
+      }
+      const int32_t straight = n - moved;
+      if (straight) {
+        if (full) {
+          npukit_s8_conv_four_full_dsp(strip, out + c, table, straight);
+        } else {
+          npukit_s8_conv_four_dsp(strip, out + c, table, straight);
+        }
+      }
+      if (moved) {
+        uint8_t* const last = op->out + (pixels - 4) * out_sw + c;
+        if (full) {
+          npukit_s8_conv_four_full_dsp(strip + straight * quad_words, last, table, 1);
+        } else {
+          npukit_s8_conv_four_dsp(strip + straight * quad_words, last, table, 1);
+        }
+      }
+    }
+  }
+}
 #endif
 
 // A band's strip of padded input rows (s8_strip.h): channel-last rows of
@@ -744,13 +992,22 @@ typedef struct {
   int32_t ih, iw, sh;
 } strip_input_t;
 
+// conv_four_dsp's columns (DSP cores only): conv()'s last two parameters.
+#if NPUKIT_S8_PAIRED
+#define FOUR_PARAMS , int32_t *four, int32_t four_bytes
+#define FOUR_ARGS(four, bytes) , four, bytes
+#else
+#define FOUR_PARAMS
+#define FOUR_ARGS(four, bytes)
+#endif
+
 // Output rows [y_first, y_first + oh) of the layer, their windows read from
 // the layer's input, or from `strip` when given; with its im2col columns (2
 // * K_PADDED, or 2 * NPUKIT_S8_K_CHUNK for a longer reduction) and input row
 // (K_PADDED, or NPUKIT_S8_K_CHUNK).
 static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const strip_input_t* strip, size_t output,
                                            size_t residual, int32_t y_first, int32_t oh, int16_t* columns,
-                                           int8_t* row) {
+                                           int8_t* row FOUR_PARAMS) {
   const int32_t oc = p[NPUKIT_S8_W_OUT_C], ow = p[NPUKIT_S8_W_OUT_W], ic = p[NPUKIT_S8_W_IN_C];
   gather_t g = {
       .in = strip ? strip->in : (const int8_t*)input + p[NPUKIT_S8_W_IN_OFFSET],
@@ -795,6 +1052,12 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
   // and the last row's and column's fields end within the input.
   const int32_t inside = (strip || !npukit_s8_padded(p)) && (oh - 1) * g.stride_h + (g.kh - 1) * g.dy < g.ih &&
                          (ow - 1) * g.stride_w + (g.kw - 1) * g.dx < g.iw;
+  if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && four && four_fits(&g, &o, pixels, ow) &&
+      four_pays(&g, pixels, oc, four_bytes) && few_output_exact(&o, oc)) {
+    conv_four_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, (npukit_s8_four_table_t*)&block[0][0], row, four,
+                  four_bytes);
+    return;
+  }
   if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && g.k_padded <= NPUKIT_S8_FEW_K &&
       few_output_exact(&o, oc)) {
     conv_few_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, block, columns, row);
@@ -924,14 +1187,27 @@ static __attribute__((noinline)) int32_t padded_strips(const int32_t* p, size_t 
   if (band > oh) band = oh;
   int8_t strip[NPUKIT_S8_STRIP_BYTES + 4] __attribute__((aligned(4)));  // + 4: word reads of the last values
   strip_input_t in = {.in = strip, .iw = source.left + source.iw + source.right, .sh = row_bytes};
+#if NPUKIT_S8_PAIRED
+  int32_t four[FOUR_PADDED_BYTES / 4];
+#endif
   for (int32_t y = 0; y < oh; y += band) {
     const int32_t rows = oh - y < band ? oh - y : band;
     in.ih = (rows - 1) * stride_h + reach;
     npukit_s8_fill_strip(strip, &source, y * stride_h, in.ih);
-    conv(p, 0, &in, output, residual, y, rows, columns, row);
+    conv(p, 0, &in, output, residual, y, rows, columns, row FOUR_ARGS(four, FOUR_PADDED_BYTES));
   }
   return 1;
 }
+
+#if NPUKIT_S8_PAIRED
+// A layer read from its input as it is (unpadded, or padded without strips), with conv_four_dsp's columns on the
+// stack (not inlined: they are there only while such a layer runs, not beside a padded layer's strip).
+static __attribute__((noinline)) void unpadded(const int32_t* p, size_t input, size_t output, size_t residual,
+                                               int16_t* columns, int8_t* row) {
+  int32_t four[FOUR_STRIP_BYTES / 4];
+  conv(p, input, 0, output, residual, 0, p[NPUKIT_S8_W_OUT_H], columns, row FOUR_ARGS(four, FOUR_STRIP_BYTES));
+}
+#endif
 
 void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residual) {
   // Sized to the layer, at most a chunk: a board's stack holds only what the layer uses. They are passed
@@ -940,5 +1216,9 @@ void npukit_s8_conv(const int32_t* p, size_t input, size_t output, size_t residu
   int16_t columns[2 * k_padded] __attribute__((aligned(8)));
   int8_t row[k_padded + 4] __attribute__((aligned(4)));  // read as words; + 4: im2col's word copies
   if (npukit_s8_padded(p) && padded_strips(p, input, output, residual, columns, row)) return;
+#if NPUKIT_S8_PAIRED
+  unpadded(p, input, output, residual, columns, row);
+#else
   conv(p, input, 0, output, residual, 0, p[NPUKIT_S8_W_OUT_H], columns, row);
+#endif
 }
