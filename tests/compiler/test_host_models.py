@@ -174,3 +174,32 @@ def test_loaded_calls_from_two_threads_at_once(shared_models, artifact_cache, rn
     for t in threads:
         t.join()
     assert not wrong, f"{len(wrong)} of 600 calls gave another input's outputs"
+
+
+def test_loaded_calls_whose_later_input_is_converted_or_refused(tmp_path, rng):
+    """A call checks and copies its inputs in one pass and leaves that pass
+    at the first input that is not an array of its declared dtype and shape:
+    the inputs copied before it are copied again by the checking path, so
+    the outputs are those of the inputs given, and a refused input leaves
+    the next call's outputs right (TFLite's reference kernels the oracle)."""
+    from support.tflite_builder import run_reference
+    from support.tflite_models import int8_add_model
+
+    path = int8_add_model(tmp_path / "add.tflite", (3, 5))
+    loaded = npukit.load(npukit.compile(path, out_dir=tmp_path / "out"))
+    assert loaded._staged is not None, "the one-pass call is not taken for this model"
+    a, b, c, other = (rng.integers(-128, 128, (3, 5), dtype=np.int8) for _ in range(4))
+
+    def check(x, y, given_y=None):
+        np.testing.assert_array_equal(loaded(x, y if given_y is None else given_y)[0], run_reference(path, [x, y])[0])
+
+    check(a, b)
+    check(other, c, c.tolist())  # a list: converted
+    with pytest.raises(npukit.NpukitError, match="dtype int16, the model takes int8"):
+        loaded(a, b.astype(np.int16))
+    with pytest.raises(npukit.NpukitError, match="shape 5x3, the model takes 3x5"):
+        loaded(other, b.T.copy())
+    check(a, b)
+    wide = np.zeros((3, 10), np.int8)
+    wide[:, ::2] = b
+    check(other, b, wide[:, ::2])  # not C-contiguous
