@@ -434,34 +434,43 @@ def conv_four_sweep(seed: int = 31) -> list[Branch]:
     apart), per-tensor and per-channel weights, input zero points -128 and
     127, every clamp (none, ReLU6's upper bound alone, both), output
     multipliers from 2^-1 (shift -1) to 2^-27, and 1-D layers with dilation
-    (their taps gathered one by one)."""
+    (their taps gathered one by one). A 1x1 layer of one input channel (K =
+    1) is an elementwise product for IREE (no contraction): it checks the
+    outputs only. Split in two sweeps: conv_four and conv_four_tails."""
+    return _few_branches(np.random.default_rng(seed), _CONV_FOUR_CASES[:9])
+
+
+def conv_four_tails_sweep(seed: int = 41) -> list[Branch]:
+    """conv_four_sweep's other cases: the layers after its first nine and the
+    dilated 1-D layers (npukit's runtime takes models of at most 16 inputs)."""
     rng = np.random.default_rng(seed)
-    cases = [
-        # in_c, out_c, (h, w), kernel, stride, padding, activation, per_channel, in zp, out zp, multiplier
-        (1, 16, (6, 7), (1, 1), (1, 1), VALID, RELU, True, -128, -128, None),  # K = 1
-        (2, 5, (5, 5), (1, 1), (1, 1), VALID, NONE, False, 127, 3, None),  # K = 2, 25 pixels
-        (3, 64, (4, 9), (1, 1), (1, 1), VALID, RELU6, True, 0, -128, None),  # K = 3, 64 channels
-        (12, 63, (7, 7), (1, 1), (1, 1), VALID, RELU6, True, -128, 5, None),  # both bounds, 49 pixels
-        (20, 1, (9, 9), (1, 1), (1, 1), VALID, NONE, True, 7, -9, None),  # one output channel
-        (24, 17, (5, 6), (1, 1), (2, 2), VALID, RELU, False, -128, -128, None),  # strided
-        (32, 40, (6, 6), (1, 1), (1, 1), VALID, NONE, True, -5, 0, 0.45),  # shift -1
-        (33, 9, (5, 7), (1, 1), (1, 1), VALID, RELU6, True, 127, -128, None),  # K = 33, bytes
-        (64, 24, (7, 7), (1, 1), (1, 1), VALID, RELU, True, -128, 2, None),  # K = 64: 16 groups, strips
-        (65, 8, (5, 5), (1, 1), (1, 1), VALID, NONE, True, 1, 1, None),  # K = 65: past the kernel
-        (8, 48, (1, 5), (1, 1), (1, 1), VALID, RELU6, True, -128, -128, None),  # five pixels
-        (16, 8, (2, 3), (1, 1), (1, 1), VALID, NONE, True, 3, -3, 2.0 ** -27),  # six pixels, e = 26
-        (8, 32, (7, 1), (1, 1), (1, 1), VALID, RELU, True, -1, 6, None),  # one column of seven pixels
-        (3, 16, (12, 12), (3, 3), (2, 2), SAME, RELU6, True, -128, -128, None),  # a first layer, K = 27
-        (5, 11, (6, 8), (2, 3), (1, 1), VALID, RELU, False, 60, -60, 2.0 ** -12),  # K = 30, rows of 15 bytes
-    ]
-    branches = _few_branches(rng, cases)
-    dilated = [
-        # in_c, out_c, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
-        (16, 16, (1, 40), (1, 3), (1, 1), (1, 2), VALID, RELU, True, -128, False),  # a TCN layer, K = 48
-        (8, 12, (1, 33), (1, 3), (1, 1), (1, 4), SAME, NONE, True, 5, False),  # padded, dilation 4
-        (5, 7, (30, 1), (3, 1), (1, 1), (2, 1), VALID, RELU6, False, -7, True),  # along h, K = 15
-    ]
-    return branches + _conv_branches(rng, dilated)
+    return _few_branches(rng, _CONV_FOUR_CASES[9:]) + _conv_branches(rng, _CONV_FOUR_DILATED)
+
+
+_CONV_FOUR_CASES = [
+    # in_c, out_c, (h, w), kernel, stride, padding, activation, per_channel, in zp, out zp, multiplier
+    (1, 16, (6, 7), (1, 1), (1, 1), VALID, RELU, True, -128, -128, None),  # K = 1
+    (2, 5, (5, 5), (1, 1), (1, 1), VALID, NONE, False, 127, 3, None),  # K = 2, 25 pixels
+    (3, 64, (4, 9), (1, 1), (1, 1), VALID, RELU6, True, 0, -128, None),  # K = 3, 64 channels
+    (12, 63, (7, 7), (1, 1), (1, 1), VALID, RELU6, True, -128, 5, None),  # both bounds, 49 pixels
+    (20, 1, (9, 9), (1, 1), (1, 1), VALID, NONE, True, 7, -9, None),  # one output channel
+    (24, 17, (5, 6), (1, 1), (2, 2), VALID, RELU, False, -128, -128, None),  # strided
+    (32, 40, (6, 6), (1, 1), (1, 1), VALID, NONE, True, -5, 0, 0.45),  # shift -1
+    (33, 9, (5, 7), (1, 1), (1, 1), VALID, RELU6, True, 127, -128, None),  # K = 33, bytes
+    (64, 24, (7, 7), (1, 1), (1, 1), VALID, RELU, True, -128, 2, None),  # K = 64: 16 groups, strips
+    (65, 8, (5, 5), (1, 1), (1, 1), VALID, NONE, True, 1, 1, None),  # K = 65: past the kernel
+    (8, 48, (1, 5), (1, 1), (1, 1), VALID, RELU6, True, -128, -128, None),  # five pixels
+    (16, 8, (2, 3), (1, 1), (1, 1), VALID, NONE, True, 3, -3, 2.0 ** -27),  # six pixels, e = 26
+    (8, 32, (7, 1), (1, 1), (1, 1), VALID, RELU, True, -1, 6, None),  # one column of seven pixels
+    (3, 16, (12, 12), (3, 3), (2, 2), SAME, RELU6, True, -128, -128, None),  # a first layer, K = 27
+    (5, 11, (6, 8), (2, 3), (1, 1), VALID, RELU, False, 60, -60, 2.0 ** -12),  # K = 30, rows of 15 bytes
+]
+_CONV_FOUR_DILATED = [
+    # in_c, out_c, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
+    (16, 16, (1, 40), (1, 3), (1, 1), (1, 2), VALID, RELU, True, -128, False),  # a TCN layer, K = 48
+    (8, 12, (1, 33), (1, 3), (1, 1), (1, 4), SAME, NONE, True, 5, False),  # padded, dilation 4
+    (5, 7, (30, 1), (3, 1), (1, 1), (2, 1), VALID, RELU6, False, -7, True),  # along h, K = 15
+]
 
 
 def _few_branches(rng, cases) -> list[Branch]:
@@ -869,7 +878,8 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "depthwise_column": depthwise_column_sweep, "depthwise_stride1": depthwise_stride1_sweep,
           "depthwise_planes": depthwise_planes_sweep,
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
-          "conv_first": conv_first_sweep, "conv_four": conv_four_sweep, "conv_add": conv_add_sweep,
+          "conv_first": conv_first_sweep, "conv_four": conv_four_sweep, "conv_four_tails": conv_four_tails_sweep,
+          "conv_add": conv_add_sweep,
           "conv_add_stages": conv_add_stages_sweep, "conv_add_ranges": conv_add_ranges_sweep,
           "conv_rows": conv_rows_sweep, "conv_add_rows": conv_add_rows_sweep,
           "conv_whole_window": conv_whole_window_sweep,

@@ -30,7 +30,8 @@ def _kernel_space(branch) -> bool:
     """The layers the kernels and the NPU take: every convolution and
     depthwise convolution (any channel multiplier), and fully connected
     layers of more than one input (IREE turns a one-input layer into an
-    elementwise product, no contraction)."""
+    elementwise product, no contraction, and so a 1x1 convolution of one
+    input channel)."""
     if branch.inputs[0].dtype == np.float32:
         return False  # dynamic-range (float) layers stay on IREE's code
     if branch.op == "ADD":
@@ -39,6 +40,8 @@ def _kernel_space(branch) -> bool:
         return False  # a window a later layer reads (a chained sweep), not a layer
     if branch.op == "FULLY_CONNECTED":
         return branch.inputs[0].shape[-1] > 1
+    if branch.op == "CONV_2D" and branch.inputs[1].shape[1:] == (1, 1, 1):
+        return False  # a 1x1 layer of one input channel: an elementwise product, as above
     return True
 
 
