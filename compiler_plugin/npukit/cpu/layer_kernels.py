@@ -33,7 +33,8 @@ SOURCES = ("s8_layer.c", "s8_conv.c", "s8_depthwise.c", "s8_depthwise_column.c",
            "s8_conv_four_dsp.S", "s8_depthwise_dsp.S", "s8_depthwise_planes_dsp.S", "s8_requantize_dsp.S", "s8_conv_x86.c",
            "s8_depthwise_x86.c", "s8_depthwise_vbmi.c", "s8_accumulators_x86.c", "s8_lanes.c", "s8_conv_lanes_x86.c",
            "s8_depthwise_lanes_x86.c", "s8_padded_x86.c")
-HEADERS = ("s8_layer.h", "s8_output.h", "s8_scale_once.h", "s8_strip.h", "s8_x86.h", "s8_x86_vector.h", "s8_lanes.h", "s8_lanes_x86.h")
+HEADERS = ("s8_layer.h", "s8_output.h", "s8_scale_once.h", "s8_strip.h", "s8_dsp_macros.h", "s8_x86.h", "s8_x86_vector.h",
+           "s8_lanes.h", "s8_lanes_x86.h")
 ENTRY_POINT = "npukit_s8_layer"
 
 

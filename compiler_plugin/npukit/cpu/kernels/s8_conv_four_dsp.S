@@ -27,6 +27,7 @@
 #if defined(__ARM_FEATURE_DSP)
     .syntax unified
     .thumb
+#include "s8_dsp_macros.h"
     .text
 
     // r0 columns, r1 out, r2 table, r3 the groups of pixels left,
@@ -46,22 +47,8 @@
     smlad r7, r11, lr, r7
     .endm
 
-    // One output from its doubled accumulator (r8 m, r9 e, r10 c).
-    .macro FOUR_OUT acc
-    add r12, r10, \acc, asr #31
-    smmlar \acc, \acc, r8, r12
-    asr \acc, \acc, r9
-    ssat \acc, #8, \acc, asr #1
-    .endm
-
     .macro CONV_FOUR name, clamp
-    .align 2
-    .global \name
-    .hidden \name
-    .type \name, %function
-    .thumb_func
-\name:
-    push {r4-r11, lr}
+    KERNEL_ENTRY \name
     sub sp, sp, #4
     // The entry into the unrolled groups: 16 - G groups skipped.
     ldr r4, [r2, #40]          // G
@@ -93,10 +80,11 @@
     GROUP4 15
     ldrd r8, r9, [r2, #16]     // m, e
     ldrd r10, r11, [r2, #24]   // c, s
-    FOUR_OUT r4
-    FOUR_OUT r5
-    FOUR_OUT r6
-    FOUR_OUT r7
+    // r8 m, r9 e, r10 c (s8_dsp_macros.h)
+    SCALE_TO_INT8 r4, r8, r9, r10, r12
+    SCALE_TO_INT8 r5, r8, r9, r10, r12
+    SCALE_TO_INT8 r6, r8, r9, r10, r12
+    SCALE_TO_INT8 r7, r8, r9, r10, r12
     .if \clamp
     bfi r4, r5, #8, #8         // the four pixels' outputs in one word
     bfi r4, r6, #16, #8

@@ -38,6 +38,7 @@
 #if defined(__ARM_FEATURE_DSP)
     .syntax unified
     .thumb
+#include "s8_dsp_macros.h"
     .text
 
     // r0 input, r1 output, r2 q, r3..r6 accumulators of channels 0..3, r7
@@ -81,13 +82,7 @@
     .endm
 
     .macro QUAD_3X3 name, clamp, m2
-    .align 2
-    .global \name
-    .hidden \name
-    .type \name, %function
-    .thumb_func
-\name:
-    push {r4-r11, lr}
+    KERNEL_ENTRY \name
     sub sp, sp, #4
     ldr r3, [r2, #152]         // rows
     cmp r3, #0
@@ -291,13 +286,7 @@
 
     .macro PAIR_3X3 name, stride, m2
     .section .text.\name, "ax", %progbits
-    .align 2
-    .global \name
-    .hidden \name
-    .type \name, %function
-    .thumb_func
-\name:
-    push {r4-r11, lr}
+    KERNEL_ENTRY \name
     sub sp, sp, #.LPAIR_FRAME
     mov r12, sp
     .rept 6

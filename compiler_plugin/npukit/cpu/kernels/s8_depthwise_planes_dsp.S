@@ -42,6 +42,7 @@
 #if defined(__ARM_FEATURE_DSP)
     .syntax unified
     .thumb
+#include "s8_dsp_macros.h"
     .text
 
     .equ .LPL_FRAME, 80
@@ -191,13 +192,7 @@
 
     .macro PLANES_3X3 name, tail, clamp
     .section .text.\name, "ax", %progbits
-    .align 2
-    .global \name
-    .hidden \name
-    .type \name, %function
-    .thumb_func
-\name:
-    push {r4-r11, lr}
+    KERNEL_ENTRY \name
     sub sp, sp, #.LPL_FRAME
     ldmia r2!, {r3-r11}
     stmia sp, {r3-r11}

@@ -24,6 +24,7 @@
 #if defined(__ARM_FEATURE_DSP)
     .syntax unified
     .thumb
+#include "s8_dsp_macros.h"
     .text
 
     // What both functions share. DOT_ENTRY: the entry, with a frame of
@@ -40,13 +41,7 @@
     // pair; the weights run on from one pair to the next). PAIR_END: the pair's four sums stored, then on to the next pair at
     // \loop or the return.
     .macro DOT_ENTRY name, frame
-    .align 2
-    .global \name
-    .hidden \name
-    .type \name, %function
-    .thumb_func
-\name:
-    push {r4-r11, lr}
+    KERNEL_ENTRY \name
     ldr r4, [sp, #36]          // pairs
     ldr r5, [sp, #40]          // out
     sub sp, sp, #\frame
@@ -196,15 +191,6 @@
     // output, [sp, #12] pixel 1's offset, [sp, #16] the end of the outputs,
     // [sp, #20] the lower bounds, [sp, #24] the upper ones.
 
-    // One output from its doubled accumulator: c + a2 >> 31 plus the
-    // rounded product, >> e, >> 1, saturated.
-    .macro FEW_OUT acc, m, e, c
-    add lr, \c, \acc, asr #31
-    smmlar \acc, \acc, \m, lr
-    asr \acc, \acc, \e
-    ssat \acc, #8, \acc, asr #1
-    .endm
-
     // As GROUP16 with the table pointer kept in r2: each channel's words
     // loaded on their own.
     .macro GROUP16_FEW
@@ -240,13 +226,7 @@
     // clamp: 0 none, 1 the upper bound, 2 both; one: the full groups (args'
     // groups, 0..11) are followed by a group of one value (GROUP_ONE).
     .macro CONV_FEW name, wide, clamp, one=0
-    .align 2
-    .global \name
-    .hidden \name
-    .type \name, %function
-    .thumb_func
-\name:
-    push {r4-r11, lr}
+    KERNEL_ENTRY \name
     sub sp, sp, #32
     ldm r3, {r4, r5, r6, r7, r8, r9}
     str r0, [sp]
@@ -298,10 +278,10 @@
     GROUP_ONE
     .endif
     ldm r2!, {r7, r8, r9, r10, r11, r12}  // m0 m1 e0 e1 c0 c1
-    FEW_OUT r3, r7, r9, r11
-    FEW_OUT r4, r7, r9, r11
-    FEW_OUT r5, r8, r10, r12
-    FEW_OUT r6, r8, r10, r12
+    SCALE_TO_INT8 r3, r7, r9, r11, lr
+    SCALE_TO_INT8 r4, r7, r9, r11, lr
+    SCALE_TO_INT8 r5, r8, r10, r12, lr
+    SCALE_TO_INT8 r6, r8, r10, r12, lr
     bfi r3, r5, #8, #8         // pixel 0's two channels, then pixel 1's
     bfi r3, r4, #16, #8
     bfi r3, r6, #24, #8

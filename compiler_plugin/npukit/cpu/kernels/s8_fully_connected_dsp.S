@@ -22,6 +22,7 @@
 #if defined(__ARM_FEATURE_DSP)
     .syntax unified
     .thumb
+#include "s8_dsp_macros.h"
     .text
 
     // Frame: [sp] x, [sp, #4] bias, [sp, #8] quads left, [sp, #12] out.
@@ -29,13 +30,7 @@
     // accumulators, r7 r8 the input words, r9 r10 weight words, r11 a
     // sign-extended weight word, r12 x_end, lr scratch.
     .macro FC_ENTRY name
-    .align 2
-    .global \name
-    .hidden \name
-    .type \name, %function
-    .thumb_func
-\name:
-    push {r4-r11, lr}
+    KERNEL_ENTRY \name
     ldr r4, [sp, #36]          // quads
     ldr r5, [sp, #40]          // out
     sub sp, sp, #16

@@ -20,6 +20,7 @@
 #if defined(__ARM_FEATURE_DSP)
     .syntax unified
     .thumb
+#include "s8_dsp_macros.h"
     .text
 
     // One doubled accumulator scaled: r11 the multiplier, r12 the shift
@@ -34,13 +35,7 @@
     .endm
 
     .macro REQUANTIZE_PAIRS name, clamp
-    .align 2
-    .global \name
-    .hidden \name
-    .type \name, %function
-    .thumb_func
-\name:
-    push {r4-r11, lr}
+    KERNEL_ENTRY \name
     sub sp, sp, #8
     // r0 acc, r1 multipliers, r2 shifts, r3 at0, r4 at1 - at0, r5 the end
     // of acc, r6 2 zp + 1; [sp] the lower bound's bytes, [sp, #4] the upper's
