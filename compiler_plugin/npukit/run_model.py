@@ -86,9 +86,6 @@ class LoadedModel:
         # through check_inputs, which converts or says what is wrong.
         self._declared = [(np.dtype(s.dtype), tuple(s.shape)) for s in entry.inputs]
         self._copies = isinstance(function, _BufferViewCall)
-        # Where the inputs have arrays of npukit's own to be copied into, a
-        # call checks and copies each input in one pass (_BufferViewCall.staged).
-        self._staged = function.staged if self._copies and function.stages else None
 
     def _inputs(self, inputs: tuple) -> "tuple | list[np.ndarray]":
         # A plain loop: a generator under all() cost about a microsecond a call.
@@ -101,13 +98,6 @@ class LoadedModel:
         return check_inputs(self.entry, inputs)
 
     def __call__(self, *inputs) -> list[np.ndarray]:
-        if self._staged is not None:
-            try:
-                outputs = self._staged(inputs)
-            except Exception as e:
-                raise RunError(f"running {self.entry.name} failed: {e}") from None
-            if outputs is not None:
-                return outputs
         arrays = self._inputs(inputs)
         try:
             outputs = self._function(*arrays)
@@ -170,8 +160,6 @@ class _BufferViewCall:
         self._lock = threading.Lock()
         self._args = None
         self._staged: list[np.ndarray] = []
-        # (staged array, its dtype, its shape) of each input, for ``staged``
-        self._checks: list[tuple] = []
         if all(shape is not None and math.prod(shape) > 0 for shape in arg_shapes):
             self._args = self._list(len(entry.inputs))
             host_visible = ireert.MemoryType.DEVICE_LOCAL | ireert.MemoryType.HOST_VISIBLE
@@ -180,8 +168,6 @@ class _BufferViewCall:
                 buffer = device.allocator.import_host_allocation(staged, host_visible, ireert.BufferUsage.DEFAULT)
                 self._args.push_ref(self._buffer_view(buffer, list(shape), element_type))
                 self._staged.append(staged)
-                self._checks.append((staged, staged.dtype, staged.shape))
-        self.stages = self._args is not None
 
     @staticmethod
     def fits(function, entry: EntryPoint) -> bool:
@@ -201,25 +187,6 @@ class _BufferViewCall:
             return False
         return all(np.dtype(s.dtype).kind in "iuf" and _element_type(s.dtype) is not None
                    for s in (*entry.inputs, *entry.outputs))
-
-    def staged(self, inputs: tuple) -> "list[np.ndarray] | None":
-        """The outputs for ``inputs`` where each is an ndarray of its
-        input's declared dtype and shape (any layout: the copy into the
-        staged array reads it as it is), None otherwise and where another
-        call has the staged arrays: the caller then checks and converts them
-        (check_inputs) and calls the model as usual. One pass over the
-        inputs, checking and copying, instead of a checking pass in
-        LoadedModel and a copying pass here."""
-        if len(inputs) != len(self._checks) or not self._lock.acquire(False):
-            return None
-        try:
-            for x, (staged, dtype, shape) in zip(inputs, self._checks):
-                if type(x) is not np.ndarray or x.dtype != dtype or x.shape != shape:
-                    return None
-                staged[...] = x
-            return self._outputs_of(self._args)
-        finally:
-            self._lock.release()
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
         if self._args is None or not self._lock.acquire(False):
