@@ -18,6 +18,8 @@ from typing import Union
 from iree.compiler import ir
 from iree.compiler.dialects import arith, math
 
+from npukit.quantization.fixed_point_reference import EXP_BARREL, EXP_CONSTANT_TERM, EXP_ONE_THIRD
+
 Int = Union[int, ir.Value]
 
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
@@ -211,6 +213,28 @@ class FixedPoint:
         shift = self.select(negative, 0, shift)
         small = arith.CmpIOp(arith.CmpIPredicate.sle, x, c(1)).result
         return self.select(small, _I32_MAX, y), self.select(small, 0, shift)
+
+    def exp_on_negative_values(self, a: ir.Value) -> ir.Value:
+        """gemmlowp's exp_on_negative_values of ``a`` <= 0 in Q5.26 (the
+        softmax's scaled input difference), in Q0.31: the Taylor series on
+        [-1/4, 0) for ``a`` modulo 1/4, then one factor exp(-2^k) for each
+        bit k = -2 .. 4 of the rest; exp(0) is INT32_MAX. The steps of
+        fixed_point_reference.exp_on_negative_values, which tabulates it."""
+        fractional_bits, quarter = 26, 1 << 24
+        offset = self.sub(arith.AndIOp(a, self.constant(quarter - 1)).result, quarter)  # in [-1/4, 0)
+        x = self.add(self.saturating_left_shift(offset, 5), 1 << 28)  # Q0.31, shifted by 1/8
+        x2 = self.saturating_doubling_high_multiply(x, x)
+        x3 = self.saturating_doubling_high_multiply(x2, x)
+        x4_over_4 = self.rounding_divide_by_power_of_two(self.saturating_doubling_high_multiply(x2, x2), 2)
+        polynomial = self.rounding_divide_by_power_of_two(
+            self.add(self.doubling_high_multiply(self.add(x4_over_4, x3), EXP_ONE_THIRD), x2), 1)
+        result = self.add(EXP_CONSTANT_TERM, self.doubling_high_multiply(self.add(x, polynomial), EXP_CONSTANT_TERM))
+        rest = self.sub(offset, a)
+        for k, factor in EXP_BARREL:
+            bit = arith.AndIOp(rest, self.constant(1 << (fractional_bits + k))).result
+            set_ = arith.CmpIOp(arith.CmpIPredicate.ne, bit, self.constant(0)).result
+            result = self.select(set_, self.doubling_high_multiply(result, factor), result)
+        return self.select(arith.CmpIOp(arith.CmpIPredicate.eq, a, self.constant(0)).result, _I32_MAX, result)
 
     def count_leading_zeros(self, x: ir.Value) -> ir.Value:
         return math.CountLeadingZerosOp(x).result

@@ -28,13 +28,12 @@ from typing import Union
 from iree.compiler import ir
 from iree.compiler.dialects import arith
 
+from npukit.quantization.fixed_point_reference import EXP_BARREL, EXP_CONSTANT_TERM, EXP_ONE_THIRD
+
 Int16 = Union[int, ir.Value]
 
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 
-# exp(-2^k) in Q0.31 for k = -2 .. 4: the barrel shifter's factors.
-_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
-           (4, 242))
 
 
 def rescale_constant(q31: int) -> int:
@@ -143,8 +142,8 @@ class FixedPoint16:
 
     def _exp_on_quarter_interval(self, a: ir.Value) -> ir.Value:
         """exp(a) for a in [-1/4, 0), Q0.15 in and out."""
-        constant_term = rescale_constant(1895147668)  # exp(-1/8)
-        one_third = rescale_constant(715827883)
+        constant_term = rescale_constant(EXP_CONSTANT_TERM)  # exp(-1/8)
+        one_third = rescale_constant(EXP_ONE_THIRD)
         # x in [-1/8, 1/8) and its powers: no product of -1 by -1 to saturate.
         x = self.add(a, 1 << 12)  # a + 1/8
         x2 = self.multiply(x, x, saturate=False)
@@ -165,7 +164,7 @@ class FixedPoint16:
         result = self._exp_on_quarter_interval(self.multiply_by_power_of_two(mod_quarter_minus_quarter,
                                                                              integer_bits))
         remainder = self.sub(mod_quarter_minus_quarter, a)
-        for exponent, multiplier in _BARREL:
+        for exponent, multiplier in EXP_BARREL:
             if integer_bits <= exponent:
                 continue
             bit = arith.AndIOp(remainder, self.constant(1 << (fractional_bits + exponent))).result

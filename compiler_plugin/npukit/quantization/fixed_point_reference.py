@@ -45,10 +45,13 @@ def multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int
     return rdbpot(srdhm(saturating_shift_left(x, left), multiplier), right)
 
 
+# exp(-1/8) and 1/3 in Q0.31: the Taylor series' constants.
+EXP_CONSTANT_TERM, EXP_ONE_THIRD = 1895147668, 715827883
+
+
 def _exp_on_interval_between_negative_one_quarter_and_0_excl(a: int) -> int:
     """exp(a) for a in [-1/4, 0) in Q0.31: a Taylor series around -1/8."""
-    constant_term = 1895147668  # exp(-1/8) in Q0.31
-    one_third = 715827883
+    constant_term, one_third = EXP_CONSTANT_TERM, EXP_ONE_THIRD
     x = wrap32(a + (1 << 28))
     x2 = srdhm(x, x)
     x3 = srdhm(x2, x)
@@ -59,7 +62,7 @@ def _exp_on_interval_between_negative_one_quarter_and_0_excl(a: int) -> int:
 
 
 # exp(-2^k) in Q0.31 for k = -2 .. 4: the barrel shifter's factors.
-_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
+EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
            (4, 242))
 
 
@@ -74,7 +77,7 @@ def exp_on_negative_values(a: int, integer_bits: int) -> int:
     result = _exp_on_interval_between_negative_one_quarter_and_0_excl(
         saturating_shift_left(mod_quarter_minus_quarter, integer_bits))
     remainder = wrap32(mod_quarter_minus_quarter - a)
-    for k, multiplier in _BARREL:
+    for k, multiplier in EXP_BARREL:
         bit = fractional_bits + k
         if bit <= 30 and remainder & (1 << bit):
             result = srdhm(result, multiplier)

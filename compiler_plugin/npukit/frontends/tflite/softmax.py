@@ -7,9 +7,12 @@ the kernel's Prepare builds them).
 
 int8 input (int8 or int16 output): TFLite's reference kernel in gemmlowp's
 fixed point. Each exponential depends only on the difference to the row's
-maximum (-255..0), so the compiler tabulates them (one int32 table, cut
-after the first zero of its zero tail, the index clamped to it); at run
-time each row sums the exponentials' Q12.19 shares (each entry rounded and
+maximum (-255..0). A softmax of at most INLINE_EXPONENTIAL_ELEMENTS
+elements (a classifier's scores) computes each one in line, with the
+kernel's own integer steps (FixedPoint.exp_on_negative_values); a larger
+one reads them from a table the compiler computes (one int32 table, cut
+after the first zero of its zero tail, the index clamped to it). At run
+time each row sums the exponentials' Q12.19 shares (each rounded and
 shifted right by 12, as the kernel rescales it), takes the reciprocal of the
 sum with the kernel's three Newton-Raphson steps, and scales each
 exponential by it. Float: exp((x - max) * beta) / sum.
@@ -27,8 +30,14 @@ from npukit.frontends.tflite.lowering import LoweringContext, lowers
 from npukit.frontends.tflite.mlir_builder import PARALLEL, REDUCTION, Value, affine_map, float_max
 from npukit.quantization.fixed_point import FixedPoint
 from npukit.quantization.fixed_point import split_shift
-from npukit.quantization.tflite_prepare import ACCUMULATION_INTEGER_BITS, int16_softmax_parameters, \
-    softmax_exponentials, softmax_parameters
+from npukit.quantization.tflite_prepare import ACCUMULATION_INTEGER_BITS, SoftmaxParameters, \
+    int16_softmax_parameters, softmax_exponentials, softmax_parameters
+
+# An int8 softmax of at most this many elements computes its exponentials
+# in line: twice per element (for the row sums, then the outputs), a few
+# dozen integer operations each, instead of a table of up to 1 KiB of
+# constants (flash on a microcontroller) that a large softmax repays.
+INLINE_EXPONENTIAL_ELEMENTS = 1024
 
 
 def _row_reduce(ctx: LoweringContext, x: Value, dtype: str, init, combine) -> Value:
@@ -65,11 +74,29 @@ def without_zero_tail(table: np.ndarray) -> tuple[np.ndarray, int | None]:
     return table[:last + 1], last
 
 
-def _clamped_entry(fixed: FixedPoint, table: Value, last: int | None, index: ir.Value) -> ir.Value:
-    """``table[index]`` of a table cut by ``without_zero_tail``."""
-    if last is not None:
-        index = arith.MinSIOp(index, fixed.constant(last)).result
-    return _table_entry(table, index)
+class _Exponentials:
+    """exp(beta * s_in * d) in Q0.31 of a difference d = x - max (given as
+    its index -d, 0..255), 0 below the kernel's diff_min: from a table cut
+    by ``without_zero_tail``, or (``inline``) computed where it is used."""
+
+    def __init__(self, ctx: LoweringContext, params: SoftmaxParameters, inline: bool) -> None:
+        self.params = params
+        self.table, self.last = None, None
+        if not inline:
+            exponentials, self.last = without_zero_tail(softmax_exponentials(params))
+            self.table = ctx.builder.constant(exponentials)
+
+    def __call__(self, fixed: FixedPoint, index: ir.Value) -> ir.Value:
+        if self.table is not None:
+            if self.last is not None:
+                index = arith.MinSIOp(index, fixed.constant(self.last)).result
+            return _table_entry(self.table, index)
+        p = self.params
+        difference = fixed.sub(0, index)
+        scaled = fixed.doubling_high_multiply(fixed.saturating_left_shift(difference, p.beta_left_shift),
+                                              p.beta_multiplier)
+        contributes = arith.CmpIOp(arith.CmpIPredicate.sge, difference, fixed.constant(p.diff_min)).result
+        return fixed.select(contributes, fixed.exp_on_negative_values(scaled), 0)
 
 
 def _reciprocal(fixed: FixedPoint, total: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -121,12 +148,12 @@ def softmax(ctx: LoweringContext, op) -> None:
         params = softmax_parameters(beta, qx.scale)
     except ValueError as e:
         raise ctx.unsupported(str(e)) from None
-    # The table may end in zeros (exponentials of large differences
+    # A table may end in zeros (exponentials of large differences
     # underflow): only the first of those zeros is kept, and the index is
     # clamped to it. Each exponential's part of the sum (Q0.31 rescaled to
-    # Q12.19) is computed from its entry, not kept as a second table.
-    exponentials, exp_last = without_zero_tail(softmax_exponentials(params))
-    exp_table = builder.constant(exponentials)
+    # Q12.19) is computed from the exponential, not kept as a second table.
+    small = all(d > 0 for d in x.shape) and int(np.prod(x.shape)) <= INLINE_EXPONENTIAL_ELEMENTS
+    exponential = _Exponentials(ctx, params, inline=small)
     out_bits = 8 if y_t.dtype == "int8" else 16
     type_min = -(1 << (out_bits - 1))
     i32 = ir.IntegerType.get_signless(32)
@@ -135,7 +162,7 @@ def softmax(ctx: LoweringContext, op) -> None:
         return fixed.sub(m, arith.ExtSIOp(i32, v).result)  # max - x: the table index, 0..255
 
     row_max = _row_reduce(ctx, x, "int8", -128, lambda v, m: arith.MaxSIOp(m, v).result)
-    total = _row_reduce_with(ctx, x, row_max, exp_table, exp_last, difference)
+    total = _row_reduce_with(ctx, x, row_max, exponential, difference)
 
     def row_scale(s, _r, _e):
         fixed = FixedPoint()
@@ -150,7 +177,7 @@ def softmax(ctx: LoweringContext, op) -> None:
 
     def output(v, m, reciprocal, exponent):
         fixed = FixedPoint()
-        e = _clamped_entry(fixed, exp_table, exp_last, difference(fixed, v, arith.ExtSIOp(i32, m).result))
+        e = exponential(fixed, difference(fixed, v, arith.ExtSIOp(i32, m).result))
         unsaturated = fixed.rounding_divide_by_power_of_two(fixed.saturating_doubling_high_multiply(reciprocal, e),
                                                             exponent)
         value = fixed.clamp(fixed.add(unsaturated, type_min), type_min, -type_min - 1)
@@ -159,7 +186,7 @@ def softmax(ctx: LoweringContext, op) -> None:
     ctx.define(0, _with_row(ctx, x, [row_max, reciprocals, exponents], y_t.dtype, output))
 
 
-def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, exp_table: Value, exp_last: int | None,
+def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, exponential: _Exponentials,
                      difference) -> Value:
     """Each row's sum of its elements' exponentials rescaled from Q0.31 to
     Q12.19 (the kernel's rounding divide by 2^12; a wrapping int32 sum)."""
@@ -170,7 +197,7 @@ def _row_reduce_with(ctx: LoweringContext, x: Value, row_max: Value, exp_table: 
 
     def body(v, m, acc):
         fixed = FixedPoint()
-        e = _clamped_entry(fixed, exp_table, exp_last, difference(fixed, v, arith.ExtSIOp(i32, m).result))
+        e = exponential(fixed, difference(fixed, v, arith.ExtSIOp(i32, m).result))
         share = fixed.rounding_divide_by_power_of_two(e, ACCUMULATION_INTEGER_BITS)
         return arith.AddIOp(acc, share).result
 
