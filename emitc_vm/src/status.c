@@ -57,8 +57,8 @@ iree_status_t iree_status_allocate_vf(iree_status_code_t code, const char* file,
   return (iree_status_t)((uintptr_t)slot | ((uintptr_t)code & IREE_STATUS_CODE_MASK));
 }
 
-iree_status_t iree_status_allocate_f(iree_status_code_t code, const char* file, uint32_t line, const char* format,
-                                     ...) {
+iree_status_t(iree_status_allocate_f)(iree_status_code_t code, const char* file, uint32_t line, const char* format,
+                                       ...) {
   va_list args;
   va_start(args, format);
   iree_status_t status = iree_status_allocate_vf(code, file, line, format, args);
