@@ -7,9 +7,11 @@ import struct
 
 import pytest
 
-from npukit.mynpu.executable import HEADER_BYTES, Executable, Export, name_hash
-from npukit.mynpu.isa import CONSTANTS_BINDING, CommandStream, HardwareConfig, Op
-from npukit.mynpu.simulator import StreamError, validate_executable
+import numpy as np
+
+from npukit.mynpu.executable import EXPORT_BYTES, HEADER_BYTES, MAGIC, Executable, Export, name_hash
+from npukit.mynpu.isa import CONSTANTS_BINDING, PARALLELISM_CODES, CommandStream, HardwareConfig, Op
+from npukit.mynpu.simulator import StreamError, run_stream, validate_executable
 from support.mynpu_streams import every_instruction_executable, pack_header_size, relu_stream
 
 
@@ -39,7 +41,8 @@ EXPORT0 = HEADER_BYTES
 @pytest.mark.parametrize("data,message", [
     (GOOD[:63], "shorter than its 64-byte header"),
     (b"MNPX" + GOOD[4:], "bad magic"),
-    (patch(GOOD, 4, "<H", 2), "version 2.1; this runtime reads version 1"),
+    (patch(GOOD, 4, "<H", 2), "version 2.2; this runtime reads versions 1.0 to 1.2"),
+    (patch(GOOD, 6, "<H", 3), "version 1.3; this runtime reads versions 1.0 to 1.2"),
     (patch(GOOD, 8, "<I", len(GOOD) + 1), "truncated"),
     (patch(GOOD, 8, "<I", 40), "smaller than the header"),
     (patch(GOOD, 12, "<I", 0), "pes out of 1..4096"),
@@ -55,8 +58,9 @@ EXPORT0 = HEADER_BYTES
     (patch(GOOD, EXPORT0 + 12, "<I", 10), "export 0: its stream is not"),
     (patch(GOOD, EXPORT0 + 12, "<I", 12), "command 1: a long command is cut off"),
     (patch(GOOD, EXPORT0 + 12, "<I", 8 * 1000), "export 0: its stream lies outside"),
-    (patch(GOOD, EXPORT0 + 16, "<I", 9), "export 0: it has more than 8 bindings"),
-    (patch(GOOD, EXPORT0 + 24, "<I", 1), "export 0: its reserved words"),
+    (patch(GOOD, EXPORT0 + 6, "<B", 9), "export 0: it has more than 8 bindings"),
+    (patch(GOOD, EXPORT0 + 7, "<B", 1), "export 0: its reserved bytes"),
+    (patch(GOOD, EXPORT0 + 4, "<H", 0), "export 0: it has no name, and no host code"),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_malformed_containers_are_rejected(data, message):
     with pytest.raises(StreamError, match=message):
@@ -130,6 +134,11 @@ def test_every_truncation_is_rejected():
                 validate_executable(pack_header_size(data[:n]))
 
 
+def _entry(data: bytes) -> tuple[int, int, int, int]:
+    """Export 0's (name offset or hash, name length, binding count, reserved byte)."""
+    return struct.unpack_from("<IHBB", data, EXPORT0)
+
+
 def test_names_become_hashes_only_with_host_code_and_without_collisions():
     """An export whose name the host code has too keeps only its FNV-1a hash
     (the host's string is the name); without host code, when the host code
@@ -137,27 +146,24 @@ def test_names_become_hashes_only_with_host_code_and_without_collisions():
     or when two of the executable's names share a hash, names stay."""
     hosted = dict(host_format="embedded-elf-x86_64", host_code=b"\x7fELF" + bytes(60), hashed_names=True)
     data = relu_executable(**hosted, host_names=("relu", "other"))
-    name_at, name_length, *_, hash_word, reserved = struct.unpack_from("<8I", data, EXPORT0)
-    assert name_length == 0 and hash_word == name_hash("relu") and reserved == 0
+    name_ref, name_length, bindings, reserved = _entry(data)
+    assert name_length == 0 and name_ref == name_hash("relu") and bindings == 2 and reserved == 0
     assert b"relu" not in data and b"relu" in relu_executable(**{**hosted, "hashed_names": False})
     validate_executable(data)
-    assert struct.unpack_from("<I", relu_executable(hashed_names=True), EXPORT0 + 4)[0] == len("relu")
+    assert _entry(relu_executable(hashed_names=True))[1] == len("relu")
     # Two names of one FNV-1a hash: the names stay.
     a, b = "l9On", "H8aa"
     assert name_hash(a) == name_hash(b)
     kept = relu_executable(**hosted, exports=[Export(a, relu_stream(), (64, 64))], host_names=(a, b))
-    assert struct.unpack_from("<I", kept, EXPORT0 + 4)[0] == 4
-    # Host code without the export: its name is stored, the hash word reserved.
+    assert _entry(kept)[1] == 4
+    # Host code without the export: its name is stored.
     static = relu_executable(host_format="static", host_code=b"m_linked\0", hashed_names=True, host_names=("other",))
-    name_at, name_length, *_, hash_word, reserved = struct.unpack_from("<8I", static, EXPORT0)
-    assert static[name_at:name_at + name_length] == b"relu" and hash_word == 0 and reserved == 0
+    name_at, name_length, _, reserved = _entry(static)
+    assert static[name_at:name_at + name_length] == b"relu" and reserved == 0
     validate_executable(static)
-    # A stored name hash without host code to look it up in is refused.
+    # A name hash without host code to look it up in is refused.
     with pytest.raises(StreamError, match="no name, and no host code"):
-        validate_executable(patch(GOOD, EXPORT0 + 4, "<I", 0))
-    # With a stored name, the hash word is reserved.
-    with pytest.raises(StreamError, match="reserved words"):
-        validate_executable(patch(GOOD, EXPORT0 + 24, "<I", name_hash("relu")))
+        validate_executable(patch(GOOD, EXPORT0 + 4, "<H", 0))
 
 
 def test_name_hash_is_fnv1a():
@@ -173,9 +179,50 @@ def test_strings_are_packed_and_host_code_aligned_by_what_it_is():
                                               ("embedded-elf-x86_64", b"\x7fELF" + bytes(60), 64)):
         data = relu_executable(exports=two, host_format=host_format, host_code=host_code)
         validate_executable(data)
-        (first_at, first_length), (second_at, _) = (struct.unpack_from("<2I", data, EXPORT0 + 32 * i) for i in (0, 1))
+        (first_at, first_length), (second_at, _) = (struct.unpack_from("<IH", data, EXPORT0 + EXPORT_BYTES * i)
+                                                    for i in (0, 1))
         assert data[first_at:first_at + 2] == b"d1" and second_at == first_at + first_length
         format_at, format_length, host_at, host_length = struct.unpack_from("<4I", data, 48)
         assert format_at == second_at + 3 and data[format_at:format_at + format_length] == host_format.encode()
         assert host_at % alignment == 0 and host_at - (format_at + format_length) < alignment
         assert data[host_at:host_at + host_length] == host_code
+
+
+def _version_1_1(name: bytes, stream: bytes, binding_sizes: tuple[int, ...]) -> bytes:
+    """A version 1.1 container of one export: 32-byte export entries, the
+    binding table and the name where their offsets say."""
+    c = HardwareConfig()
+    stream_at = HEADER_BYTES + 32
+    sizes_at = stream_at + len(stream)
+    name_at = sizes_at + 4 * len(binding_sizes)
+    total = name_at + len(name)
+    header = MAGIC + struct.pack("<HHI6I3I4I", 1, 1, total, c.pes, c.sram_bytes, PARALLELISM_CODES[c.parallelism],
+                                 c.dma_bytes_per_cycle, c.clock_mhz, c.instruction_mask, 1, sizes_at, 0, 0, 0, 0, 0)
+    entry = struct.pack("<8I", name_at, len(name), stream_at, len(stream), len(binding_sizes), sizes_at, 0, 0)
+    return header + entry + stream + struct.pack(f"<{len(binding_sizes)}I", *binding_sizes) + name
+
+
+def test_version_1_1_executables_still_load():
+    stream = CommandStream(short=True)
+    stream.set(DMA_BINDING=0, DMA_LENGTH=8, DMA_SRAM_ADDR=0).op(Op.DMA_READ)
+    stream.set(IFM_ADDR=0, IFM_H=1, IFM_W=1, IFM_C=8, OFM_ADDR=8, OFM_H=1, OFM_W=1, OFM_C=8, ACT_MIN=-128, ACT_MAX=0)
+    stream.op(Op.ACT_RELU).set(DMA_BINDING=1, DMA_SRAM_ADDR=8).op(Op.DMA_WRITE)
+    validate_executable(_version_1_1(b"relu", stream.end().encode(), (8, 8)))
+    with pytest.raises(StreamError, match="export 0: its reserved bytes"):
+        validate_executable(patch(_version_1_1(b"relu", stream.encode(), (8, 8)), HEADER_BYTES + 28, "<I", 1))
+
+
+def test_registers_start_at_the_version_defaults():
+    """A stream that leaves KERNEL_*, STRIDE_*, DILATION_* and the activation
+    range at version 1.2's reset values computes with them there; the same
+    commands under version 1.1's all-zero reset are a different program (a
+    ReLU clamped to [0, 0]), so a 1.1 stream has to write them."""
+    s = CommandStream().set(DMA_BINDING=0, DMA_LENGTH=8, DMA_SRAM_ADDR=0).op(Op.DMA_READ)
+    s.set(IFM_ADDR=0, IFM_H=1, IFM_W=1, IFM_C=8, OFM_ADDR=8, OFM_H=1, OFM_W=1, OFM_C=8, IFM_ZP=-3, ACT_MIN=-128,
+          ACT_MAX=127).op(Op.ACT_RELU)
+    commands = s.set(DMA_BINDING=1, DMA_SRAM_ADDR=8).op(Op.DMA_WRITE).end().encode()
+    x = np.array([-128, -4, -3, 0, 5, 100, 126, 127], np.int8)
+    for defaults, want in ((True, np.maximum(x, -3)), (False, np.zeros(8, np.int8))):
+        out = np.zeros(8, np.int8)
+        run_stream(HardwareConfig(), commands, [x.copy(), out], register_defaults=defaults)
+        assert np.array_equal(out, want), (defaults, out)

@@ -11,9 +11,11 @@ from npukit.mynpu.isa import PARALLELISM_CODES, HardwareConfig
 
 FORMAT = "mynpu-v1"
 MAGIC = b"MNPU"
-VERSION = (1, 1)  # 1.1: short commands, three-dimensional DMA, exports named by hash
+# 1.1: short commands, three-dimensional DMA, exports named by hash; 1.2: 16-byte
+# exports (the binding table after the stream), registers reset to isa.REGISTER_DEFAULTS.
+VERSION = (1, 2)
 HEADER_BYTES = 64
-EXPORT_BYTES = 32
+EXPORT_BYTES = 16
 MAX_BINDINGS = 8
 HOST_CODE_ALIGNMENT = 64  # as IREE aligns executables in a module
 #: Host code that is a name (a static library's), not code: 8-byte aligned,
@@ -87,11 +89,14 @@ class Executable:
         constants_at = place(self.constants)
         table = bytearray()
         for export, (stream_at, sizes_at) in zip(self.exports, placed):
+            assert sizes_at == stream_at + len(export.stream)  # where version 1.2 reads the binding table
             hashed = hashing and export.name in self.host_names
             name = b"" if hashed else export.name.encode()
-            name_at = place(name, 1) if name else 0
-            table += struct.pack("<8I", name_at, len(name), stream_at, len(export.stream),
-                                 len(export.binding_sizes), sizes_at, name_hash(export.name) if hashed else 0, 0)
+            if len(name) > 0xFFFF:
+                raise ValueError(f"a mynpu-v1 export name of {len(name)} bytes (at most 65535)")
+            name_ref = place(name, 1) if name else name_hash(export.name)
+            table += struct.pack("<IHBBII", name_ref, len(name), len(export.binding_sizes), 0, stream_at,
+                                 len(export.stream))
         if bool(self.host_format) != bool(self.host_code):
             raise ValueError("host code needs its format name, and a format name needs host code")
         host_format = self.host_format.encode()

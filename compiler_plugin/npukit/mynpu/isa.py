@@ -40,6 +40,11 @@ REGISTERS = (
     "DMA_SRAM_PLANE_STRIDE", "TABLE_ADDR",
 )
 REGISTER = {name: i for i, name in enumerate(REGISTERS)}
+#: The registers' values at the start of a stream (version 1.2; every other
+#: register starts at 0, as all did in versions 1.0 and 1.1).
+REGISTER_DEFAULTS = {REGISTER[name]: 1 for name in ("KERNEL_H", "KERNEL_W", "STRIDE_H", "STRIDE_W", "DILATION_H",
+                                                      "DILATION_W")} | {REGISTER["ACT_MIN"]: 0xFFFFFF80,
+                                                                        REGISTER["ACT_MAX"]: 127}
 CONSTANTS_BINDING = 0xFF
 POOL_MAX, POOL_AVERAGE = 0, 1
 LAYOUT_HWC, LAYOUT_CHW = 0, 1
@@ -107,8 +112,8 @@ class CommandStream:
     """Builds a stream: ``s.set(IFM_H=8, ...)``, ``s.op(Op.CONV)``, ``s.end()``;
     ``commands``: (opcode, arg, value) to start with, as they are (long
     form). A SET of a register to the value it already holds is left out
-    (registers start at 0 in every stream and keep their values): the
-    stream is smaller and computes the same. With ``short`` (the default)
+    (registers start at REGISTER_DEFAULTS in every stream and keep their
+    values): the stream is smaller and computes the same. With ``short`` (the default)
     every instruction and every SET of a value that fits 16 bits signed
     takes the one-word short form; ``short=False`` writes 8-byte commands
     only (a version 1.0 stream)."""
@@ -116,7 +121,7 @@ class CommandStream:
     def __init__(self, commands: Iterable[tuple[int, int, int]] = (), short: bool = True) -> None:
         self.data = bytearray()
         self.short = short
-        self._registers: dict[int, int] = {}
+        self._registers: dict[int, int] = dict(REGISTER_DEFAULTS)
         for opcode, arg, value in commands:
             self.data += _COMMAND.pack(opcode, arg, 0, value & 0xFFFFFFFF)
             if opcode == Op.SET:

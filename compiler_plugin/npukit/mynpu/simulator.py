@@ -5,7 +5,7 @@ There is no second simulator in Python."""
 from __future__ import annotations
 
 import ctypes
-from ctypes import POINTER, c_char_p, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
+from ctypes import POINTER, c_char_p, c_size_t, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass
 from functools import cache
 
@@ -40,7 +40,8 @@ class _Span(ctypes.Structure):
 
 
 class _ExecutableInfo(ctypes.Structure):
-    _fields_ = [("config", _Config), ("export_count", c_uint32), ("data", c_void_p), ("size", c_size_t),
+    _fields_ = [("config", _Config), ("minor_version", c_uint16), ("export_count", c_uint32), ("data", c_void_p),
+                ("size", c_size_t),
                 ("constants", c_void_p), ("constants_length", c_size_t), ("host_format", _Span),
                 ("host_code", _Span)]
 
@@ -55,7 +56,7 @@ class _Stream(ctypes.Structure):
                 ("constants_length", c_size_t), ("sram", c_void_p), ("sram_length", c_size_t),
                 ("layers", POINTER(_Counters)),
                 ("layer_capacity", c_uint32), ("instructions", POINTER(_InstructionCost)),
-                ("instruction_capacity", c_uint32)]
+                ("instruction_capacity", c_uint32), ("register_defaults", c_uint32)]
 
 
 @dataclass(frozen=True)
@@ -145,12 +146,14 @@ class StreamRun:
 
 def run_stream(config: HardwareConfig, commands: bytes, bindings: list[np.ndarray] | None = None,
                constants: bytes = b"", sram: np.ndarray | None = None, execute: bool = True,
-               max_layers: int = 256, max_instructions: int = 4096) -> StreamRun:
+               max_layers: int = 256, max_instructions: int = 4096, register_defaults: bool = True) -> StreamRun:
     """Validates |commands| (and with ``execute``, runs them; bindings are
     updated in place by DMA writes). ``sram`` is the initial SRAM (at most
     the configuration's size; by default zeros, as much as the stream
     touches); without ``execute`` nothing is read or written and the
-    counters are the cycle model's estimate."""
+    counters are the cycle model's estimate. ``register_defaults``: the
+    registers start at version 1.2's REGISTER_DEFAULTS (as CommandStream
+    assumes), else all at 0 (a version 1.0 or 1.1 stream)."""
     lib = _library()
     cfg = c_config(config)
     arrays = [np.ascontiguousarray(b) for b in (bindings or [])]
@@ -164,7 +167,7 @@ def run_stream(config: HardwareConfig, commands: bytes, bindings: list[np.ndarra
     instructions = (_InstructionCost * max_instructions)()
     stream = _Stream(ctypes.pointer(cfg), command_buf, len(commands), c_bindings, len(arrays),
                      ctypes.cast(const_buf, c_void_p), len(constants), None, 0, layers, max_layers, instructions,
-                     max_instructions)
+                     max_instructions, int(register_defaults))
     counters = _Counters()
     memory = None
     if execute:
@@ -191,13 +194,14 @@ def estimate_stream(config: HardwareConfig, commands: bytes, binding_sizes: tupl
                     constants_length: int) -> Counters:
     """The cycle model's counters for a stream, from the device's validator:
     what ``run_stream(..., execute=False)`` counts, without bindings' or
-    constants' memory (only their sizes) and without per-layer records."""
+    constants' memory (only their sizes) and without per-layer records; the
+    registers start at REGISTER_DEFAULTS (a version 1.2 stream)."""
     lib = _library()
     cfg = c_config(config)
     c_bindings = (_Binding * max(len(binding_sizes), 1))(*[_Binding(None, n) for n in binding_sizes])
     command_buf = (c_uint8 * max(len(commands), 1)).from_buffer_copy(commands or b"\0")
     stream = _Stream(ctypes.pointer(cfg), command_buf, len(commands), c_bindings, len(binding_sizes), None,
-                     constants_length, None, 0, None, 0, None, 0)
+                     constants_length, None, 0, None, 0, None, 0, 1)
     counters = _Counters()
     _raise_for(lib, lib.npukit_mynpu_run_stream(ctypes.byref(stream), ctypes.byref(counters)))
     return Counters._from(counters)

@@ -17,9 +17,51 @@ static iree_status_t malformed(const char* what) {
 // [offset, offset + length) lies inside |size| bytes.
 static int inside(size_t size, uint64_t offset, uint64_t length) { return offset <= size && length <= size - offset; }
 
-// The export table entry of |ordinal|.
-static const uint8_t* export_entry(const npukit_mynpu_executable_info_t* info, uint32_t ordinal) {
-  return info->data + NPUKIT_MYNPU_HEADER_BYTES + (size_t)ordinal * NPUKIT_MYNPU_EXPORT_BYTES;
+static uint32_t read16(const uint8_t* p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+
+static uint32_t export_bytes(uint16_t minor_version) {
+  return minor_version >= 2 ? NPUKIT_MYNPU_EXPORT_BYTES : NPUKIT_MYNPU_EXPORT_BYTES_1_1;
+}
+
+// The fields of an export table entry, in either layout.
+typedef struct {
+  uint32_t name_at, name_length, name_hash, stream_at, stream_length, binding_count, bindings_at;
+  int reserved_clear;  // its reserved bytes are zero
+} entry_t;
+
+// Export |ordinal|'s entry. Version 1.2 (16 bytes): the name's offset, or its
+// hash when the name length is 0; the name length (uint16); the binding count
+// (uint8); a reserved byte; the stream's offset and length; the binding table
+// follows the stream. Versions 1.0 and 1.1 (32 bytes): name offset and
+// length, stream offset and length, binding count, binding table offset,
+// name hash, a reserved word.
+static entry_t export_entry(const npukit_mynpu_executable_info_t* info, uint32_t ordinal) {
+  const uint8_t* e = info->data + NPUKIT_MYNPU_HEADER_BYTES + (size_t)ordinal * export_bytes(info->minor_version);
+  entry_t out;
+  if (info->minor_version >= 2) {
+    out.name_length = read16(e + 4);
+    out.name_at = out.name_length ? read32(e) : 0;
+    out.name_hash = out.name_length ? 0 : read32(e);
+    out.binding_count = e[6];
+    out.stream_at = read32(e + 8);
+    out.stream_length = read32(e + 12);
+    out.bindings_at = out.stream_at + out.stream_length;  // a stream outside the file is rejected first
+    out.reserved_clear = e[7] == 0;
+  } else {
+    out.name_at = read32(e);
+    out.name_length = read32(e + 4);
+    out.stream_at = read32(e + 8);
+    out.stream_length = read32(e + 12);
+    out.binding_count = read32(e + 16);
+    out.bindings_at = read32(e + 20);
+    out.name_hash = out.name_length ? 0 : read32(e + 24);
+    out.reserved_clear = (!out.name_length || !read32(e + 24)) && !read32(e + 28);
+  }
+  return out;
 }
 
 uint32_t npukit_mynpu_name_hash(iree_string_view_t name) {
@@ -30,14 +72,14 @@ uint32_t npukit_mynpu_name_hash(iree_string_view_t name) {
 
 void npukit_mynpu_executable_export(const npukit_mynpu_executable_info_t* info, uint32_t ordinal,
                                     npukit_mynpu_export_t* out) {
-  const uint8_t* e = export_entry(info, ordinal);
+  const entry_t e = export_entry(info, ordinal);
   memset(out, 0, sizeof(*out));
-  out->name = iree_make_string_view((const char*)info->data + read32(e), read32(e + 4));
-  out->name_hash = out->name.size ? 0 : read32(e + 24);
-  out->commands = info->data + read32(e + 8);
-  out->command_bytes = read32(e + 12);
-  out->binding_count = read32(e + 16);
-  const uint8_t* sizes = info->data + read32(e + 20);
+  out->name = iree_make_string_view((const char*)info->data + e.name_at, e.name_length);
+  out->name_hash = e.name_hash;
+  out->commands = info->data + e.stream_at;
+  out->command_bytes = e.stream_length;
+  out->binding_count = e.binding_count;
+  const uint8_t* sizes = info->data + e.bindings_at;
   for (uint32_t i = 0; i < out->binding_count; ++i) out->binding_sizes[i] = read32(sizes + 4 * i);
 }
 
@@ -51,13 +93,14 @@ void npukit_mynpu_export_stream(const npukit_mynpu_executable_info_t* info, cons
   out->binding_count = ex->binding_count;
   out->constants = info->constants;
   out->constants_length = info->constants_length;
+  out->register_defaults = info->minor_version >= 2;
 }
 
 // The tables of export |ordinal| lie inside the file and are well formed.
 static iree_status_t check_export_tables(const npukit_mynpu_executable_info_t* info, uint32_t ordinal) {
-  const uint8_t* e = export_entry(info, ordinal);
-  uint32_t name_at = read32(e), name_length = read32(e + 4), stream_at = read32(e + 8), stream_length = read32(e + 12);
-  uint32_t binding_count = read32(e + 16), bindings_at = read32(e + 20);
+  const entry_t e = export_entry(info, ordinal);
+  const uint32_t name_at = e.name_at, name_length = e.name_length, stream_at = e.stream_at;
+  const uint32_t stream_length = e.stream_length, binding_count = e.binding_count, bindings_at = e.bindings_at;
   const char* problem = NULL;
   if (name_length == 0 && info->host_code.data_length == 0) {
     problem = "it has no name, and no host code to find it in by its name hash";
@@ -71,8 +114,8 @@ static iree_status_t check_export_tables(const npukit_mynpu_executable_info_t* i
     problem = "it has more than 8 bindings";
   } else if (bindings_at % 4 || !inside(info->size, bindings_at, 4ull * binding_count)) {
     problem = "its binding table lies outside the file or is unaligned";
-  } else if ((name_length && read32(e + 24)) || read32(e + 28)) {
-    problem = "its reserved words are not zero";
+  } else if (!e.reserved_clear) {
+    problem = "its reserved bytes are not zero";
   }
   if (problem) {
     return iree_make_status(IREE_STATUS_INVALID_ARGUMENT, "mynpu-v1 executable: export %u: %s", ordinal, problem);
@@ -107,11 +150,12 @@ iree_status_t npukit_mynpu_executable_parse(iree_const_byte_span_t data, npukit_
   uint16_t major, minor;
   memcpy(&major, p + 4, 2);
   memcpy(&minor, p + 6, 2);
-  if (major != NPUKIT_MYNPU_VERSION_MAJOR) {
+  if (major != NPUKIT_MYNPU_VERSION_MAJOR || minor > NPUKIT_MYNPU_VERSION_MINOR) {
     return iree_make_status(IREE_STATUS_INVALID_ARGUMENT,
-                            "mynpu-v1 executable: version %u.%u; this runtime reads version %u executables",
-                            major, minor, NPUKIT_MYNPU_VERSION_MAJOR);
+                            "mynpu-v1 executable: version %u.%u; this runtime reads versions %u.0 to %u.%u", major,
+                            minor, NPUKIT_MYNPU_VERSION_MAJOR, NPUKIT_MYNPU_VERSION_MAJOR, NPUKIT_MYNPU_VERSION_MINOR);
   }
+  out->minor_version = minor;
   uint32_t total = read32(p + 8);
   if (total > data.data_length) return malformed("truncated (the header's size exceeds the data)");
   if (total < NPUKIT_MYNPU_HEADER_BYTES) return malformed("the header's size is smaller than the header");
@@ -128,7 +172,7 @@ iree_status_t npukit_mynpu_executable_parse(iree_const_byte_span_t data, npukit_
   if (!iree_status_is_ok(status)) return iree_status_annotate_f(status, "in the mynpu-v1 executable's header");
   out->export_count = read32(p + 36);
   uint32_t constants_at = read32(p + 40), constants_length = read32(p + 44);
-  if (!inside(total, NPUKIT_MYNPU_HEADER_BYTES, (uint64_t)out->export_count * NPUKIT_MYNPU_EXPORT_BYTES)) {
+  if (!inside(total, NPUKIT_MYNPU_HEADER_BYTES, (uint64_t)out->export_count * export_bytes(minor))) {
     return malformed("the export table lies outside the file");
   }
   if (constants_at % 4 || !inside(total, constants_at, constants_length)) {

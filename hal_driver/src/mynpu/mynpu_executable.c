@@ -88,7 +88,7 @@ static iree_status_t mynpu_executable_dispatch(npukit_hal_executable_t* base, ui
   }
   npukit_mynpu_submission_t submission = {
       &executable->info.config, ex.commands, ex.command_bytes, bindings, ex.binding_count,
-      executable->info.constants, executable->info.constants_length,
+      executable->info.constants, executable->info.constants_length, executable->info.minor_version >= 2,
   };
   npukit_mynpu_backend_t* backend = executable->backend;
   IREE_RETURN_IF_ERROR(backend->vtable->submit(backend, &submission));

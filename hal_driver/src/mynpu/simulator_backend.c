@@ -44,6 +44,7 @@ static iree_status_t simulator_submit(npukit_mynpu_backend_t* base, const npukit
   stream.binding_count = submission->binding_count;
   stream.constants = submission->constants;
   stream.constants_length = submission->constants_length;
+  stream.register_defaults = submission->register_defaults;
   // A validation run first: it finds the SRAM the stream touches, so only
   // that much is simulated (a 256 MiB configuration does not need 256 MiB).
   npukit_mynpu_counters_t extent;

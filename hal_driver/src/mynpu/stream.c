@@ -612,6 +612,13 @@ iree_status_t npukit_mynpu_run_stream(const npukit_mynpu_stream_t* stream, npuki
   }
   machine_t m;
   memset(&m, 0, sizeof(m));
+  if (stream->register_defaults) {
+    static const uint8_t ones[] = {NPUKIT_MYNPU_KERNEL_H,   NPUKIT_MYNPU_KERNEL_W,   NPUKIT_MYNPU_STRIDE_H,
+                                   NPUKIT_MYNPU_STRIDE_W,   NPUKIT_MYNPU_DILATION_H, NPUKIT_MYNPU_DILATION_W};
+    for (size_t i = 0; i < sizeof(ones); ++i) m.reg[ones[i]] = 1;
+    m.reg[NPUKIT_MYNPU_ACT_MIN] = (uint32_t)-128;
+    m.reg[NPUKIT_MYNPU_ACT_MAX] = 127;
+  }
   m.s = stream;
   m.total = out_counters;
   size_t at = 0;

@@ -35,6 +35,7 @@ typedef struct {
   uint32_t binding_count;
   const uint8_t* constants;  // the executable's constant segment (binding 0xFF)
   size_t constants_length;
+  uint32_t register_defaults;  // the registers' reset values (npukit_mynpu_stream_t)
 } npukit_mynpu_submission_t;
 
 typedef struct {

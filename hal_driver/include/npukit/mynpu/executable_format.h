@@ -17,13 +17,17 @@ extern "C" {
 #define NPUKIT_MYNPU_FORMAT "mynpu-v1"
 #define NPUKIT_MYNPU_MAGIC "MNPU"
 #define NPUKIT_MYNPU_VERSION_MAJOR 1
-#define NPUKIT_MYNPU_VERSION_MINOR 1  // 1.1: short commands, three-dimensional DMA, exports named by hash
+// 1.1: short commands, three-dimensional DMA, exports named by hash; 1.2:
+// 16-byte exports, registers reset to their defaults.
+#define NPUKIT_MYNPU_VERSION_MINOR 2
 #define NPUKIT_MYNPU_HEADER_BYTES 64
-#define NPUKIT_MYNPU_EXPORT_BYTES 32
+#define NPUKIT_MYNPU_EXPORT_BYTES 16     // version 1.2
+#define NPUKIT_MYNPU_EXPORT_BYTES_1_1 32  // versions 1.0 and 1.1
 
 // A parsed executable; the pointers reference the executable's bytes.
 typedef struct {
   npukit_mynpu_config_t config;  // the hardware it was compiled for
+  uint16_t minor_version;
   uint32_t export_count;
   const uint8_t* data;
   size_t size;

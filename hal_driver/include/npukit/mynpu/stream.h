@@ -41,6 +41,10 @@ typedef struct {
   // Optional: one record per instruction, in order, up to instruction_capacity.
   npukit_mynpu_instruction_cost_t* instructions;
   uint32_t instruction_capacity;
+  // Nonzero: the registers start at version 1.2's reset values (1 for
+  // KERNEL_*, STRIDE_* and DILATION_*, -128 and 127 for ACT_MIN and
+  // ACT_MAX, 0 for the others); zero: all at 0 (versions 1.0 and 1.1).
+  uint32_t register_defaults;
 } npukit_mynpu_stream_t;
 
 // Validates (and with an SRAM, executes) |stream|. Counters are summed into
