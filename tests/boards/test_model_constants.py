@@ -31,7 +31,7 @@ def own_constants(model) -> int:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("npu", [None, "mynpu"], ids=["cpu", "npu"])
-@pytest.mark.parametrize("name", ["ds_cnn_xs-int8", "kws_int8"])
+@pytest.mark.parametrize("name", ["ds_cnn_xs-int8", "kws_int8", "squeeze_excite-int8"])
 def test_small_model_constants_within_the_bound(name, npu, shared_models):
     model = shared_models / f"{name}.tflite" if name == "kws_int8" else \
         next(e for e in entries() if e.name == f"{name}.tflite").path()
