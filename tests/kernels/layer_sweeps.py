@@ -590,6 +590,90 @@ def conv_add_rows_sweep(seed: int = 37) -> list[Branch]:
     ], padding=SAME)
 
 
+def conv_four_add_sweep(seed: int = 43) -> list[Branch]:
+    """CONV_2D and TFLite's int8 ADD of a residual on the DSP cores' four-pixel
+    kernel with the ADD fused (s8_conv.c, conv_four_dsp with
+    npukit_s8_conv_four_add_dsp: K_PADDED up to 64, the residual channel-last
+    and evenly spaced, the ADD's right shift 1 to 31), taken where it costs
+    fewer instructions than the pixel-pair kernels: a TCN's dilated 1-D layer
+    (K = 48), pointwise layers of 2, 16, 33 and 64 input channels (K = 33
+    gathered byte by byte, K = 64 over several strips), 1 to 64 output
+    channels, pixel counts no multiple of four (the last group moved back),
+    one output column along h with dilation 4 and SAME padding (a padded
+    layer's bands), per-tensor and per-channel weights, zero points at both
+    ends of int8, the layer's multiplier 2^-27 and the ADD's 2^-1 (shift 1)
+    and 2^-30 (shift 30, zero point 0), ReLU on the layer (folded into the
+    ADD's operand table; ReLU6 in the tails) and ReLU and ReLU6 on the ADD.
+    Chained; 8 cases, 16 inputs."""
+    return _conv_four_add_branches(np.random.default_rng(seed), [
+        # in_c, out_c, (h, w), kernel, stride, dilation, padding, conv act, add act, per_channel, in zp, conv out zp,
+        # res zp, add out zp, residual scale / conv output scale, the ADD's output multiplier, the layer's multiplier
+        (16, 16, (1, 41), (1, 3), (1, 1), (1, 2), VALID, NONE, NONE, True, -128, 3, -5, 2, 1.3, None, None),  # TCN
+        (16, 16, (5, 7), (1, 1), (1, 1), (1, 1), VALID, NONE, RELU, True, 7, -128, 127, -128, 0.6, None, None),
+        (64, 24, (7, 7), (1, 1), (1, 1), (1, 1), VALID, RELU, RELU6, False, -128, -20, 20, -3, 1.9, None, None),
+        (2, 5, (5, 5), (1, 1), (1, 1), (1, 1), VALID, NONE, NONE, True, 127, 5, -128, 9, 0.9, 0.45, None),  # shift 1
+        (12, 64, (3, 7), (1, 1), (1, 1), (1, 1), VALID, NONE, NONE, True, -3, 0, 60, 0, 1.0, 2.0 ** -30, None),
+        (33, 9, (5, 7), (1, 1), (1, 1), (1, 1), VALID, NONE, NONE, False, 127, -128, 127, -128, 1.4, None, 2.0 ** -27),
+        (8, 12, (33, 1), (3, 1), (1, 1), (4, 1), SAME, NONE, RELU, True, 5, 1, -2, -60, 1.1, None, None),  # one column
+        (20, 1, (9, 9), (1, 1), (1, 1), (1, 1), VALID, RELU, RELU6, True, 0, -100, 100, -20, 0.8, None, None),
+    ])
+
+
+def conv_four_add_tails_sweep(seed: int = 47) -> list[Branch]:
+    """conv_four_add_sweep's tails: five, six and seven pixels (the moved last
+    group over pixels already done), a strided 3x3 first layer (K = 27), the
+    layer's shift -1 (multiplier 0.45), K = 3 and 64 output channels, a 2x3
+    window (rows of 6 bytes), and ADDs of two layers' outputs (the residual
+    another layer's int8 output), with 5 and 35 pixels; 8 cases, 16
+    inputs."""
+    rng = np.random.default_rng(seed)
+    return _conv_four_add_branches(rng, [
+        (8, 48, (1, 5), (1, 1), (1, 1), (1, 1), VALID, RELU6, NONE, True, -128, -128, 3, 7, 1.2, None, None),  # 5 px
+        (16, 8, (2, 3), (1, 1), (1, 1), (1, 1), VALID, NONE, RELU6, True, 3, -3, -40, 11, 0.7, None, None),  # 6 pixels
+        (8, 32, (7, 1), (1, 1), (1, 1), (1, 1), VALID, RELU, NONE, True, -1, 6, -128, -128, 2.2, 0.45, None),  # 7 px
+        (3, 16, (12, 12), (3, 3), (2, 2), (1, 1), SAME, RELU6, RELU, True, -128, -128, 0, 1, 1.1, None, None),  # K = 27
+        (32, 40, (6, 6), (1, 1), (1, 1), (1, 1), VALID, NONE, NONE, True, -5, 0, 90, -90, 0.5, None, 0.45),
+        (3, 64, (4, 9), (1, 1), (1, 1), (1, 1), VALID, NONE, RELU, True, 0, 127, -128, 0, 1.5, None, None),  # K = 3
+    ]) + _conv_four_add_pair(rng, 16, 12, (1, 5), True) + _conv_four_add_pair(rng, 24, 7, (5, 7), False)
+
+
+def _conv_four_add_branches(rng, cases) -> list[Branch]:
+    branches = []
+    for (ic, oc, (h, w), (kh, kw), (sh, sw), (dh, dw), padding, conv_act, add_act, per_channel, zp, conv_zp, res_zp,
+         add_zp, ratio, add_multiplier, multiplier) in cases:
+        oh, ow = _out_size(h, kh, sh, dh, padding), _out_size(w, kw, sw, dw, padding)
+        x, weights = _input(rng, (1, h, w, ic), zp), _weights(rng, (oc, kh, kw, ic), oc, 0, per_channel)
+        conv_out = _output(rng, (1, oh, ow, oc), conv_zp)
+        if multiplier is not None:  # the largest channel's multiplier s_in * s_w / s_out
+            conv_out.scale = np.float32(np.float32(x.scale) * np.max(np.asarray(weights.scale, np.float32)) / multiplier)
+        residual = Spec((1, oh, ow, oc), np.int8, np.float32(conv_out.scale * ratio), res_zp)
+        if add_multiplier is None:
+            add_scale = np.float32(rng.uniform(1.0, 2.5) * max(conv_out.scale, residual.scale))
+        else:  # TFLite's ADD output multiplier 2 max(s1, s2) / (2^20 s_out)
+            add_scale = np.float32(2 * max(conv_out.scale, residual.scale) / (2.0 ** 20 * add_multiplier))
+        out = Spec((1, oh, ow, oc), np.int8, add_scale, add_zp)
+        branches.append(Branch("CONV_2D", [x, weights, _bias(rng, oc, False, x, weights)], [conv_out],
+                               dict(padding=padding, strideH=sh, strideW=sw, dilationHFactor=dh, dilationWFactor=dw,
+                                    fusedActivationFunction=conv_act)))
+        branches.append(Branch("ADD", [conv_out, residual], [out], dict(fusedActivationFunction=add_act)))
+    return branches
+
+
+def _conv_four_add_pair(rng, ic: int, oc: int, hw, per_channel: bool) -> list[Branch]:
+    """Two pointwise layers of the same input shape and the ADD of their outputs."""
+    branches, outs = [], []
+    for zp, out_zp in ((-128, 4), (9, -7)):
+        x, weights = _input(rng, (1, *hw, ic), zp), _weights(rng, (oc, 1, 1, ic), oc, 0, per_channel)
+        out = _output(rng, (1, *hw, oc), out_zp)
+        branches.append(Branch("CONV_2D", [x, weights, _bias(rng, oc, False, x, weights)], [out],
+                               dict(padding=VALID, strideH=1, strideW=1, dilationHFactor=1, dilationWFactor=1,
+                                    fusedActivationFunction=NONE)))
+        outs.append(out)
+    add_scale = np.float32(rng.uniform(1.0, 2.5) * max(outs[0].scale, outs[1].scale))
+    branches.append(Branch("ADD", outs, [Spec((1, *hw, oc), np.int8, add_scale, -3)], dict(fusedActivationFunction=NONE)))
+    return branches
+
+
 def constant_output(branch: Branch) -> bool:
     """Whether an int8 branch's activation leaves its output one value (a
     ReLU or ReLU6 above a zero point of 127): IREE folds it to a constant."""
@@ -871,7 +955,8 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
 
 # Sweeps whose branches feed one another (build_model's chain): a branch input that is an earlier branch's
 # output is no model input.
-CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges", "conv_add_rows", "slice_consumers")
+CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges", "conv_add_rows", "slice_consumers", "conv_four_add",
+           "conv_four_add_tails")
 
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
@@ -879,7 +964,8 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "depthwise_planes": depthwise_planes_sweep,
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
           "conv_first": conv_first_sweep, "conv_four": conv_four_sweep, "conv_four_tails": conv_four_tails_sweep,
-          "conv_add": conv_add_sweep,
+          "conv_add": conv_add_sweep, "conv_four_add": conv_four_add_sweep,
+          "conv_four_add_tails": conv_four_add_tails_sweep,
           "conv_add_stages": conv_add_stages_sweep, "conv_add_ranges": conv_add_ranges_sweep,
           "conv_rows": conv_rows_sweep, "conv_add_rows": conv_add_rows_sweep,
           "conv_whole_window": conv_whole_window_sweep,

@@ -132,7 +132,8 @@ LOCAL_JUMP_FUNCTIONS = frozenset({"npukit_s8_dot_pairs_dsp", "npukit_s8_dot_pair
                                   "npukit_s8_conv_few_upper_dsp", "npukit_s8_conv_few_full_dsp", "npukit_s8_conv_few_dsp16",
                                   "npukit_s8_conv_few_full_dsp16", "npukit_s8_conv_few_one_dsp",
                                   "npukit_s8_conv_few_upper_one_dsp", "npukit_s8_conv_few_full_one_dsp",
-                                  "npukit_s8_conv_four_dsp", "npukit_s8_conv_four_full_dsp"})
+                                  "npukit_s8_conv_four_dsp", "npukit_s8_conv_four_full_dsp",
+                                  "npukit_s8_conv_four_add_dsp", "npukit_s8_conv_four_add_full_dsp"})
 
 
 class _Arm:

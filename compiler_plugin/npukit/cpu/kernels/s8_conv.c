@@ -754,6 +754,30 @@ void npukit_s8_conv_four_dsp(const int32_t* columns, uint8_t* out, const npukit_
 void npukit_s8_conv_four_full_dsp(const int32_t* columns, uint8_t* out, const npukit_s8_four_table_t* t,
                                   int32_t quads);
 
+// The same with TFLite's int8 ADD of a residual tensor fused in (NPUKIT_S8_OUT_ADD on the add_small path), its
+// table the four-pixel table followed by the ADD's words: the operand table of the layer's output (npukit_s8_add_
+// table's conv entries + 128, the layer's activation clamp folded in and every entry doubled), the residual's
+// (res + 128), the residual of the next group's pixel 0 (the kernel advances it), the residual's bytes from one
+// pixel to the next, the ADD's output multiplier (non-negative), e' = -out_shift - 1 (0..30) and
+// c' = (2 out_zp + 1) << e'; the bounds words hold the ADD's activation bounds (_add_full: those of int8).
+typedef struct {
+  npukit_s8_four_table_t four;
+  const int32_t* conv;
+  const int32_t* res;
+  const uint8_t* residual;
+  int32_t rs;
+  int32_t out_mult, out_e1, out_c, unused;
+} npukit_s8_four_add_table_t;
+_Static_assert(sizeof(npukit_s8_four_add_table_t) == 208 && __builtin_offsetof(npukit_s8_four_add_table_t, conv) == 176 &&
+                   __builtin_offsetof(npukit_s8_four_add_table_t, residual) == 184 &&
+                   __builtin_offsetof(npukit_s8_four_add_table_t, out_mult) == 192,
+               "the offsets s8_conv_four_dsp.S reads");
+_Static_assert(sizeof(npukit_s8_four_add_table_t) <= 2 * (BLOCK + 1) * sizeof(int32_t), "the table fits conv()'s accumulator block");
+void npukit_s8_conv_four_add_dsp(const int32_t* columns, uint8_t* out, const npukit_s8_four_add_table_t* t,
+                                 int32_t quads);
+void npukit_s8_conv_four_add_full_dsp(const int32_t* columns, uint8_t* out, const npukit_s8_four_add_table_t* t,
+                                      int32_t quads);
+
 // The columns of conv_four_dsp's strips of output pixels (groups of four pixels, [G][2][4] words each), on the
 // stack of an unpadded layer's call (FOUR_STRIP_BYTES), or beside a padded layer's strip of input rows
 // (FOUR_PADDED_BYTES: the two on the stack together stay within what the other kernels' deepest path takes plus
@@ -775,25 +799,67 @@ static inline int32_t four_fits(const gather_t* g, const npukit_s8_output_t* o, 
   return g->k_padded <= 4 * FOUR_MAX_GROUPS && pixels >= 4 && four_pixel_step(o, pixels, ow) != 0;
 }
 
+// The residual's bytes from one output pixel to the next in conv()'s order where they are evenly spaced and not 0
+// (four_pixel_step's rule on the residual's strides); 0 otherwise.
+static inline int32_t four_residual_step(const npukit_s8_output_t* o, int32_t pixels, int32_t ow) {
+  if (ow == 1) return o->add.res_sh;
+  return pixels == ow || o->add.res_sh == ow * o->add.res_sw ? o->add.res_sw : 0;
+}
+
+// Where npukit_s8_conv_four_add_dsp runs the layer's ADD (besides four_fits and what conv() checks for the
+// layer: the add_small path without the float stage, channel-last outputs, every receptive field inside the
+// input, few_output_exact): the residual channel-last (res_sc 1) and evenly spaced from pixel to pixel
+// (four_residual_step), the ADD's right shift 1..31 (add_pairs_apply; npukit_s8_add_is_small holds it to 0..31),
+// its multiplier non-negative, |(2 out_zp + 1) << (e - 1)| below 2^30 (its output step is the layer's, exact as
+// few_output_exact states it), and both activation ranges not empty and meeting int8 (the clamps as bytes, the
+// layer's folded into its operand table). A residual of another layer's int32 accumulators (RES_BIAS_AT set,
+// s8_residual.c: written as int8 into the output first) stays on the pixel-pair kernels: no sweep reaches it on
+// the boards.
+static int32_t four_add_fits(const npukit_s8_output_t* o, int32_t pixels, int32_t ow) {
+  const npukit_s8_add_t* k = &o->add;
+  if (!o->add_small || o->fl.table || o->p[NPUKIT_S8_W_RES_BIAS_AT] != 0 || !add_pairs_apply(o) ||
+      four_residual_step(o, pixels, ow) == 0 || k->out_mult < 0) {
+    return 0;
+  }
+  const int64_t z = 2 * (int64_t)k->out_zp + 1, magnitude = z < 0 ? -z : z;
+  const int32_t e1 = -k->out_shift - 1;  // 0..30
+  return magnitude < ((int64_t)1 << 30) && (magnitude << e1) < ((int64_t)1 << 30) && k->act_min <= k->act_max &&
+         k->act_min <= 127 && k->act_max >= -128 && o->act_min <= o->act_max && o->act_min <= 127 &&
+         o->act_max >= -128;
+}
+
 // Whether conv_four_dsp costs fewer instructions than the pixel-pair kernels (conv_few_dsp, conv_inside_dsp)
 // for the layer, from their instructions measured under QEMU (G = K_PADDED / 4): per channel and group of four
 // pixels 30 + 11 G, per channel and call (a strip, and the moved last group) about 60 + 7 G for its table and
 // the call; the pixel-pair kernels about 40 + 14 G per channel pair and pixel pair. Few pixels and many channels
-// (a call per channel for one or two groups of pixels) stay on the pixel-pair kernels.
-static int32_t four_pays(const gather_t* g, int32_t pixels, int32_t oc, int32_t strip_bytes) {
+// (a call per channel for one or two groups of pixels) stay on the pixel-pair kernels. With the ADD (`add`):
+// ADD_FOUR_QUAD more per channel and group of four pixels (npukit_s8_conv_four_add_dsp's ADD), ADD_FOUR_CALL
+// more per call (its residual pointer; the moved last group through four bytes of its own), once per layer
+// ADD_FOUR_TABLE (the operand table folded and doubled), against ADD_PAIRS_OUTPUT more per output on the
+// pixel-pair kernels (add_pairs' two passes against npukit_s8_requantize_pairs_dsp).
+#define ADD_FOUR_QUAD 42
+#define ADD_FOUR_CALL 20
+#define ADD_FOUR_TABLE 800
+#define ADD_PAIRS_OUTPUT 24
+static int32_t four_pays(const gather_t* g, int32_t pixels, int32_t oc, int32_t strip_bytes, int32_t add) {
   const int32_t groups = g->k_padded >> 2, quads = (pixels + 3) >> 2;
   const int32_t per_strip = strip_bytes / 32 / groups;
   const int32_t calls = (quads + per_strip - 1) / per_strip + ((pixels & 3) != 0);
-  const int64_t four = (int64_t)oc * (calls * (60 + 7 * groups) + (int64_t)quads * (30 + 11 * groups));
-  const int64_t pairs = (int64_t)((pixels + 1) >> 1) * ((oc + 1) >> 1) * (40 + 14 * groups);
+  int64_t four = (int64_t)oc * (calls * (60 + 7 * groups) + (int64_t)quads * (30 + 11 * groups));
+  int64_t pairs = (int64_t)((pixels + 1) >> 1) * ((oc + 1) >> 1) * (40 + 14 * groups);
+  if (add) {
+    four += (int64_t)oc * (calls * ADD_FOUR_CALL + (int64_t)quads * ADD_FOUR_QUAD) + ADD_FOUR_TABLE;
+    pairs += (int64_t)pixels * oc * ADD_PAIRS_OUTPUT;
+  }
   return four < pairs;
 }
 
 // One pixel's receptive field at input offset `at` (inside the input) into its place in a group of four
 // pixels' columns (`quad` [G][2][4] words, `pixel` 0..3): the field's K_PADDED int8 values a word at a time,
 // each word's bytes (0, 2) and (1, 3) less the zero point. Where kernel rows are contiguous words (im2col's
-// first case) they are read from the input in place, otherwise gathered into `row` first (K_PADDED + 4
-// bytes; past K any values: their weights are zero).
+// first case), or each tap's channels are (channel-last, a multiple of 4: a dilated layer's taps), they are read
+// from the input in place, otherwise gathered into `row` first (K_PADDED + 4 bytes; past K any values: their
+// weights are zero).
 static __attribute__((noinline)) void four_gather(const gather_t* g, const inside_gather_t* how, int32_t at, int8_t* restrict row,
                         int32_t* restrict quad, int32_t pixel) {
   const int32_t zz = g->less_zp;
@@ -812,6 +878,21 @@ static __attribute__((noinline)) void four_gather(const gather_t* g, const insid
     return;
   }
   const int8_t* base = g->in + at;
+  if (g->sc == 1 && (g->ic & 3) == 0) {  // each tap's channels words side by side (dilated taps of a row)
+    const int32_t words = g->ic >> 2, tap_step = g->dx * g->sw, row_step = g->dy * g->sh;
+    for (int32_t i = 0; i < g->kh; ++i, base += row_step) {
+      const int8_t* tap = base;
+      for (int32_t j = 0; j < g->kw; ++j, tap += tap_step) {
+        const npukit_s8_unaligned_word_t* r = (const npukit_s8_unaligned_word_t*)tap;
+        for (const npukit_s8_unaligned_word_t* end = r + words; r != end; ++r, out += 8) {
+          const int32_t w = *r;
+          out[0] = less_zp_even(w, zz, 0);
+          out[4] = less_zp_odd(w, zz, 0);
+        }
+      }
+    }
+    return;
+  }
   if (how->rows_contiguous && at <= how->short_end) {  // each kernel row a word at a time
     const int32_t run = g->kw * g->ic, words = (run + 3) >> 2, row_step = g->dy * g->sh;
     int8_t* to = row;
@@ -900,15 +981,37 @@ static __attribute__((noinline)) void four_gather_rows(const four_words_t* f, co
   }
 }
 
+// The ADD's words of npukit_s8_conv_four_add_dsp's table (where four_add_fits) from npukit_s8_add_table's
+// operands (`conv` and `res`, each + 128): the layer's activation clamp folded into `conv` (add_fold_clamp) and
+// its entries doubled, in place. Returns the ADD's activation bounds as conv_four_dsp takes them.
+static __attribute__((noinline)) int32_t four_add_table(const npukit_s8_output_t* o, int32_t* conv, const int32_t* res,
+                                                        int32_t pixels, int32_t ow, npukit_s8_four_add_table_t* t) {
+  const npukit_s8_add_t* k = &o->add;
+  add_fold_clamp(conv, o->act_min, o->act_max);
+  for (int32_t v = -128; v < 128; ++v) conv[v] *= 2;
+  const int32_t e1 = -k->out_shift - 1;
+  t->conv = conv, t->res = res, t->rs = four_residual_step(o, pixels, ow);
+  t->out_mult = k->out_mult, t->out_e1 = e1, t->out_c = (int32_t)((uint32_t)(2 * k->out_zp + 1) << e1);
+  const int32_t lo = k->act_min > -128 ? k->act_min : -128, hi = k->act_max < 127 ? k->act_max : 127;
+  return (lo & 0xff) | (hi & 0xff) << 8;
+}
+
 // conv() for a reduction of at most 4 * FOUR_MAX_GROUPS on the small path with int8 outputs (four_fits): strips
 // of output pixels, their columns gathered once into `strip` (`strip_bytes`), then per output channel its
 // table (in `table`) and one call of npukit_s8_conv_four_dsp for the strip's groups of four pixels. Where the
 // pixels are no multiple of four, the last group is the last four pixels (computed again, stored again with
-// the same values), in a call of its own.
-static __attribute__((noinline)) void conv_four_dsp(const gather_t* g, const npukit_s8_output_t* op,
-                                                    const int8_t* weights, int32_t wide, int32_t pixels, int32_t ow,
-                                                    int32_t oc, int32_t bounds, npukit_s8_four_table_t* table,
-                                                    int8_t* row, int32_t* strip, int32_t strip_bytes) {
+// the same values), in a call of its own. With the ADD (conv_four_add_dsp; four_add_table: `bounds` the ADD's),
+// npukit_s8_conv_four_add_dsp instead, and the moved last group's outputs go to four bytes of their own, of
+// which those of the pixels not yet done are copied out (the residual may be the output itself: the pixels
+// done have their ADD's result there by then).
+// (The body of conv_four_dsp and conv_four_add_dsp, `add` a constant in each: the layers without the ADD run
+// the code they ran before it was added.)
+static inline __attribute__((always_inline)) void conv_four_body(const gather_t* g, const npukit_s8_output_t* op,
+                                                                 const int8_t* weights, int32_t wide, int32_t pixels,
+                                                                 int32_t ow, int32_t oc, int32_t bounds,
+                                                                 npukit_s8_four_add_table_t* at, int8_t* row,
+                                                                 int32_t* strip, int32_t strip_bytes, int32_t add) {
+  npukit_s8_four_table_t* const table = &at->four;
   const inside_gather_t how = inside_gather(g);
   const int32_t row_step = g->stride_h * g->sh, col_step = g->stride_w * g->sw;
   const int32_t out_sw = four_pixel_step(op, pixels, ow);
@@ -946,6 +1049,7 @@ static __attribute__((noinline)) void conv_four_dsp(const gather_t* g, const npu
       }
     }
     uint8_t* const out = op->out + 4 * q0 * out_sw;
+    const uint8_t* const res = add ? op->residual + 4 * q0 * at->rs : (const uint8_t*)0;
     for (int32_t c = 0; c < oc; ++c) {
       const int32_t e = -shift[c] - 1;
       table->bias2[0] = table->bias2[1] = table->bias2[2] = table->bias2[3] = 2 * bias[c];
@@ -965,6 +1069,30 @@ static __attribute__((noinline)) void conv_four_dsp(const gather_t* g, const npu
         }
       }
       const int32_t straight = n - moved;
+      if (add) {
+        if (straight) {
+          at->residual = res + c;
+          if (full) {
+            npukit_s8_conv_four_add_full_dsp(strip, out + c, at, straight);
+          } else {
+            npukit_s8_conv_four_add_dsp(strip, out + c, at, straight);
+          }
+        }
+        if (moved) {
+          uint8_t last[4];
+          at->residual = op->residual + (pixels - 4) * at->rs + c;
+          table->s = 1;
+          if (full) {
+            npukit_s8_conv_four_add_full_dsp(strip + straight * quad_words, last, at, 1);
+          } else {
+            npukit_s8_conv_four_add_dsp(strip + straight * quad_words, last, at, 1);
+          }
+          table->s = out_sw;
+          uint8_t* const to = op->out + (pixels - 4) * out_sw + c;
+          for (int32_t i = 4 - (pixels & 3); i < 4; ++i) to[i * out_sw] = last[i];
+        }
+        continue;
+      }
       if (straight) {
         if (full) {
           npukit_s8_conv_four_full_dsp(strip, out + c, table, straight);
@@ -982,6 +1110,21 @@ static __attribute__((noinline)) void conv_four_dsp(const gather_t* g, const npu
       }
     }
   }
+}
+
+static __attribute__((noinline)) void conv_four_dsp(const gather_t* g, const npukit_s8_output_t* op,
+                                                    const int8_t* weights, int32_t wide, int32_t pixels, int32_t ow,
+                                                    int32_t oc, int32_t bounds, npukit_s8_four_add_table_t* at,
+                                                    int8_t* row, int32_t* strip, int32_t strip_bytes) {
+  conv_four_body(g, op, weights, wide, pixels, ow, oc, bounds, at, row, strip, strip_bytes, 0);
+}
+
+static __attribute__((noinline)) void conv_four_add_dsp(const gather_t* g, const npukit_s8_output_t* op,
+                                                        const int8_t* weights, int32_t wide, int32_t pixels,
+                                                        int32_t ow, int32_t oc, int32_t bounds,
+                                                        npukit_s8_four_add_table_t* at, int8_t* row, int32_t* strip,
+                                                        int32_t strip_bytes) {
+  conv_four_body(g, op, weights, wide, pixels, ow, oc, bounds, at, row, strip, strip_bytes, 1);
 }
 #endif
 
@@ -1053,9 +1196,16 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
   const int32_t inside = (strip || !npukit_s8_padded(p)) && (oh - 1) * g.stride_h + (g.kh - 1) * g.dy < g.ih &&
                          (ow - 1) * g.stride_w + (g.kw - 1) * g.dx < g.iw;
   if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && four && four_fits(&g, &o, pixels, ow) &&
-      four_pays(&g, pixels, oc, four_bytes) && few_output_exact(&o, oc)) {
-    conv_four_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, (npukit_s8_four_table_t*)&block[0][0], row, four,
+      four_pays(&g, pixels, oc, four_bytes, 0) && few_output_exact(&o, oc)) {
+    conv_four_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, (npukit_s8_four_add_table_t*)&block[0][0], row, four,
                   four_bytes);
+    return;
+  }
+  if (!chunked && o.sc == 1 && inside && four && four_fits(&g, &o, pixels, ow) && four_add_fits(&o, pixels, ow) &&
+      four_pays(&g, pixels, oc, four_bytes, 1) && few_output_exact(&o, oc)) {
+    npukit_s8_four_add_table_t* const t = (npukit_s8_four_add_table_t*)&block[0][0];
+    const int32_t add_bounds = four_add_table(&o, add_table.conv + 128, add_table.res + 128, pixels, ow, t);
+    conv_four_add_dsp(&g, &o, weights, wide, pixels, ow, oc, add_bounds, t, row, four, four_bytes);
     return;
   }
   if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && g.k_padded <= NPUKIT_S8_FEW_K &&
@@ -1185,7 +1335,7 @@ static __attribute__((noinline)) int32_t padded_strips(const int32_t* p, size_t 
   if ((int64_t)reach * row_bytes > NPUKIT_S8_STRIP_BYTES) return 0;
   int32_t band = (NPUKIT_S8_STRIP_BYTES / row_bytes - reach) / stride_h + 1;  // output rows per strip
   if (band > oh) band = oh;
-  int8_t strip[NPUKIT_S8_STRIP_BYTES + 4] __attribute__((aligned(4)));  // + 4: word reads of the last values
+  int8_t strip[NPUKIT_S8_STRIP_BYTES + 4] __attribute__((aligned(8)));  // + 4: word reads of the last values
   strip_input_t in = {.in = strip, .iw = source.left + source.iw + source.right, .sh = row_bytes};
 #if NPUKIT_S8_PAIRED
   int32_t four[FOUR_PADDED_BYTES / 4];
@@ -1194,6 +1344,15 @@ static __attribute__((noinline)) int32_t padded_strips(const int32_t* p, size_t 
     const int32_t rows = oh - y < band ? oh - y : band;
     in.ih = (rows - 1) * stride_h + reach;
     npukit_s8_fill_strip(strip, &source, y * stride_h, in.ih);
+#if NPUKIT_S8_PAIRED
+    // The strip's bytes past the band's rows (and the 4 its word reads may touch) hold conv_four_dsp's columns
+    // where they are more than `four`: a band of few rows (a 1-D layer) leaves most of the strip free.
+    const int32_t used = (in.ih * row_bytes + 4 + 7) & ~7, left = (NPUKIT_S8_STRIP_BYTES - used) & ~7;
+    if (left > FOUR_PADDED_BYTES) {
+      conv(p, 0, &in, output, residual, y, rows, columns, row FOUR_ARGS((int32_t*)(void*)(strip + used), left));
+      continue;
+    }
+#endif
     conv(p, 0, &in, output, residual, y, rows, columns, row FOUR_ARGS(four, FOUR_PADDED_BYTES));
   }
   return 1;

@@ -24,6 +24,35 @@
 // out + 4 * s. npukit_s8_conv_four_dsp clamps to the table's bounds (the
 // four outputs packed into a word, SSUB8 and SEL); _full keeps int8's
 // range, which SSAT alone gives.
+//
+// npukit_s8_conv_four_add_dsp and _add_full_dsp take a larger table
+// (s8_conv.c, npukit_s8_four_add_table_t: the same words, then the ADD's)
+// and add TFLite's int8 ADD of a residual tensor to the four outputs
+// (NPUKIT_S8_OUT_ADD on the add_small path, s8_output.h): each output v
+// (the layer's activation clamp folded into the table below) and the
+// residual's int8 r at its pixel give
+//   a2 = conv2[v] + 2 res[r]
+// (conv2: npukit_s8_add_table's operands of the layer's output, doubled,
+// with the clamp folded in; res: the residual's operands; both indexed by
+// the int8 value, their sum below 2^29), and the ADD's output
+//   ssat8(((c' + (a2 >> 31)) + rounded high word of a2 * m') >> e' >> 1)
+// with the ADD's multiplier m' (non-negative), e' = -out_shift - 1 (0..30)
+// and c' = (2 out_zp + 1) << e', the step of the layer's own output stage
+// above; the clamp (add: the ADD's activation bounds in the table's bounds
+// words) as above. The residual of the group's pixel 0 is read from the
+// table's pointer, pixel i at i * rs bytes after it; the kernel leaves the
+// pointer at the next group's. Each group reads its four residuals before
+// it stores its outputs.
+// The parameter space (s8_conv.c checks it before it takes a layer:
+// four_fits, four_add_fits, few_output_exact): K_PADDED <= 64, at least
+// four output pixels evenly spaced, channel-last outputs, every receptive
+// field inside the input, the small path (every accumulator below 2^30,
+// the layer's right shift 1..31, multipliers non-negative, |c| < 2^30);
+// with the ADD also TFLite's left shift of 20 and every ADD shift a right
+// shift (add_small), the ADD's right shift 1..31, its multiplier
+// non-negative, |c'| < 2^30, a channel-last residual evenly spaced from
+// pixel to pixel that is not another layer's int32 accumulators, and
+// activation ranges that are not empty.
 #if defined(__ARM_FEATURE_DSP)
     .syntax unified
     .thumb
@@ -47,7 +76,7 @@
     smlad r7, r11, lr, r7
     .endm
 
-    .macro CONV_FOUR name, clamp
+    .macro CONV_FOUR name, clamp, add=0
     KERNEL_ENTRY \name
     sub sp, sp, #4
     // The entry into the unrolled groups: 16 - G groups skipped.
@@ -85,6 +114,37 @@
     SCALE_TO_INT8 r5, r8, r9, r10, r12
     SCALE_TO_INT8 r6, r8, r9, r10, r12
     SCALE_TO_INT8 r7, r8, r9, r10, r12
+    .if \add
+    // The ADD: r8 the residual, lr its step, r12 and r10 the operand tables.
+    ldr r12, [r2, #176]        // the layer's output's operands, doubled
+    ldrd r8, lr, [r2, #184]    // the residual of pixel 0, rs
+    ldr r4, [r12, r4, lsl #2]
+    ldr r5, [r12, r5, lsl #2]
+    ldr r6, [r12, r6, lsl #2]
+    ldr r7, [r12, r7, lsl #2]
+    ldr r12, [r2, #180]        // the residual's operands
+    ldrsb r9, [r8]
+    ldrsb r10, [r8, lr]
+    ldr r9, [r12, r9, lsl #2]
+    ldr r10, [r12, r10, lsl #2]
+    add r4, r4, r9, lsl #1
+    add r5, r5, r10, lsl #1
+    ldrsb r9, [r8, lr, lsl #1]
+    add r8, r8, lr, lsl #1
+    ldrsb r10, [r8, lr]
+    ldr r9, [r12, r9, lsl #2]
+    ldr r10, [r12, r10, lsl #2]
+    add r6, r6, r9, lsl #1
+    add r7, r7, r10, lsl #1
+    add r8, r8, lr, lsl #1
+    str r8, [r2, #184]         // the next group's
+    ldrd r8, r9, [r2, #192]    // m', e'
+    ldr r10, [r2, #200]        // c'
+    SCALE_TO_INT8 r4, r8, r9, r10, r12
+    SCALE_TO_INT8 r5, r8, r9, r10, r12
+    SCALE_TO_INT8 r6, r8, r9, r10, r12
+    SCALE_TO_INT8 r7, r8, r9, r10, r12
+    .endif
     .if \clamp
     bfi r4, r5, #8, #8         // the four pixels' outputs in one word
     bfi r4, r6, #16, #8
@@ -119,6 +179,8 @@
 
     CONV_FOUR npukit_s8_conv_four_dsp, 1
     CONV_FOUR npukit_s8_conv_four_full_dsp, 0
+    CONV_FOUR npukit_s8_conv_four_add_dsp, 1, 1
+    CONV_FOUR npukit_s8_conv_four_add_full_dsp, 0, 1
 #endif
 
     .section .note.GNU-stack, "", %progbits
