@@ -13,6 +13,7 @@
 
 #include "requantize.h"
 #include "s8_layer.h"
+#include "s8_scale_once.h"
 
 // Bounds of the small-accumulator path: |bias| + taps * 255 * 128 < 2^30.
 #define NPUKIT_S8_SMALL_MAX_BIAS ((1 << 30) - 1)
@@ -676,7 +677,8 @@ static void npukit_s8_store_general(const npukit_s8_output_t* o, int32_t acc, in
     o->out[at] = (uint8_t)(int8_t)v;
     return;
   }
-  int32_t v = o->once ? mynpu_scale_once(acc, o->scale[c]) : mynpu_requantize(acc, o->multiplier[c], o->shift[c]);
+  int32_t v = o->once ? npukit_s8_scale_double(acc, o->scale + c)
+                      : mynpu_requantize(acc, o->multiplier[c], o->shift[c]);
   v = mynpu_clamp(mynpu_sat32((int64_t)v + o->zp), o->act_min, o->act_max);
   if (o->mode == NPUKIT_S8_OUT_ADD) {
     const npukit_s8_add_t* k = &o->add;
