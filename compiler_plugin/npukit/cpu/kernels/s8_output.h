@@ -284,6 +284,9 @@ static inline __attribute__((always_inline)) npukit_s8_output_t npukit_s8_output
   npukit_s8_output_t o;
   o.p = p;
   o.bias = p + p[NPUKIT_S8_W_BIAS_AT];
+  // A fully connected block (`once` below) has no multiplier or shift table (MULTIPLIER_AT and SHIFT_AT
+  // locate its bias): every path that reads these is taken only where !once (fast, small, add_small, and
+  // s8_x86_vector.h's `vector`).
   o.multiplier = p + p[NPUKIT_S8_W_MULTIPLIER_AT];
   o.shift = p + p[NPUKIT_S8_W_SHIFT_AT];
   o.mode = p[NPUKIT_S8_W_OUTPUT];
