@@ -31,6 +31,12 @@
 
 int32_t npukit_s8_fully_connected(const int32_t* p, size_t input, size_t output);
 
+// The output scaling off npukit_s8_scale_fast's path (s8_scale_once.h), for this kernel's store and the
+// other kernels' general stores on cores without double-precision hardware.
+__attribute__((noinline)) int32_t npukit_s8_scale_exact(int32_t acc, const uint32_t* bits) {
+  return npukit_s8_scale_bits(acc, bits);
+}
+
 #if defined(__ARM_FEATURE_DSP)
 
 // Rows whose accumulators are requantized together (a multiple of 4).
@@ -107,11 +113,6 @@ static int32_t fits(const int32_t* p) {
   return 1;
 }
 
-// The output scaling off the one-multiply path (npukit_s8_scale_bits's other cases), out of store's loop.
-static __attribute__((noinline)) int32_t scale_exact(int32_t acc, const uint32_t* scale) {
-  return npukit_s8_scale_bits(acc, scale);
-}
-
 // `n` outputs from their accumulators.
 static __attribute__((noinline)) void store(const int32_t* p, const int32_t* acc, int32_t c0, int32_t n, uint8_t* out, int32_t sc) {
   const uint32_t* scales = (const uint32_t*)(p + p[NPUKIT_S8_W_SCALE_AT]) + 2 * c0;
@@ -120,7 +121,7 @@ static __attribute__((noinline)) void store(const int32_t* p, const int32_t* acc
   uint8_t* o = out + c0 * sc;
   for (const int32_t* end = acc + n; acc != end; ++acc, o += sc, scales += 2) {
     int32_t v;
-    if (__builtin_expect(!npukit_s8_scale_fast(*acc, scales, &v), 0)) v = scale_exact(*acc, scales);
+    if (__builtin_expect(!npukit_s8_scale_fast(*acc, scales, &v), 0)) v = npukit_s8_scale_exact(*acc, scales);
     // clamp(v + zp, min, max) as clamp(v, min - zp, max - zp) + zp: no overflow.
     *o = (uint8_t)(int8_t)(mynpu_clamp(v, lo, hi) + zp);
   }

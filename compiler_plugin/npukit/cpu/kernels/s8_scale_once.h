@@ -147,12 +147,16 @@ static inline int32_t npukit_s8_scale_bits(int32_t acc, const uint32_t* bits) {
 #define NPUKIT_S8_HARD_DOUBLE 0
 #endif
 
+// npukit_s8_scale_bits out of line, once in the archive (s8_fully_connected.c): the kernels' general stores
+// call it rather than each holding a copy.
+int32_t npukit_s8_scale_exact(int32_t acc, const uint32_t* bits);
+
 // mynpu_scale_once(acc, *scale), on the target's fastest exact arithmetic.
 static inline int32_t npukit_s8_scale_double(int32_t acc, const double* scale) {
 #if NPUKIT_S8_HARD_DOUBLE
   return mynpu_scale_once(acc, *scale);
 #else
-  return npukit_s8_scale_bits(acc, (const uint32_t*)(const void*)scale);
+  return npukit_s8_scale_exact(acc, (const uint32_t*)(const void*)scale);
 #endif
 }
 
