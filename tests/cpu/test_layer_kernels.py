@@ -668,14 +668,16 @@ def test_padded_conv_forms_equal_tflite_arithmetic(build, name, conv_form, rng):
 def _check_board_tables(block: bytes, channels: int, floating: bool) -> None:
     """A block without weight sums holds per channel the bias, multiplier
     and shift, one table after the other (a float output stage: one table
-    of zeros for the three), and then only what the layer has besides (a
-    fused residual's stage, a float stage, FC scales)."""
+    of zeros for the three; a fully connected block: the bias alone, its
+    scales instead of the other two), and then only what the layer has
+    besides (a fused residual's stage, a float stage, FC scales)."""
     words = np.frombuffer(block[:4 * WORDS["COUNT"]], "<i4")
     count = WORDS["COUNT"]
     assert words[WORDS["WEIGHT_SUM_AT"]] == 0
-    tables = 1 if floating else 3
+    one_table = floating or words[WORDS["KIND"]] == DEFINES["NPUKIT_S8_FULLY_CONNECTED"]
+    tables = 1 if one_table else 3
     assert [words[WORDS[t]] for t in ("BIAS_AT", "MULTIPLIER_AT", "SHIFT_AT")] == \
-        ([count] * 3 if floating else [count, count + channels, count + 2 * channels])
+        ([count] * 3 if one_table else [count, count + channels, count + 2 * channels])
     if floating:
         assert not np.frombuffer(block, "<i4", channels, 4 * count).any()
     following = [int(words[WORDS[t]]) for t in ("RES_BIAS_AT", "FLOAT_AT", "SCALE_AT") if words[WORDS[t]]]

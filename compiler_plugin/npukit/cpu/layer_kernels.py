@@ -227,9 +227,14 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
     # Per channel the bias, multiplier and shift; the x86 host kernels' weight sums where the preset has them
     # (s8_layer.h; the portable and DSP kernels derive what else they need per call). A float output stage
     # starts its accumulators at 0 (it adds its own float bias after scaling) and reads no multiplier or
-    # shift: its three tables are one table of zeros.
+    # shift: its three tables are one table of zeros. A fully connected block scales by its binary64 scales
+    # (SCALE_AT, or not at all for int32 out), so no kernel reads a multiplier or shift of it: those two words
+    # locate the bias too, 8 bytes less per output channel.
     if floating:
         tables = {"BIAS_AT": np.zeros(channels, np.int64)}
+        shared = {"MULTIPLIER_AT": "BIAS_AT", "SHIFT_AT": "BIAS_AT"}
+    elif kind == "FULLY_CONNECTED":
+        tables = {"BIAS_AT": np.asarray(spec.bias, np.int64)}
         shared = {"MULTIPLIER_AT": "BIAS_AT", "SHIFT_AT": "BIAS_AT"}
     else:
         multipliers = spec.multipliers or [(0, 0)] * channels

@@ -31,6 +31,12 @@
 
 int32_t npukit_s8_fully_connected(const int32_t* p, size_t input, size_t output);
 
+// The output scaling off npukit_s8_scale_fast's path (s8_scale_once.h), for this kernel's store and the
+// other kernels' general stores on cores without double-precision hardware.
+__attribute__((noinline)) int32_t npukit_s8_scale_exact(int32_t acc, const uint32_t* bits) {
+  return npukit_s8_scale_bits(acc, bits);
+}
+
 #if defined(__ARM_FEATURE_DSP)
 
 // Rows whose accumulators are requantized together (a multiple of 4).
@@ -108,16 +114,14 @@ static int32_t fits(const int32_t* p) {
 }
 
 // `n` outputs from their accumulators.
-static void store(const int32_t* p, const int32_t* acc, int32_t c0, int32_t n, uint8_t* out, int32_t sc) {
+static __attribute__((noinline)) void store(const int32_t* p, const int32_t* acc, int32_t c0, int32_t n, uint8_t* out, int32_t sc) {
   const uint32_t* scales = (const uint32_t*)(p + p[NPUKIT_S8_W_SCALE_AT]) + 2 * c0;
   const int32_t zp = p[NPUKIT_S8_W_OUT_ZP];
   const int32_t lo = p[NPUKIT_S8_W_ACT_MIN] - zp, hi = p[NPUKIT_S8_W_ACT_MAX] - zp;
   uint8_t* o = out + c0 * sc;
-  for (int32_t c = 0; c < n; ++c, o += sc, scales += 2) {
-    npukit_s8_scale_t s;
-    // A subnormal, infinite or NaN scale (no layer has one) on the double arithmetic itself.
-    const int32_t v = npukit_s8_scale_parts(scales, &s) ? npukit_s8_scale_once(acc[c], &s)
-                                           : mynpu_scale_once(acc[c], *(const double*)(const void*)scales);
+  for (const int32_t* end = acc + n; acc != end; ++acc, o += sc, scales += 2) {
+    int32_t v;
+    if (__builtin_expect(!npukit_s8_scale_fast(*acc, scales, &v), 0)) v = npukit_s8_scale_exact(*acc, scales);
     // clamp(v + zp, min, max) as clamp(v, min - zp, max - zp) + zp: no overflow.
     *o = (uint8_t)(int8_t)(mynpu_clamp(v, lo, hi) + zp);
   }

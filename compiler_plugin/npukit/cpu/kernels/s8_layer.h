@@ -128,7 +128,10 @@ enum npukit_s8_word {
   // nothing else per channel), plus, where the layer has them, the RES_*
   // tables of a fused residual layer's output stage, the FLOAT table of a
   // float output stage and a fully connected layer's SCALE table (below);
-  // the portable and DSP kernels derive anything else per layer call.
+  // the portable and DSP kernels derive anything else per layer call. A
+  // float output stage's bias is zeros, and a NPUKIT_S8_FULLY_CONNECTED
+  // block without one scales by SCALE: in both, no kernel reads a multiplier
+  // or shift, and MULTIPLIER_AT and SHIFT_AT locate the bias table.
   NPUKIT_S8_W_BIAS_AT,
   NPUKIT_S8_W_MULTIPLIER_AT,
   NPUKIT_S8_W_SHIFT_AT,

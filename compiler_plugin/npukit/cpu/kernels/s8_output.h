@@ -13,6 +13,7 @@
 
 #include "requantize.h"
 #include "s8_layer.h"
+#include "s8_scale_once.h"
 
 // Bounds of the small-accumulator path: |bias| + taps * 255 * 128 < 2^30.
 #define NPUKIT_S8_SMALL_MAX_BIAS ((1 << 30) - 1)
@@ -283,6 +284,9 @@ static inline __attribute__((always_inline)) npukit_s8_output_t npukit_s8_output
   npukit_s8_output_t o;
   o.p = p;
   o.bias = p + p[NPUKIT_S8_W_BIAS_AT];
+  // A fully connected block (`once` below) has no multiplier or shift table (MULTIPLIER_AT and SHIFT_AT
+  // locate its bias): every path that reads these is taken only where !once (fast, small, add_small, and
+  // s8_x86_vector.h's `vector`).
   o.multiplier = p + p[NPUKIT_S8_W_MULTIPLIER_AT];
   o.shift = p + p[NPUKIT_S8_W_SHIFT_AT];
   o.mode = p[NPUKIT_S8_W_OUTPUT];
@@ -676,7 +680,8 @@ static void npukit_s8_store_general(const npukit_s8_output_t* o, int32_t acc, in
     o->out[at] = (uint8_t)(int8_t)v;
     return;
   }
-  int32_t v = o->once ? mynpu_scale_once(acc, o->scale[c]) : mynpu_requantize(acc, o->multiplier[c], o->shift[c]);
+  int32_t v = o->once ? npukit_s8_scale_double(acc, o->scale + c)
+                      : mynpu_requantize(acc, o->multiplier[c], o->shift[c]);
   v = mynpu_clamp(mynpu_sat32((int64_t)v + o->zp), o->act_min, o->act_max);
   if (o->mode == NPUKIT_S8_OUT_ADD) {
     const npukit_s8_add_t* k = &o->add;
