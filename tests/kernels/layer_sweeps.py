@@ -687,23 +687,10 @@ def constant_output(branch: Branch) -> bool:
 
 
 def _conv_add_branches(rng, cases, padding: int = VALID) -> list[Branch]:
-    branches = []
-    for (ic, oc, (h, w), (kh, kw), conv_act, add_act, per_channel, zp, conv_zp, res_zp, add_zp, ratio,
-         add_multiplier) in cases:
-        oh, ow = _out_size(h, kh, 1, 1, padding), _out_size(w, kw, 1, 1, padding)
-        x, weights = _input(rng, (1, h, w, ic), zp), _weights(rng, (oc, kh, kw, ic), oc, 0, per_channel)
-        conv_out = _output(rng, (1, oh, ow, oc), conv_zp)
-        residual = Spec((1, oh, ow, oc), np.int8, np.float32(conv_out.scale * ratio), res_zp)
-        if add_multiplier is None:
-            add_scale = np.float32(rng.uniform(1.0, 2.5) * max(conv_out.scale, residual.scale))
-        else:  # TFLite's ADD output multiplier 2 max(s1, s2) / (2^20 s_out)
-            add_scale = np.float32(2 * max(conv_out.scale, residual.scale) / (2.0 ** 20 * add_multiplier))
-        out = Spec((1, oh, ow, oc), np.int8, add_scale, add_zp)
-        branches.append(Branch("CONV_2D", [x, weights, _bias(rng, oc, False, x, weights)], [conv_out],
-                               dict(padding=padding, strideH=1, strideW=1, dilationHFactor=1, dilationWFactor=1,
-                                    fusedActivationFunction=conv_act)))
-        branches.append(Branch("ADD", [conv_out, residual], [out], dict(fusedActivationFunction=add_act)))
-    return branches
+    """_conv_four_add_branches' layers at stride and dilation 1, one padding
+    for all, the layer's scale drawn."""
+    return _conv_four_add_branches(rng, [(ic, oc, hw, kernel, (1, 1), (1, 1), padding, *rest, None)
+                                         for ic, oc, hw, kernel, *rest in cases])
 
 
 def fully_connected_sweep(seed: int = 2) -> list[Branch]:
