@@ -90,12 +90,26 @@ def test_tune_command_refuses_an_unknown_target(shared_models, tmp_path, capsys)
 
 
 @pytest.mark.slow
-def test_board_tune_measures_both_weight_forms(shared_models, tmp_path):
+def _three_convolutions(path):
+    """A padded 3x3 layer, a strided first layer and a pointwise layer, side by side."""
+    from kernels.layer_sweeps import RELU, RELU6, SAME, VALID, _few_branches
+    from support.tflite_builder import build_model
+
+    build_model(_few_branches(np.random.default_rng(23), [
+        # in_c, out_c, (h, w), kernel, stride, padding, activation, per_channel, in zp, out zp, multiplier
+        (8, 16, (10, 10), (3, 3), (1, 1), SAME, RELU, True, -128, -128, None),
+        (3, 8, (16, 16), (3, 3), (2, 2), SAME, RELU6, True, 0, -128, None),
+        (16, 24, (8, 8), (1, 1), (1, 1), VALID, RELU6, True, -128, 5, None),
+    ]), path)
+    return path
+
+
+def test_board_tune_measures_both_weight_forms(tmp_path):
     """On the Cortex-M4 every convolution is built with int8 and with int16
     weights; each build's outputs equal the host's (tune checks), and the
     winners, built once more, take no more instructions than the defaults."""
     path = tmp_path / "tuning.json"
-    result = tune(shared_models / "kws_int8.onnx", "mps2-an386", database=path)
+    result = tune(_three_convolutions(tmp_path / "three.tflite"), "mps2-an386", database=path)
     assert result.unit == "instructions"
     convolutions = [r for r in result.layers if _is_convolution(r.key)]
     assert convolutions

@@ -424,11 +424,11 @@ def conv_first_sweep(seed: int = 17) -> list[Branch]:
 
 def conv_four_sweep(seed: int = 31) -> list[Branch]:
     """CONV_2D on the DSP cores' four-pixel kernel (s8_conv.c, conv_four_dsp:
-    one output channel of four output pixels at a time, K_PADDED up to 64,
+    one output channel of four output pixels at a time, K_PADDED up to 128,
     taken where it costs fewer instructions than the pixel-pair kernels):
-    K = 1 to 64 (pointwise layers of 1, 2, 3, 12, 20, 24, 32, 33 and 64
-    input channels, just past it at 65), odd and no-multiple-of-4 K gathered
-    byte by byte, 1 to 64 output channels, pixel counts no multiple of four
+    K = 1 to 65 (pointwise layers of 1, 2, 3, 12, 20, 24, 32, 33, 64 and 65
+    input channels; conv_four_long takes K up to 128 and past it), odd and
+    no-multiple-of-4 K gathered byte by byte, 1 to 64 output channels, pixel counts no multiple of four
     (the last group of four moved back onto pixels already done: 5, 6, 7,
     and 49 pixels over several strips), one output column (pixels a row
     apart), per-tensor and per-channel weights, input zero points -128 and
@@ -458,7 +458,7 @@ _CONV_FOUR_CASES = [
     (32, 40, (6, 6), (1, 1), (1, 1), VALID, NONE, True, -5, 0, 0.45),  # shift -1
     (33, 9, (5, 7), (1, 1), (1, 1), VALID, RELU6, True, 127, -128, None),  # K = 33, bytes
     (64, 24, (7, 7), (1, 1), (1, 1), VALID, RELU, True, -128, 2, None),  # K = 64: 16 groups, strips
-    (65, 8, (5, 5), (1, 1), (1, 1), VALID, NONE, True, 1, 1, None),  # K = 65: past the kernel
+    (65, 8, (5, 5), (1, 1), (1, 1), VALID, NONE, True, 1, 1, None),  # K = 65: 17 groups
     (8, 48, (1, 5), (1, 1), (1, 1), VALID, RELU6, True, -128, -128, None),  # five pixels
     (16, 8, (2, 3), (1, 1), (1, 1), VALID, NONE, True, 3, -3, 2.0 ** -27),  # six pixels, e = 26
     (8, 32, (7, 1), (1, 1), (1, 1), VALID, RELU, True, -1, 6, None),  # one column of seven pixels
@@ -593,7 +593,7 @@ def conv_add_rows_sweep(seed: int = 37) -> list[Branch]:
 def conv_four_add_sweep(seed: int = 43) -> list[Branch]:
     """CONV_2D and TFLite's int8 ADD of a residual on the DSP cores' four-pixel
     kernel with the ADD fused (s8_conv.c, conv_four_dsp with
-    npukit_s8_conv_four_add_dsp: K_PADDED up to 64, the residual channel-last
+    npukit_s8_conv_four_add_dsp: K_PADDED up to 128 (conv_four_long past 64), the residual channel-last
     and evenly spaced, the ADD's right shift 1 to 31), taken where it costs
     fewer instructions than the pixel-pair kernels: a TCN's dilated 1-D layer
     (K = 48), pointwise layers of 2, 16, 33 and 64 input channels (K = 33
@@ -635,6 +635,39 @@ def conv_four_add_tails_sweep(seed: int = 47) -> list[Branch]:
         (32, 40, (6, 6), (1, 1), (1, 1), (1, 1), VALID, NONE, NONE, True, -5, 0, 90, -90, 0.5, None, 0.45),
         (3, 64, (4, 9), (1, 1), (1, 1), (1, 1), VALID, NONE, RELU, True, 0, 127, -128, 0, 1.5, None, None),  # K = 3
     ]) + _conv_four_add_pair(rng, 16, 12, (1, 5), True) + _conv_four_add_pair(rng, 24, 7, (5, 7), False)
+
+
+def conv_four_long_sweep(seed: int = 53) -> list[Branch]:
+    """The four-pixel kernel's longer reductions, K_PADDED 68 to 128 (17 to
+    32 groups of four: the kernel's columns of one group of four pixels take
+    up to 1 KiB, strips of one to three groups on an unpadded layer's
+    stack; a padded layer's band is shortened until its strip has room for
+    four), plain and with the ADD fused: K = 65 gathered byte by byte,
+    micro_speech's first layer (10x8 window over one channel, stride 2, SAME:
+    K = 80 from a padded band), 3x3 windows over 8 and 12 channels (K = 72,
+    108; stride 2 and SAME for the latter), pointwise layers of 96 and 128
+    input channels (K = 128: 32 groups, five groups of pixels over two
+    strips, the layer's multiplier 2^-27), K = 129 just past the kernel, and
+    ADDs after K = 72 (padded), 96 and 128 layers. Chained (the ADDs);
+    7 + 3 cases, 13 inputs."""
+    rng = np.random.default_rng(seed)
+    plain = _few_branches(rng, [
+        # in_c, out_c, (h, w), kernel, stride, padding, activation, per_channel, in zp, out zp, multiplier
+        (65, 8, (5, 6), (1, 1), (1, 1), VALID, NONE, True, 1, 1, None),  # K = 65: 17 groups, bytes
+        (1, 8, (17, 16), (10, 8), (2, 2), SAME, RELU, True, -128, -128, None),  # micro_speech's first layer, K = 80
+        (8, 16, (9, 10), (3, 3), (1, 1), VALID, RELU6, True, -128, 5, None),  # K = 72: rows of 24 bytes
+        (96, 12, (5, 6), (1, 1), (1, 1), VALID, NONE, False, 127, -3, None),  # K = 96, per tensor
+        (128, 20, (4, 5), (1, 1), (1, 1), VALID, RELU, True, -128, 2, 2.0 ** -27),  # K = 128: 32 groups
+        (12, 10, (7, 7), (3, 3), (2, 2), SAME, RELU6, True, -7, -128, None),  # K = 108, strided, padded
+        (129, 8, (4, 4), (1, 1), (1, 1), VALID, NONE, True, -128, 0, None),  # K = 129: past the kernel
+    ])
+    return plain + _conv_four_add_branches(rng, [
+        # in_c, out_c, (h, w), kernel, stride, dilation, padding, conv act, add act, per_channel, in zp, conv out zp,
+        # res zp, add out zp, residual scale / conv output scale, the ADD's output multiplier, the layer's multiplier
+        (8, 12, (6, 7), (3, 3), (1, 1), (1, 1), SAME, RELU, NONE, True, -128, -128, 5, -9, 1.2, None, None),  # K = 72
+        (96, 16, (6, 6), (1, 1), (1, 1), (1, 1), VALID, NONE, RELU6, True, 3, 0, -128, 4, 0.8, None, None),  # K = 96
+        (128, 32, (4, 8), (1, 1), (1, 1), (1, 1), VALID, NONE, NONE, False, -128, 7, 30, -30, 1.6, 0.45, None),
+    ])
 
 
 def _conv_four_add_branches(rng, cases) -> list[Branch]:
@@ -943,7 +976,7 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
 # Sweeps whose branches feed one another (build_model's chain): a branch input that is an earlier branch's
 # output is no model input.
 CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges", "conv_add_rows", "slice_consumers", "conv_four_add",
-           "conv_four_add_tails")
+           "conv_four_add_tails", "conv_four_long")
 
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
@@ -952,7 +985,7 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "conv": conv_sweep, "conv_small": conv_small_sweep, "conv_few": conv_few_sweep,
           "conv_first": conv_first_sweep, "conv_four": conv_four_sweep, "conv_four_tails": conv_four_tails_sweep,
           "conv_add": conv_add_sweep, "conv_four_add": conv_four_add_sweep,
-          "conv_four_add_tails": conv_four_add_tails_sweep,
+          "conv_four_add_tails": conv_four_add_tails_sweep, "conv_four_long": conv_four_long_sweep,
           "conv_add_stages": conv_add_stages_sweep, "conv_add_ranges": conv_add_ranges_sweep,
           "conv_rows": conv_rows_sweep, "conv_add_rows": conv_add_rows_sweep,
           "conv_whole_window": conv_whole_window_sweep,

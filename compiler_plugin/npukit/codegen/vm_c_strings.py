@@ -20,8 +20,12 @@ are the library's.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 _ARRAY = re.compile(r"^iree_alignas\(1\) static const uint8_t (\w+__utf8_\w+)\[\] = \{([0-9, ]*)\};$", re.MULTILINE)
+_SIZEOF = re.compile(r"sizeof\((\w+)\)")
+_ASSIGNED = re.compile(r"= (\w+);")
+_MARK = "__utf8_"
 
 
 def _literal(data: bytes) -> str | None:
@@ -31,21 +35,48 @@ def _literal(data: bytes) -> str | None:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("?", "\\?") + '"'
 
 
+def _identifier_char(c: str) -> bool:
+    return c.isascii() and (c.isalnum() or c == "_")
+
+
+def _string_names(body: str) -> Counter:
+    """How often each identifier holding ``__utf8_`` occurs in ``body``, from one
+    scan for the marker (a module with embedded executables is many MB of
+    byte arrays: a regular expression per name would scan them per name)."""
+    found: Counter = Counter()
+    at = body.find(_MARK)
+    while at != -1:
+        start, end = at, at + len(_MARK)
+        while start > 0 and _identifier_char(body[start - 1]):
+            start -= 1
+        while end < len(body) and _identifier_char(body[end]):
+            end += 1
+        found[body[start:end]] += 1
+        at = body.find(_MARK, end)
+    return found
+
+
 def string_literals(body: str) -> tuple[str, int]:
     """``body`` with its printable byte-array strings as literals; the number rewritten."""
-    rewritten = 0
-    for m in list(_ARRAY.finditer(body)):
+    arrays = list(_ARRAY.finditer(body))
+    if not arrays:
+        return body, 0
+    uses = _string_names(body)
+    sized = Counter(name for name in _SIZEOF.findall(body) if _MARK in name)
+    assigned = Counter(name for name in _ASSIGNED.findall(body) if _MARK in name)
+    chosen: dict[str, tuple[int, str]] = {}  # name -> (its byte count, its literal)
+    for m in arrays:
         name = m.group(1)
         data = bytes(int(v) for v in m.group(2).split(",") if v.strip())
         literal = _literal(data)
-        if literal is None:
-            continue
         # Besides the definition, only "v = NAME;" and "sizeof(NAME)".
-        sized = body.count(f"sizeof({name})")
-        assigned = body.count(f"= {name};")
-        if len(re.findall(rf"\b{name}\b", body)) != 1 + sized + assigned:
+        if literal is None or uses[name] != 1 + sized[name] + assigned[name]:
             continue
-        body = body.replace(f"sizeof({name})", f"((iree_host_size_t){len(data)})")
-        body = body.replace(m.group(0), f"#define {name} ((const uint8_t*){literal})")
-        rewritten += 1
-    return body, rewritten
+        chosen[name] = (len(data), literal)
+    if not chosen:
+        return body, 0
+    body = _SIZEOF.sub(lambda m: f"((iree_host_size_t){chosen[m.group(1)][0]})" if m.group(1) in chosen
+                       else m.group(0), body)
+    body = _ARRAY.sub(lambda m: f"#define {m.group(1)} ((const uint8_t*){chosen[m.group(1)][1]})"
+                      if m.group(1) in chosen else m.group(0), body)
+    return body, len(chosen)

@@ -737,11 +737,11 @@ static __attribute__((noinline)) void conv_few_dsp(const gather_t* gp, const npu
 }
 
 // s8_conv_four_dsp.S: one output channel of groups of four output pixels, a reduction of at most
-// FOUR_MAX_GROUPS groups of four (K_PADDED <= 64), dot products and output stage in registers. Its table per
+// FOUR_MAX_GROUPS groups of four (K_PADDED <= 128), dot products and output stage in registers. Its table per
 // channel: the doubled bias four times, multiplier, e = -shift - 1, c = (2 zp + 1) << e, the output's bytes
 // from pixel to pixel, the bounds in every byte, G = K_PADDED / 4, and the doubled weights as int16 pairs
 // (k0, k2), (k1, k3) per group, group g in slot FOUR_MAX_GROUPS - G + g.
-#define FOUR_MAX_GROUPS 16
+#define FOUR_MAX_GROUPS 32
 typedef struct {
   int32_t bias2[4];
   int32_t m, e, c, s;
@@ -749,7 +749,7 @@ typedef struct {
   int32_t groups, unused;
   int32_t w[2 * FOUR_MAX_GROUPS];
 } npukit_s8_four_table_t;
-_Static_assert(sizeof(npukit_s8_four_table_t) == 176, "the offsets s8_conv_four_dsp.S reads");
+_Static_assert(sizeof(npukit_s8_four_table_t) == 304, "the offsets s8_conv_four_dsp.S reads");
 void npukit_s8_conv_four_dsp(const int32_t* columns, uint8_t* out, const npukit_s8_four_table_t* t, int32_t quads);
 void npukit_s8_conv_four_full_dsp(const int32_t* columns, uint8_t* out, const npukit_s8_four_table_t* t,
                                   int32_t quads);
@@ -768,9 +768,9 @@ typedef struct {
   int32_t rs;
   int32_t out_mult, out_e1, out_c, unused;
 } npukit_s8_four_add_table_t;
-_Static_assert(sizeof(npukit_s8_four_add_table_t) == 208 && __builtin_offsetof(npukit_s8_four_add_table_t, conv) == 176 &&
-                   __builtin_offsetof(npukit_s8_four_add_table_t, residual) == 184 &&
-                   __builtin_offsetof(npukit_s8_four_add_table_t, out_mult) == 192,
+_Static_assert(sizeof(npukit_s8_four_add_table_t) == 336 && __builtin_offsetof(npukit_s8_four_add_table_t, conv) == 304 &&
+                   __builtin_offsetof(npukit_s8_four_add_table_t, residual) == 312 &&
+                   __builtin_offsetof(npukit_s8_four_add_table_t, out_mult) == 320,
                "the offsets s8_conv_four_dsp.S reads");
 _Static_assert(sizeof(npukit_s8_four_add_table_t) <= 2 * (BLOCK + 1) * sizeof(int32_t), "the table fits conv()'s accumulator block");
 void npukit_s8_conv_four_add_dsp(const int32_t* columns, uint8_t* out, const npukit_s8_four_add_table_t* t,
@@ -781,9 +781,11 @@ void npukit_s8_conv_four_add_full_dsp(const int32_t* columns, uint8_t* out, cons
 // The columns of conv_four_dsp's strips of output pixels (groups of four pixels, [G][2][4] words each), on the
 // stack of an unpadded layer's call (FOUR_STRIP_BYTES), or beside a padded layer's strip of input rows
 // (FOUR_PADDED_BYTES: the two on the stack together stay within what the other kernels' deepest path takes plus
-// 1 KiB), at least one group of four pixels of the longest reduction (128 words).
+// 1 KiB). A group of four pixels takes 32 G bytes (G = K_PADDED / 4): up to 1 KiB; four_fits holds a layer to
+// columns with room for at least one.
 #define FOUR_STRIP_BYTES 3072
 #define FOUR_PADDED_BYTES 512
+#define FOUR_BAND_QUADS 4
 
 // The bytes from one output pixel to the next in conv()'s order (row by row) where they are evenly spaced: one
 // row (sw), one column (sh) or rows one after the other (sh = ow * sw); 0 otherwise.
@@ -793,10 +795,13 @@ static inline int32_t four_pixel_step(const npukit_s8_output_t* o, int32_t pixel
 }
 
 // Where conv_four_dsp runs (conv() checks the rest: int8 outputs on the small path, channel-last (sc 1),
-// every receptive field inside the input, few_output_exact): a reduction of at most 4 * FOUR_MAX_GROUPS, at
-// least four output pixels, evenly spaced (four_pixel_step).
-static inline int32_t four_fits(const gather_t* g, const npukit_s8_output_t* o, int32_t pixels, int32_t ow) {
-  return g->k_padded <= 4 * FOUR_MAX_GROUPS && pixels >= 4 && four_pixel_step(o, pixels, ow) != 0;
+// every receptive field inside the input, few_output_exact): a reduction of at most 4 * FOUR_MAX_GROUPS whose
+// group of four pixels fits the `strip_bytes` of columns, at least four output pixels, evenly spaced
+// (four_pixel_step).
+static inline int32_t four_fits(const gather_t* g, const npukit_s8_output_t* o, int32_t pixels, int32_t ow,
+                                int32_t strip_bytes) {
+  return g->k_padded <= 4 * FOUR_MAX_GROUPS && 8 * g->k_padded <= strip_bytes && pixels >= 4 &&
+         four_pixel_step(o, pixels, ow) != 0;
 }
 
 // The residual's bytes from one output pixel to the next in conv()'s order where they are evenly spaced and not 0
@@ -829,24 +834,29 @@ static int32_t four_add_fits(const npukit_s8_output_t* o, int32_t pixels, int32_
 }
 
 // Whether conv_four_dsp costs fewer instructions than the pixel-pair kernels (conv_few_dsp, conv_inside_dsp)
-// for the layer, from their instructions measured under QEMU (G = K_PADDED / 4): per channel and group of four
-// pixels 30 + 11 G, per channel and call (a strip, and the moved last group) about 60 + 7 G for its table and
-// the call; the pixel-pair kernels about 40 + 14 G per channel pair and pixel pair. Few pixels and many channels
-// (a call per channel for one or two groups of pixels) stay on the pixel-pair kernels. With the ADD (`add`):
-// ADD_FOUR_QUAD more per channel and group of four pixels (npukit_s8_conv_four_add_dsp's ADD), ADD_FOUR_CALL
-// more per call (its residual pointer; the moved last group through four bytes of its own), once per layer
-// ADD_FOUR_TABLE (the operand table folded and doubled), against ADD_PAIRS_OUTPUT more per output on the
-// pixel-pair kernels (add_pairs' two passes against npukit_s8_requantize_pairs_dsp).
+// for the layer, from their instructions measured under QEMU on pointwise and windowed layers of K 8 to 128,
+// 9 to 1,024 pixels and 8 to 144 output channels (G = K_PADDED / 4; the figures pick the cheaper path on each
+// of them): per channel and call (a strip, and the moved last group) 60 + 9 G for its table and the call, per
+// channel and group of four pixels 40 + 12 G, per pixel 2.4 G for its columns; the pixel-pair kernels 42 + 16 G
+// per channel pair and pixel pair and 42 + 5 G per pixel. Few pixels and many channels (a call per channel for
+// one or two groups of pixels) stay on the pixel-pair kernels. With the ADD (`add`, fitted alike on pointwise
+// layers of K 8 to 128, 16 to 576 pixels, 8 to 32 output channels): ADD_FOUR_QUAD more per channel and group of
+// four pixels (npukit_s8_conv_four_add_dsp's ADD), ADD_FOUR_CALL more per call (its residual pointer; the moved
+// last group through four bytes of its own), once per layer ADD_FOUR_TABLE (the operand table folded and
+// doubled, and what the fit leaves per layer), against ADD_PAIRS_OUTPUT more per output on the pixel-pair
+// kernels (add_pairs' two passes against npukit_s8_requantize_pairs_dsp).
 #define ADD_FOUR_QUAD 42
 #define ADD_FOUR_CALL 20
-#define ADD_FOUR_TABLE 800
-#define ADD_PAIRS_OUTPUT 24
+#define ADD_FOUR_TABLE 6750
+#define ADD_PAIRS_OUTPUT 25
 static int32_t four_pays(const gather_t* g, int32_t pixels, int32_t oc, int32_t strip_bytes, int32_t add) {
   const int32_t groups = g->k_padded >> 2, quads = (pixels + 3) >> 2;
   const int32_t per_strip = strip_bytes / 32 / groups;
   const int32_t calls = (quads + per_strip - 1) / per_strip + ((pixels & 3) != 0);
-  int64_t four = (int64_t)oc * (calls * (60 + 7 * groups) + (int64_t)quads * (30 + 11 * groups));
-  int64_t pairs = (int64_t)((pixels + 1) >> 1) * ((oc + 1) >> 1) * (40 + 14 * groups);
+  int64_t four = (int64_t)oc * (calls * (60 + 9 * groups) + (int64_t)quads * (40 + 12 * groups)) +
+                 (int64_t)pixels * groups * 12 / 5;
+  int64_t pairs = (int64_t)((pixels + 1) >> 1) * ((oc + 1) >> 1) * (42 + 16 * groups) +
+                  (int64_t)pixels * (42 + 5 * groups);
   if (add) {
     four += (int64_t)oc * (calls * ADD_FOUR_CALL + (int64_t)quads * ADD_FOUR_QUAD) + ADD_FOUR_TABLE;
     pairs += (int64_t)pixels * oc * ADD_PAIRS_OUTPUT;
@@ -927,23 +937,36 @@ typedef struct {
   int32_t zz, quad_words;
 } four_words_t;
 
+// Four pixels of one output row at once (s8_conv_four_dsp.S): their fields `cs` bytes apart, `words` words
+// per kernel row, `kh` rows `row_in` bytes apart, zz as four_gather's less_zp.
+typedef struct {
+  int32_t cs, words, kh, row_in, zz;
+} npukit_s8_four_quad_t;
+void npukit_s8_four_gather_quad_dsp(const int8_t* at, int32_t* quad, const npukit_s8_four_quad_t* f);
+
 static __attribute__((noinline)) void four_gather_words(const four_words_t* f, int32_t at, int32_t x, int32_t n,
                                                         int32_t* restrict quad) {
   const int8_t* const in = f->in;
-  const int32_t words = f->words, kh = f->kh, row_in = f->row_in, zz = f->zz;
-  for (int32_t p = 0; p < n; ++p) {
-    int32_t* out = quad + (p >> 2) * f->quad_words + (p & 3);
-    const int8_t* base = in + at;
-    for (int32_t i = kh; i > 0; --i, base += row_in) {
-      const npukit_s8_unaligned_word_t* r = (const npukit_s8_unaligned_word_t*)base;
-      for (const npukit_s8_unaligned_word_t* end = r + words; r != end; ++r, out += 8) {
-        const int32_t w = *r;
-        out[0] = less_zp_even(w, zz, 0);
-        out[4] = less_zp_odd(w, zz, 0);
+  const int32_t words = f->words, kh = f->kh, row_in = f->row_in, zz = f->zz, cs = f->col_step;
+  const npukit_s8_four_quad_t rows = {.cs = cs, .words = words, .kh = kh, .row_in = row_in, .zz = zz};
+  for (int32_t p = 0; p < n;) {
+    if ((p & 3) == 0 && n - p >= 4 && x + 4 <= f->ow) {  // four pixels of one output row, `cs` bytes apart
+      npukit_s8_four_gather_quad_dsp(in + at, quad + (p >> 2) * f->quad_words, &rows);
+      p += 4, at += 4 * cs, x += 4;
+    } else {
+      int32_t* out = quad + (p >> 2) * f->quad_words + (p & 3);
+      const int8_t* base = in + at;
+      for (int32_t i = kh; i > 0; --i, base += row_in) {
+        const npukit_s8_unaligned_word_t* r = (const npukit_s8_unaligned_word_t*)base;
+        for (const npukit_s8_unaligned_word_t* end = r + words; r != end; ++r, out += 8) {
+          const int32_t w = *r;
+          out[0] = less_zp_even(w, zz, 0);
+          out[4] = less_zp_odd(w, zz, 0);
+        }
       }
+      ++p, at += cs, ++x;
     }
-    at += f->col_step;
-    if (++x == f->ow) x = 0, at += f->row_jump;
+    if (x == f->ow) x = 0, at += f->row_jump;
   }
 }
 
@@ -1195,13 +1218,13 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
   // and the last row's and column's fields end within the input.
   const int32_t inside = (strip || !npukit_s8_padded(p)) && (oh - 1) * g.stride_h + (g.kh - 1) * g.dy < g.ih &&
                          (ow - 1) * g.stride_w + (g.kw - 1) * g.dx < g.iw;
-  if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && four && four_fits(&g, &o, pixels, ow) &&
+  if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && four && four_fits(&g, &o, pixels, ow, four_bytes) &&
       four_pays(&g, pixels, oc, four_bytes, 0) && few_output_exact(&o, oc)) {
     conv_four_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, (npukit_s8_four_add_table_t*)&block[0][0], row, four,
                   four_bytes);
     return;
   }
-  if (!chunked && o.sc == 1 && inside && four && four_fits(&g, &o, pixels, ow) && four_add_fits(&o, pixels, ow) &&
+  if (!chunked && o.sc == 1 && inside && four && four_fits(&g, &o, pixels, ow, four_bytes) && four_add_fits(&o, pixels, ow) &&
       four_pays(&g, pixels, oc, four_bytes, 1) && few_output_exact(&o, oc)) {
     npukit_s8_four_add_table_t* const t = (npukit_s8_four_add_table_t*)&block[0][0];
     const int32_t add_bounds = four_add_table(&o, add_table.conv + 128, add_table.res + 128, pixels, ow, t);
@@ -1334,6 +1357,16 @@ static __attribute__((noinline)) int32_t padded_strips(const int32_t* p, size_t 
   const int32_t reach = (p[NPUKIT_S8_W_KERNEL_H] - 1) * p[NPUKIT_S8_W_DILATION_H] + 1;
   if ((int64_t)reach * row_bytes > NPUKIT_S8_STRIP_BYTES) return 0;
   int32_t band = (NPUKIT_S8_STRIP_BYTES / row_bytes - reach) / stride_h + 1;  // output rows per strip
+#if NPUKIT_S8_PAIRED
+  // A reduction conv_four_dsp may take: a band short enough that the strip's room past its rows holds the
+  // columns of FOUR_BAND_QUADS groups of four pixels (a call per channel for that many), where such a band has
+  // at least one output row.
+  const int32_t quad_bytes = 8 * p[NPUKIT_S8_W_K_PADDED];
+  if (quad_bytes <= 32 * FOUR_MAX_GROUPS) {
+    const int32_t rows = (NPUKIT_S8_STRIP_BYTES - FOUR_BAND_QUADS * quad_bytes - 16) / row_bytes;
+    if (rows >= reach && (rows - reach) / stride_h + 1 < band) band = (rows - reach) / stride_h + 1;
+  }
+#endif
   if (band > oh) band = oh;
   int8_t strip[NPUKIT_S8_STRIP_BYTES + 4] __attribute__((aligned(8)));  // + 4: word reads of the last values
   strip_input_t in = {.in = strip, .iw = source.left + source.iw + source.right, .sh = row_bytes};

@@ -12,8 +12,8 @@
 // (s8_conv.c, npukit_s8_four_table_t) holds the channel's doubled bias four
 // times, its multiplier m (non-negative), e = -shift - 1, c = (2 zp + 1) << e,
 // the output's bytes from one pixel to the next (s), the activation bounds in
-// every byte, G (1..16) and the channel's doubled weights as int16 pairs in
-// the columns' order, group g of G in slot 16 - G + g: the unrolled groups
+// every byte, G (1..32) and the channel's doubled weights as int16 pairs in
+// the columns' order, group g of G in slot 32 - G + g: the unrolled groups
 // below read slot j at a fixed offset and are entered G groups before their
 // end. Per K group of four pixels: one LDRD of the weights, two LDM of the
 // columns and eight SMLAD (sixteen multiply-accumulates). The sums come out
@@ -44,7 +44,7 @@
 // pointer at the next group's. Each group reads its four residuals before
 // it stores its outputs.
 // The parameter space (s8_conv.c checks it before it takes a layer:
-// four_fits, four_add_fits, few_output_exact): K_PADDED <= 64, at least
+// four_fits, four_add_fits, few_output_exact): K_PADDED <= 128, at least
 // four output pixels evenly spaced, channel-last outputs, every receptive
 // field inside the input, the small path (every accumulator below 2^30,
 // the layer's right shift 1..31, multipliers non-negative, |c| < 2^30);
@@ -79,9 +79,9 @@
     .macro CONV_FOUR name, clamp, add=0
     KERNEL_ENTRY \name
     sub sp, sp, #4
-    // The entry into the unrolled groups: 16 - G groups skipped.
+    // The entry into the unrolled groups: 32 - G groups skipped.
     ldr r4, [r2, #40]          // G
-    rsb r4, r4, #16
+    rsb r4, r4, #32
     adr.w r5, 40f
     adr.w r6, 41f
     sub r6, r6, r5             // the bytes of one group
@@ -107,6 +107,22 @@
     GROUP4 13
     GROUP4 14
     GROUP4 15
+    GROUP4 16
+    GROUP4 17
+    GROUP4 18
+    GROUP4 19
+    GROUP4 20
+    GROUP4 21
+    GROUP4 22
+    GROUP4 23
+    GROUP4 24
+    GROUP4 25
+    GROUP4 26
+    GROUP4 27
+    GROUP4 28
+    GROUP4 29
+    GROUP4 30
+    GROUP4 31
     ldrd r8, r9, [r2, #16]     // m, e
     ldrd r10, r11, [r2, #24]   // c, s
     // r8 m, r9 e, r10 c (s8_dsp_macros.h)
@@ -116,13 +132,13 @@
     SCALE_TO_INT8 r7, r8, r9, r10, r12
     .if \add
     // The ADD: r8 the residual, lr its step, r12 and r10 the operand tables.
-    ldr r12, [r2, #176]        // the layer's output's operands, doubled
-    ldrd r8, lr, [r2, #184]    // the residual of pixel 0, rs
+    ldr r12, [r2, #304]        // the layer's output's operands, doubled
+    ldrd r8, lr, [r2, #312]    // the residual of pixel 0, rs
     ldr r4, [r12, r4, lsl #2]
     ldr r5, [r12, r5, lsl #2]
     ldr r6, [r12, r6, lsl #2]
     ldr r7, [r12, r7, lsl #2]
-    ldr r12, [r2, #180]        // the residual's operands
+    ldr r12, [r2, #308]        // the residual's operands
     ldrsb r9, [r8]
     ldrsb r10, [r8, lr]
     ldr r9, [r12, r9, lsl #2]
@@ -137,9 +153,9 @@
     add r6, r6, r9, lsl #1
     add r7, r7, r10, lsl #1
     add r8, r8, lr, lsl #1
-    str r8, [r2, #184]         // the next group's
-    ldrd r8, r9, [r2, #192]    // m', e'
-    ldr r10, [r2, #200]        // c'
+    str r8, [r2, #312]         // the next group's
+    ldrd r8, r9, [r2, #320]    // m', e'
+    ldr r10, [r2, #328]        // c'
     SCALE_TO_INT8 r4, r8, r9, r10, r12
     SCALE_TO_INT8 r5, r8, r9, r10, r12
     SCALE_TO_INT8 r6, r8, r9, r10, r12
@@ -181,6 +197,59 @@
     CONV_FOUR npukit_s8_conv_four_full_dsp, 0
     CONV_FOUR npukit_s8_conv_four_add_dsp, 1, 1
     CONV_FOUR npukit_s8_conv_four_add_full_dsp, 0, 1
+
+    // void npukit_s8_four_gather_quad_dsp(const int8_t* at, int32_t* quad,
+    //                                     const npukit_s8_four_quad_t* f);
+    //
+    // The columns of four output pixels of one row (s8_conv.c, four_gather_
+    // words) whose kernel rows are contiguous words: pixel i's field starts
+    // at at + i * cs, its kernel rows `row_in` bytes apart, `words` words
+    // each (>= 1), `kh` rows (>= 1). Per word of the fields the four pixels'
+    // words (unaligned reads: LDR alone) become the group's (k0, k2) pairs
+    // of the four pixels, then their (k1, k3) pairs, less the zero point
+    // (one SXTAB16 onto `zz`, -zp in both halves), stored with two STM.
+    // f: {cs, words, kh, row_in, zz}.
+    // r0 pixel 0's word, r1 the columns, r2 cs, r3 pixel 3's word, r4..r7
+    // the four pixels' words, r8..r11 their pairs, r12 zz, lr the words left.
+    KERNEL_ENTRY npukit_s8_four_gather_quad_dsp
+    sub sp, sp, #16
+    ldr r4, [r2, #4]           // words
+    ldr r5, [r2, #8]           // kh
+    ldr r6, [r2, #12]          // row_in
+    ldr r12, [r2, #16]         // zz
+    ldr r2, [r2]               // cs
+    str r4, [sp]
+    strd r5, r0, [sp, #4]      // the kernel rows left, the row's start
+    str r6, [sp, #12]
+2:  // one kernel row
+    add r3, r0, r2, lsl #1
+    add r3, r3, r2             // pixel 3
+    ldr lr, [sp]
+3:  ldr r5, [r0, r2]
+    ldr r6, [r0, r2, lsl #1]
+    ldr r7, [r3], #4
+    ldr r4, [r0], #4
+    sxtab16 r8, r12, r4
+    sxtab16 r9, r12, r5
+    sxtab16 r10, r12, r6
+    sxtab16 r11, r12, r7
+    stmia r1!, {r8, r9, r10, r11}
+    sxtab16 r8, r12, r4, ror #8
+    sxtab16 r9, r12, r5, ror #8
+    sxtab16 r10, r12, r6, ror #8
+    sxtab16 r11, r12, r7, ror #8
+    stmia r1!, {r8, r9, r10, r11}
+    subs lr, lr, #1
+    bne 3b
+    ldrd r4, r0, [sp, #4]      // kh left, the row's start
+    ldr r5, [sp, #12]          // row_in
+    add r0, r0, r5
+    subs r4, r4, #1
+    strd r4, r0, [sp, #4]
+    bne 2b
+    add sp, sp, #16
+    pop {r4-r11, pc}
+    .size npukit_s8_four_gather_quad_dsp, . - npukit_s8_four_gather_quad_dsp
 #endif
 
     .section .note.GNU-stack, "", %progbits
