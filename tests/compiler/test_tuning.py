@@ -89,7 +89,6 @@ def test_tune_command_refuses_an_unknown_target(shared_models, tmp_path, capsys)
     assert not (tmp_path / "t.json").exists()
 
 
-@pytest.mark.slow
 def _three_convolutions(path):
     """A padded 3x3 layer, a strided first layer and a pointwise layer, side by side."""
     from kernels.layer_sweeps import RELU, RELU6, SAME, VALID, _few_branches
@@ -104,6 +103,7 @@ def _three_convolutions(path):
     return path
 
 
+@pytest.mark.slow
 def test_board_tune_measures_both_weight_forms(tmp_path):
     """On the Cortex-M4 every convolution is built with int8 and with int16
     weights; each build's outputs equal the host's (tune checks), and the
