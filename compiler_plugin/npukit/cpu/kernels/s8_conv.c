@@ -937,21 +937,21 @@ typedef struct {
   int32_t zz, quad_words;
 } four_words_t;
 
-// Four pixels of one output row at once (s8_conv_four_dsp.S): their fields `cs` bytes apart, `words` words
-// per kernel row, `kh` rows `row_in` bytes apart, zz as four_gather's less_zp.
-typedef struct {
-  int32_t cs, words, kh, row_in, zz;
-} npukit_s8_four_quad_t;
-void npukit_s8_four_gather_quad_dsp(const int8_t* at, int32_t* quad, const npukit_s8_four_quad_t* f);
+// Four pixels of one output row at once (s8_conv_four_dsp.S), from the words, kh, row_in, col_step and zz of
+// `f`: their fields col_step bytes apart.
+void npukit_s8_four_gather_quad_dsp(const int8_t* at, int32_t* quad, const four_words_t* f);
+_Static_assert(__builtin_offsetof(four_words_t, words) == 4 && __builtin_offsetof(four_words_t, kh) == 8 &&
+                   __builtin_offsetof(four_words_t, row_in) == 12 && __builtin_offsetof(four_words_t, col_step) == 16 &&
+                   __builtin_offsetof(four_words_t, zz) == 28,
+               "the offsets s8_conv_four_dsp.S reads");
 
 static __attribute__((noinline)) void four_gather_words(const four_words_t* f, int32_t at, int32_t x, int32_t n,
                                                         int32_t* restrict quad) {
   const int8_t* const in = f->in;
   const int32_t words = f->words, kh = f->kh, row_in = f->row_in, zz = f->zz, cs = f->col_step;
-  const npukit_s8_four_quad_t rows = {.cs = cs, .words = words, .kh = kh, .row_in = row_in, .zz = zz};
   for (int32_t p = 0; p < n;) {
     if ((p & 3) == 0 && n - p >= 4 && x + 4 <= f->ow) {  // four pixels of one output row, `cs` bytes apart
-      npukit_s8_four_gather_quad_dsp(in + at, quad + (p >> 2) * f->quad_words, &rows);
+      npukit_s8_four_gather_quad_dsp(in + at, quad + (p >> 2) * f->quad_words, f);
       p += 4, at += 4 * cs, x += 4;
     } else {
       int32_t* out = quad + (p >> 2) * f->quad_words + (p & 3);

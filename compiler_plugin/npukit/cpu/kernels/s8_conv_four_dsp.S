@@ -199,7 +199,7 @@
     CONV_FOUR npukit_s8_conv_four_add_full_dsp, 0, 1
 
     // void npukit_s8_four_gather_quad_dsp(const int8_t* at, int32_t* quad,
-    //                                     const npukit_s8_four_quad_t* f);
+    //                                     const four_words_t* f);
     //
     // The columns of four output pixels of one row (s8_conv.c, four_gather_
     // words) whose kernel rows are contiguous words: pixel i's field starts
@@ -208,7 +208,8 @@
     // words (unaligned reads: LDR alone) become the group's (k0, k2) pairs
     // of the four pixels, then their (k1, k3) pairs, less the zero point
     // (one SXTAB16 onto `zz`, -zp in both halves), stored with two STM.
-    // f: {cs, words, kh, row_in, zz}.
+    // f (s8_conv.c, four_words_t): words at 4, kh at 8, row_in at 12, cs
+    // (col_step) at 16, zz at 28.
     // r0 pixel 0's word, r1 the columns, r2 cs, r3 pixel 3's word, r4..r7
     // the four pixels' words, r8..r11 their pairs, r12 zz, lr the words left.
     KERNEL_ENTRY npukit_s8_four_gather_quad_dsp
@@ -216,8 +217,8 @@
     ldr r4, [r2, #4]           // words
     ldr r5, [r2, #8]           // kh
     ldr r6, [r2, #12]          // row_in
-    ldr r12, [r2, #16]         // zz
-    ldr r2, [r2]               // cs
+    ldr r12, [r2, #28]         // zz
+    ldr r2, [r2, #16]          // cs
     str r4, [sp]
     strd r5, r0, [sp, #4]      // the kernel rows left, the row's start
     str r6, [sp, #12]
