@@ -464,10 +464,17 @@ _CONV_FOUR_CASES = [
     (8, 32, (7, 1), (1, 1), (1, 1), VALID, RELU, True, -1, 6, None),  # one column of seven pixels
     (3, 16, (12, 12), (3, 3), (2, 2), SAME, RELU6, True, -128, -128, None),  # a first layer, K = 27
     (5, 11, (6, 8), (2, 3), (1, 1), VALID, RELU, False, 60, -60, 2.0 ** -12),  # K = 30, rows of 15 bytes
+    # Kernel rows of 6 and 3 bytes (two channels: packed four pixels at a time; one channel: too short to pack),
+    # 5 x 5 and 6 x 6 pixels: groups of four across output rows.
+    (2, 10, (7, 7), (3, 3), (1, 1), VALID, NONE, True, -128, 4, None),  # K = 18
+    (1, 6, (8, 8), (3, 3), (1, 1), VALID, RELU, True, 9, -1, None),  # K = 9
 ]
 _CONV_FOUR_DILATED = [
     # in_c, out_c, (h, w), kernel, stride, dilation, padding, activation, per_channel, zp, large bias
     (16, 16, (1, 40), (1, 3), (1, 1), (1, 2), VALID, RELU, True, -128, False),  # a TCN layer, K = 48
+    # Dilated taps of a 2-D window (two kernel rows of three taps of eight channels: K = 48), 7 x 5 pixels: groups
+    # of four across output rows.
+    (8, 12, (9, 9), (2, 3), (1, 1), (2, 2), VALID, RELU6, True, 5, False),
     (8, 12, (1, 33), (1, 3), (1, 1), (1, 4), SAME, NONE, True, 5, False),  # padded, dilation 4
     (5, 7, (30, 1), (3, 1), (1, 1), (2, 1), VALID, RELU6, False, -7, True),  # along h, K = 15
 ]

@@ -778,6 +778,26 @@ void npukit_s8_conv_four_add_dsp(const int32_t* columns, uint8_t* out, const npu
 void npukit_s8_conv_four_add_full_dsp(const int32_t* columns, uint8_t* out, const npukit_s8_four_add_table_t* t,
                                       int32_t quads);
 
+// The same quads for every output channel in one call (the _channels_ kernels, int8 weights): each channel's
+// table words (bias, multiplier and shift words, weights, the residual pointer) set up by the kernel from these
+// (word offsets fixed in s8_conv_four_dsp.S): channel c's weights are `groups` words 8 bytes apart from
+// weights + (c >> 1) * pair_bytes + (c & 1) * 4, its output at `out` + c, its residual at `residual` + c.
+typedef struct {
+  const int32_t *bias, *multiplier, *shift;
+  const int8_t* weights;
+  int32_t channels, zp2, pair_bytes;
+  const uint8_t* residual;
+} npukit_s8_four_channels_t;
+_Static_assert(sizeof(npukit_s8_four_channels_t) == 32, "the offsets s8_conv_four_dsp.S reads");
+void npukit_s8_conv_four_channels_dsp(const int32_t* columns, uint8_t* out, npukit_s8_four_table_t* t, int32_t quads,
+                                      const npukit_s8_four_channels_t* ch);
+void npukit_s8_conv_four_channels_full_dsp(const int32_t* columns, uint8_t* out, npukit_s8_four_table_t* t,
+                                           int32_t quads, const npukit_s8_four_channels_t* ch);
+void npukit_s8_conv_four_channels_add_dsp(const int32_t* columns, uint8_t* out, npukit_s8_four_add_table_t* t,
+                                          int32_t quads, const npukit_s8_four_channels_t* ch);
+void npukit_s8_conv_four_channels_add_full_dsp(const int32_t* columns, uint8_t* out, npukit_s8_four_add_table_t* t,
+                                               int32_t quads, const npukit_s8_four_channels_t* ch);
+
 // The columns of conv_four_dsp's strips of output pixels (groups of four pixels, [G][2][4] words each), on the
 // stack of an unpadded layer's call (FOUR_STRIP_BYTES), or beside a padded layer's strip of input rows
 // (FOUR_PADDED_BYTES: the two on the stack together stay within what the other kernels' deepest path takes plus
@@ -937,6 +957,10 @@ typedef struct {
   int32_t zz, quad_words;
 } four_words_t;
 
+// One channel's doubled weights (slots, in the table's order) from its int8 weights, `groups` words 8 bytes apart
+// (s8_conv_four_dsp.S).
+void npukit_s8_four_weights_dsp(int32_t* slots, const int8_t* w, int32_t groups);
+
 // Four pixels of one output row at once (s8_conv_four_dsp.S), from the words, kh, row_in, col_step and zz of
 // `f`: their fields col_step bytes apart.
 void npukit_s8_four_gather_quad_dsp(const int8_t* at, int32_t* quad, const four_words_t* f);
@@ -970,17 +994,71 @@ static __attribute__((noinline)) void four_gather_words(const four_words_t* f, i
   }
 }
 
-// The other layers' pixels, a run at a time as four_gather_words takes them: where each kernel row's bytes lie
-// side by side (no multiple of 4: first layers of one to three channels) and the rows' word reads stay within
-// the input, the rows copied a word at a time into `row` and widened; otherwise four_gather.
+// One pixel's field into `to` (K bytes side by side) where its pieces are contiguous runs of at least four bytes:
+// `pieces` runs of `run` bytes, `piece_step` bytes apart from `base` (a kernel row each: rows_contiguous; or a
+// tap's channels each, a multiple of four). A word at a time: words 0 .. n - 1 of each run (n = (run - 1) / 4)
+// and its last word read and written at run - 4, so that nothing outside the runs is read and nothing past them
+// written; unrolled for runs of up to 16 bytes.
+#define FOUR_PACK_WORD(offset) \
+  *(npukit_s8_unaligned_word_t*)(void*)(to + (offset)) = *(const npukit_s8_unaligned_word_t*)(const void*)(base + (offset))
+#define FOUR_PACK_PIECES(copies)                                    \
+  for (int32_t i = pieces; i > 0; --i, base += piece_step, to += run) { \
+    copies;                                                        \
+    FOUR_PACK_WORD(last);                                          \
+  }
+static inline __attribute__((always_inline)) void four_pack_field(int8_t* restrict to, const int8_t* base,
+                                                                  int32_t pieces, int32_t run, int32_t piece_step) {
+  const int32_t last = run - 4;
+  switch ((run - 1) >> 2) {  // n
+    case 0: FOUR_PACK_PIECES((void)0) break;
+    case 1: FOUR_PACK_PIECES(FOUR_PACK_WORD(0)) break;
+    case 2: FOUR_PACK_PIECES(FOUR_PACK_WORD(0); FOUR_PACK_WORD(4)) break;
+    case 3: FOUR_PACK_PIECES(FOUR_PACK_WORD(0); FOUR_PACK_WORD(4); FOUR_PACK_WORD(8)) break;
+    default: FOUR_PACK_PIECES(for (int32_t w = 0; w < last; w += 4) FOUR_PACK_WORD(w)) break;
+  }
+}
+#undef FOUR_PACK_PIECES
+#undef FOUR_PACK_WORD
+
+// The other layers' pixels, a run at a time as four_gather_words takes them. Where each field is made of
+// contiguous runs of at least four bytes (kernel rows of no multiple of 4: first layers of one to three channels;
+// or the taps of a dilated layer, channel-last, a multiple of four channels), four pixels at a time: their fields
+// packed K_PADDED bytes apart into `pack` (4 K_PADDED bytes, zero past K in each field), then widened together
+// (npukit_s8_four_gather_quad_dsp, the fields as one row of G words). Otherwise a pixel at a time: where the
+// rows' word reads stay within the input, the rows copied a word at a time into `row` and widened; otherwise
+// four_gather.
 static __attribute__((noinline)) void four_gather_rows(const four_words_t* f, const gather_t* g,
                                                        const inside_gather_t* how, int32_t at, int32_t x, int32_t n,
-                                                       int8_t* restrict row, int32_t* restrict quad) {
+                                                       int8_t* restrict row, int8_t* restrict pack,
+                                                       int32_t* restrict quad) {
   const int8_t* const in = f->in;
   const int32_t run = g->kw * g->ic, words = (run + 3) >> 2, kh = f->kh, row_in = f->row_in, zz = f->zz;
   const int32_t groups = g->k_padded >> 2, short_end = how->rows_contiguous ? how->short_end : -1;
-  for (int32_t p = 0; p < n; ++p) {
+  const int32_t taps = !how->rows_contiguous && g->sc == 1 && (g->ic & 3) == 0 && g->ic >= 4;
+  const int32_t packs = (how->rows_contiguous && run >= 4) || taps;
+  // The packed fields: one row of G words each, K_PADDED bytes apart.
+  four_words_t packed = *f;
+  packed.words = groups, packed.kh = 1, packed.row_in = 0, packed.col_step = g->k_padded;
+  for (int32_t p = 0; p < n;) {
     int32_t* const out = quad + (p >> 2) * f->quad_words;
+    if (packs && (p & 3) == 0 && n - p >= 4) {
+      for (int32_t i = 0; i < 4; ++i) {
+        int8_t* const to = pack + i * g->k_padded;
+        if (taps) {
+          const int32_t tap_step = g->dx * g->sw;
+          const int8_t* base = in + at;
+          for (int32_t r = kh; r > 0; --r, base += row_in) four_pack_field(to + (kh - r) * run, base, g->kw, g->ic,
+                                                                           tap_step);
+        } else {
+          four_pack_field(to, in + at, kh, run, row_in);
+        }
+        at += f->col_step;
+        if (++x == f->ow) x = 0, at += f->row_jump;
+      }
+      npukit_s8_four_gather_quad_dsp(pack, out, &packed);
+      p += 4;
+      continue;
+    }
     if (at <= short_end) {
       const int8_t* base = in + at;
       int8_t* to = row;
@@ -999,7 +1077,7 @@ static __attribute__((noinline)) void four_gather_rows(const four_words_t* f, co
     } else {
       four_gather(g, how, at, row, out, p & 3);
     }
-    at += f->col_step;
+    ++p, at += f->col_step;
     if (++x == f->ow) x = 0, at += f->row_jump;
   }
 }
@@ -1026,14 +1104,16 @@ static __attribute__((noinline)) int32_t four_add_table(const npukit_s8_output_t
 // the same values), in a call of its own. With the ADD (conv_four_add_dsp; four_add_table: `bounds` the ADD's),
 // npukit_s8_conv_four_add_dsp instead, and the moved last group's outputs go to four bytes of their own, of
 // which those of the pixels not yet done are copied out (the residual may be the output itself: the pixels
-// done have their ADD's result there by then).
+// done have their ADD's result there by then). `pack` (4 K_PADDED bytes: conv()'s im2col columns, which this path
+// does not use otherwise) holds four_gather_rows' packed fields.
 // (The body of conv_four_dsp and conv_four_add_dsp, `add` a constant in each: the layers without the ADD run
 // the code they ran before it was added.)
 static inline __attribute__((always_inline)) void conv_four_body(const gather_t* g, const npukit_s8_output_t* op,
                                                                  const int8_t* weights, int32_t wide, int32_t pixels,
                                                                  int32_t ow, int32_t oc, int32_t bounds,
                                                                  npukit_s8_four_add_table_t* at, int8_t* row,
-                                                                 int32_t* strip, int32_t strip_bytes, int32_t add) {
+                                                                 int8_t* pack, int32_t* strip, int32_t strip_bytes,
+                                                                 int32_t add) {
   npukit_s8_four_table_t* const table = &at->four;
   const inside_gather_t how = inside_gather(g);
   const int32_t row_step = g->stride_h * g->sh, col_step = g->stride_w * g->sw;
@@ -1051,6 +1131,11 @@ static inline __attribute__((always_inline)) void conv_four_body(const gather_t*
   words.in = g->in, words.words = g->kw * g->ic >> 2, words.kh = g->kh, words.row_in = g->dy * g->sh;
   words.col_step = col_step, words.row_jump = row_step - ow * col_step, words.ow = ow;
   words.zz = g->less_zp, words.quad_words = quad_words;
+  if (!how.rows_in_words) {  // four_gather_rows' packed fields: past K, numbers its zero weights meet
+    for (int32_t i = 0; i < 4; ++i) {
+      for (int32_t k = g->k; k < g->k_padded; ++k) pack[i * g->k_padded + k] = 0;
+    }
+  }
   int32_t y = 0, x = 0;  // the next pixel's coordinates
   for (int32_t q0 = 0; q0 < quads; q0 += per_strip) {
     const int32_t n = quads - q0 < per_strip ? quads - q0 : per_strip;
@@ -1059,7 +1144,7 @@ static inline __attribute__((always_inline)) void conv_four_body(const gather_t*
     if (how.rows_in_words) {
       four_gather_words(&words, y * row_step + x * col_step, x, 4 * (n - moved), strip);
     } else {
-      four_gather_rows(&words, g, &how, y * row_step + x * col_step, x, 4 * (n - moved), row, strip);
+      four_gather_rows(&words, g, &how, y * row_step + x * col_step, x, 4 * (n - moved), row, pack, strip);
     }
     y += (x + 4 * (n - moved)) / ow, x = (x + 4 * (n - moved)) % ow;
     if (moved) {
@@ -1068,11 +1153,27 @@ static inline __attribute__((always_inline)) void conv_four_body(const gather_t*
       if (how.rows_in_words) {
         four_gather_words(&words, ym * row_step + xm * col_step, xm, 4, quad);
       } else {
-        four_gather_rows(&words, g, &how, ym * row_step + xm * col_step, xm, 4, row, quad);
+        four_gather_rows(&words, g, &how, ym * row_step + xm * col_step, xm, 4, row, pack, quad);
       }
     }
     uint8_t* const out = op->out + 4 * q0 * out_sw;
     const uint8_t* const res = add ? op->residual + 4 * q0 * at->rs : (const uint8_t*)0;
+    if (!wide && !moved) {  // every channel in one call
+      const npukit_s8_four_channels_t ch = {
+          .bias = bias, .multiplier = multiplier, .shift = shift, .weights = weights, .channels = oc, .zp2 = zp2,
+          .pair_bytes = 2 * g->k_padded, .residual = res,
+      };
+      if (add && full) {
+        npukit_s8_conv_four_channels_add_full_dsp(strip, out, at, n, &ch);
+      } else if (add) {
+        npukit_s8_conv_four_channels_add_dsp(strip, out, at, n, &ch);
+      } else if (full) {
+        npukit_s8_conv_four_channels_full_dsp(strip, out, table, n, &ch);
+      } else {
+        npukit_s8_conv_four_channels_dsp(strip, out, table, n, &ch);
+      }
+      continue;
+    }
     for (int32_t c = 0; c < oc; ++c) {
       const int32_t e = -shift[c] - 1;
       table->bias2[0] = table->bias2[1] = table->bias2[2] = table->bias2[3] = 2 * bias[c];
@@ -1083,13 +1184,7 @@ static inline __attribute__((always_inline)) void conv_four_body(const gather_t*
           slots[2 * j] = (int32_t)__sadd16(w[0], w[0]), slots[2 * j + 1] = (int32_t)__sadd16(w[1], w[1]);
         }
       } else {
-        const npukit_s8_word_t* w = (const npukit_s8_word_t*)(weights + (c >> 1) * 2 * g->k_padded + (c & 1) * 4);
-        for (int32_t j = 0; j < groups; ++j, w += 2) {
-          const int32_t even = (int32_t)__sxtb16(*w);
-          int32_t odd;
-          __asm__("sxtb16 %0, %1, ror #8" : "=r"(odd) : "r"(*w));
-          slots[2 * j] = (int32_t)__sadd16(even, even), slots[2 * j + 1] = (int32_t)__sadd16(odd, odd);
-        }
+        npukit_s8_four_weights_dsp(slots, weights + (c >> 1) * 2 * g->k_padded + (c & 1) * 4, groups);
       }
       const int32_t straight = n - moved;
       if (add) {
@@ -1138,16 +1233,16 @@ static inline __attribute__((always_inline)) void conv_four_body(const gather_t*
 static __attribute__((noinline)) void conv_four_dsp(const gather_t* g, const npukit_s8_output_t* op,
                                                     const int8_t* weights, int32_t wide, int32_t pixels, int32_t ow,
                                                     int32_t oc, int32_t bounds, npukit_s8_four_add_table_t* at,
-                                                    int8_t* row, int32_t* strip, int32_t strip_bytes) {
-  conv_four_body(g, op, weights, wide, pixels, ow, oc, bounds, at, row, strip, strip_bytes, 0);
+                                                    int8_t* row, int8_t* pack, int32_t* strip, int32_t strip_bytes) {
+  conv_four_body(g, op, weights, wide, pixels, ow, oc, bounds, at, row, pack, strip, strip_bytes, 0);
 }
 
 static __attribute__((noinline)) void conv_four_add_dsp(const gather_t* g, const npukit_s8_output_t* op,
                                                         const int8_t* weights, int32_t wide, int32_t pixels,
                                                         int32_t ow, int32_t oc, int32_t bounds,
-                                                        npukit_s8_four_add_table_t* at, int8_t* row, int32_t* strip,
-                                                        int32_t strip_bytes) {
-  conv_four_body(g, op, weights, wide, pixels, ow, oc, bounds, at, row, strip, strip_bytes, 1);
+                                                        npukit_s8_four_add_table_t* at, int8_t* row, int8_t* pack,
+                                                        int32_t* strip, int32_t strip_bytes) {
+  conv_four_body(g, op, weights, wide, pixels, ow, oc, bounds, at, row, pack, strip, strip_bytes, 1);
 }
 #endif
 
@@ -1220,15 +1315,15 @@ static __attribute__((noinline)) void conv(const int32_t* p, size_t input, const
                          (ow - 1) * g.stride_w + (g.kw - 1) * g.dx < g.iw;
   if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && four && four_fits(&g, &o, pixels, ow, four_bytes) &&
       four_pays(&g, pixels, oc, four_bytes, 0) && few_output_exact(&o, oc)) {
-    conv_four_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, (npukit_s8_four_add_table_t*)&block[0][0], row, four,
-                  four_bytes);
+    conv_four_dsp(&g, &o, weights, wide, pixels, ow, oc, bounds, (npukit_s8_four_add_table_t*)&block[0][0], row,
+                  (int8_t*)columns, four, four_bytes);
     return;
   }
   if (!chunked && o.sc == 1 && inside && four && four_fits(&g, &o, pixels, ow, four_bytes) && four_add_fits(&o, pixels, ow) &&
       four_pays(&g, pixels, oc, four_bytes, 1) && few_output_exact(&o, oc)) {
     npukit_s8_four_add_table_t* const t = (npukit_s8_four_add_table_t*)&block[0][0];
     const int32_t add_bounds = four_add_table(&o, add_table.conv + 128, add_table.res + 128, pixels, ow, t);
-    conv_four_add_dsp(&g, &o, weights, wide, pixels, ow, oc, add_bounds, t, row, four, four_bytes);
+    conv_four_add_dsp(&g, &o, weights, wide, pixels, ow, oc, add_bounds, t, row, (int8_t*)columns, four, four_bytes);
     return;
   }
   if (!chunked && o.small && !o.fl.table && o.sc == 1 && inside && g.k_padded <= NPUKIT_S8_FEW_K &&

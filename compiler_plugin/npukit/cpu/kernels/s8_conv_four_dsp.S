@@ -76,9 +76,91 @@
     smlad r7, r11, lr, r7
     .endm
 
-    .macro CONV_FOUR name, clamp, add=0
+    // The _channels_ kernels (npukit_s8_conv_four_channels_dsp and its
+    // variants): the same quads for every output channel of a layer in one
+    // call, the channel's table words set up here instead of by the caller.
+    // A fifth argument (on the stack) points at npukit_s8_four_channels_t
+    // (s8_conv.c), word by word: the layer's biases, multipliers, shifts,
+    // its int8 weights (channel c's groups 8 bytes apart from
+    // (c >> 1) * 2 K_PADDED + (c & 1) * 4), the channel count (>= 1),
+    // 2 zp + 1, 2 K_PADDED, and (the _add_ kernels) the residual of pixel 0
+    // of channel 0. Per channel: its doubled bias four times, m, e = -shift
+    // - 1 and c = (2 zp + 1) << e, its weights doubled into the slots, the
+    // residual pointer (_add_), then the quads from `columns` on, stored
+    // from out + the channel.
+    .equ .LFC_FRAME, 20        // entry, columns, quads, channel, out
+    .equ .LFC_ARG, .LFC_FRAME + 36
+
+    .macro CHANNELS_BEGIN add
+    strd r0, r3, [sp, #4]      // the columns, the quads
+    str r1, [sp, #16]          // channel 0's output
+    movs r4, #0
+    str r4, [sp, #12]          // the channel
+5:  // a channel
+    ldr r12, [sp, #.LFC_ARG]   // npukit_s8_four_channels_t
+    ldr r4, [sp, #12]          // c
+    ldr r5, [r12]
+    ldr r5, [r5, r4, lsl #2]   // bias
+    lsls r5, r5, #1
+    mov r6, r5
+    mov r7, r5
+    mov r8, r5
+    stm r2, {r5, r6, r7, r8}
+    ldrd r5, r6, [r12, #4]     // multipliers, shifts
+    ldr r5, [r5, r4, lsl #2]   // m
+    ldr r6, [r6, r4, lsl #2]
+    mvns r6, r6                // e = -shift - 1
+    ldr r7, [r12, #20]         // 2 zp + 1
+    lsl r7, r7, r6             // c
+    strd r5, r6, [r2, #16]
+    str r7, [r2, #24]
+    .if \add
+    ldr r5, [r12, #28]         // channel 0's residual
+    add r5, r5, r4
+    str r5, [r2, #312]
+    .endif
+    // The weights: groups 8 bytes apart from the channel's first.
+    ldr r8, [r12, #12]
+    ldr r9, [r12, #24]         // 2 K_PADDED
+    lsrs r10, r4, #1
+    mla r8, r10, r9, r8
+    and r10, r4, #1
+    add r8, r8, r10, lsl #2
+    ldr r9, [r2, #40]          // G
+    rsb r10, r9, #32
+    add r10, r2, r10, lsl #3
+    add r10, r10, #48          // slot 32 - G
+.Lweights\@:
+    ldr r11, [r8], #8
+    sxtb16 r4, r11
+    sxtb16 r5, r11, ror #8
+    sadd16 r4, r4, r4
+    sadd16 r5, r5, r5
+    strd r4, r5, [r10], #8
+    subs r9, r9, #1
+    bne .Lweights\@
+    ldrd r0, r3, [sp, #4]      // the columns, the quads
+    ldr r1, [sp, #16]          // the channel's output
+    .endm
+
+    .macro CHANNELS_NEXT
+    ldrd r4, r1, [sp, #12]     // the channel, its output
+    adds r4, r4, #1
+    adds r1, r1, #1
+    strd r4, r1, [sp, #12]
+    ldr r12, [sp, #.LFC_ARG]
+    ldr r5, [r12, #16]         // the channels
+    cmp r4, r5
+    bne 5b
+    .endm
+
+    .macro CONV_FOUR name, clamp, add=0, channels=0
     KERNEL_ENTRY \name
+    .if \channels
+    sub sp, sp, #.LFC_FRAME
+    .else
     sub sp, sp, #4
+    .endif
     // The entry into the unrolled groups: 32 - G groups skipped.
     ldr r4, [r2, #40]          // G
     rsb r4, r4, #32
@@ -88,6 +170,9 @@
     mla r5, r4, r6, r5
     orr r5, r5, #1             // a Thumb address
     str r5, [sp]
+    .if \channels
+    CHANNELS_BEGIN \add
+    .endif
 1:  // four pixels
     ldm r2, {r4, r5, r6, r7}   // the doubled bias
     ldr pc, [sp]
@@ -188,7 +273,12 @@
     add r1, r1, r11, lsl #1
     subs r3, r3, #1
     bne 1b
+    .if \channels
+    CHANNELS_NEXT
+    add sp, sp, #.LFC_FRAME
+    .else
     add sp, sp, #4
+    .endif
     pop {r4-r11, pc}
     .size \name, . - \name
     .endm
@@ -197,6 +287,47 @@
     CONV_FOUR npukit_s8_conv_four_full_dsp, 0
     CONV_FOUR npukit_s8_conv_four_add_dsp, 1, 1
     CONV_FOUR npukit_s8_conv_four_add_full_dsp, 0, 1
+    // Every output channel of the columns in one call (CHANNELS_BEGIN).
+    CONV_FOUR npukit_s8_conv_four_channels_dsp, 1, 0, 1
+    CONV_FOUR npukit_s8_conv_four_channels_full_dsp, 0, 0, 1
+    CONV_FOUR npukit_s8_conv_four_channels_add_dsp, 1, 1, 1
+    CONV_FOUR npukit_s8_conv_four_channels_add_full_dsp, 0, 1, 1
+
+    // void npukit_s8_four_weights_dsp(int32_t* slots, const int8_t* w,
+    //                                 int32_t groups);
+    //
+    // One channel's weights as the kernels above read them, from its int8
+    // weights (s8_conv.c, conv_four_body: `groups` (>= 1) words of four K
+    // values 8 bytes apart from `w`, the weights of two channels side by
+    // side): word (k0, k1, k2, k3) stored as the int16 pairs (2 k0, 2 k2),
+    // (2 k1, 2 k3) at slots, slots + 4. Two groups per pass (SXTB16 splits,
+    // SADD16 doubles: |2 w| <= 256 fits), an odd first group alone.
+    KERNEL_ENTRY npukit_s8_four_weights_dsp
+    tst r2, #1
+    beq 2f
+    ldr r3, [r1], #8
+    sxtb16 r4, r3
+    sxtb16 r5, r3, ror #8
+    sadd16 r4, r4, r4
+    sadd16 r5, r5, r5
+    strd r4, r5, [r0], #8
+    subs r2, r2, #1
+    beq 3f
+2:  ldr r3, [r1], #8
+    ldr r4, [r1], #8
+    sxtb16 r5, r3
+    sxtb16 r6, r3, ror #8
+    sxtb16 r7, r4
+    sxtb16 r8, r4, ror #8
+    sadd16 r5, r5, r5
+    sadd16 r6, r6, r6
+    sadd16 r7, r7, r7
+    sadd16 r8, r8, r8
+    stmia r0!, {r5, r6, r7, r8}
+    subs r2, r2, #2
+    bne 2b
+3:  pop {r4-r11, pc}
+    .size npukit_s8_four_weights_dsp, . - npukit_s8_four_weights_dsp
 
     // void npukit_s8_four_gather_quad_dsp(const int8_t* at, int32_t* quad,
     //                                     const four_words_t* f);
