@@ -1047,8 +1047,7 @@ static __attribute__((noinline)) void four_gather_rows(const four_words_t* f, co
         if (taps) {
           const int32_t tap_step = g->dx * g->sw;
           const int8_t* base = in + at;
-          for (int32_t r = kh; r > 0; --r, base += row_in) four_pack_field(to + (kh - r) * run, base, g->kw, g->ic,
-                                                                           tap_step);
+          for (int32_t r = 0; r < kh; ++r, base += row_in) four_pack_field(to + r * run, base, g->kw, g->ic, tap_step);
         } else {
           four_pack_field(to, in + at, kh, run, row_in);
         }
