@@ -1307,3 +1307,78 @@ AVERAGE_CASES = {
 @pytest.mark.parametrize("name", list(AVERAGE_CASES))
 def test_average_of_accumulators_equals_tflite_arithmetic(build, name, rng):
     run_average_case(build, AVERAGE_CASES[name], rng)
+
+
+# Elementwise products (kind "mul", s8_mul.c) ----------------------------------
+
+
+@dataclass
+class ProductCase:
+    rows: int = 64
+    channels: int = 16
+    form: str = "rows"  # the second tensor: "none" (every element's), "rows" (a vector of the channels), "all"
+    factors: str = "tflite"  # "tflite": x - zx and y - zy; "gate": y through a table (a fused LOGISTIC); "tables"
+    multiplier: int = 1090288896
+    shift: int = -6
+    zp: int = -33
+    act: tuple[int, int] = (-128, 127)
+
+
+def _product_layout(binding: int, offset: int, rows: int, channels: int, form: str) -> TensorLayout:
+    if form == "none":
+        return TensorLayout(SystemTensor(binding, offset, (rows, channels), "i8", (0, 0), (rows, channels)), ("W", "C"))
+    if form == "rows":
+        return TensorLayout(SystemTensor(binding, offset, (channels,), "i8", (0,), (channels,)), ("C",))
+    return TensorLayout(SystemTensor(binding, offset, (1,), "i8", (0,), (1,)), (None,))
+
+
+def run_product_case(build, case: ProductCase, rng) -> None:
+    from npukit.quantization.fixed_point_reference import multiply_by_quantized_multiplier_array
+
+    _, _, layer = build
+    values = np.arange(-128, 128)
+    fx = values - int(rng.integers(-128, 128))
+    fy = values - int(rng.integers(-128, 128))
+    if case.factors in ("gate", "tables"):
+        fy = np.sort(rng.integers(-128, 128, 256)) + 128  # a LOGISTIC's outputs less its zero point
+    if case.factors == "tables":
+        fx = rng.integers(-20000, 20000, 256)  # any function of x (products below 2^30)
+    r, c = case.rows, case.channels
+    x = rng.integers(-128, 128, (r, c)).astype(np.int8)
+    y_shape = {"none": (r, c), "rows": (c,), "all": (1,)}[case.form]
+    y = rng.integers(-128, 128, y_shape).astype(np.int8)
+    product = fx[x.astype(np.int64) + 128] * fy[np.broadcast_to(y, (r, c)).astype(np.int64) + 128]
+    scaled = multiply_by_quantized_multiplier_array(product, case.multiplier, case.shift)
+    want = np.clip(scaled + case.zp, *case.act).astype(np.int8)
+    spec = LayerSpec(kind="mul", ifm=_product_layout(0, 3, r, c, "none"), ofm=_product_layout(1, 5, r, c, "none"),
+                     ifm_chw=(c, 1, r), ofm_chw=(c, 1, r), kernel=(1, 1), stride=(1, 1), dilation=(1, 1),
+                     weights=np.concatenate([fx, fy]).astype("<i4").view(np.int8), bias=np.zeros(1, np.int32),
+                     multipliers=[(case.multiplier, case.shift)], ifm_zp=0, ofm_zp=case.zp, act_min=case.act[0],
+                     act_max=case.act[1], relu=False)
+    spec.operand = _product_layout(2, 7, r, c, case.form)
+    out = rng.integers(0, 256, 5 + r * c + 64, dtype=np.uint8)
+    before = out.copy()
+    with aligned(layer_block(spec)) as params, guarded(bytes(3) + x.tobytes()) as x_at, \
+            guarded(bytes(7) + y.tobytes()) as y_at:
+        layer(params, x_at, out.ctypes.data, y_at)
+    np.testing.assert_array_equal(out[5: 5 + r * c].view(np.int8).reshape(r, c), want)
+    np.testing.assert_array_equal(out[:5], before[:5])
+    np.testing.assert_array_equal(out[5 + r * c:], before[5 + r * c:])
+
+
+PRODUCT_CASES = {
+    "squeeze-and-excitation: 256 rows of 16 channels, a gate per channel": ProductCase(rows=256, factors="gate"),
+    "a vector of 37 channels (tails of 8 and 16 lanes), ReLU": ProductCase(rows=9, channels=37, act=(-33, 127)),
+    "one shape, 35 channels, ReLU6-like bounds": ProductCase(rows=5, channels=35, form="none", zp=4, act=(4, 90)),
+    "one value broadcast over 48 channels": ProductCase(rows=7, channels=48, form="all", zp=0),
+    "fewer channels than a vector": ProductCase(rows=11, channels=5, form="none"),
+    "left shift (the general arithmetic)": ProductCase(rows=6, channels=24, multiplier=1342177280, shift=3, zp=2),
+    "right shift of 31, multiplier near 2^31": ProductCase(rows=4, channels=33, multiplier=2**31 - 1, shift=-31),
+    "any factor tables (gathered), right shift 20": ProductCase(rows=3, channels=40, form="none", factors="tables",
+                                                         multiplier=1717986918, shift=-20),
+}
+
+
+@pytest.mark.parametrize("name", list(PRODUCT_CASES))
+def test_product_equals_tflite_arithmetic(build, name, rng):
+    run_product_case(build, PRODUCT_CASES[name], rng)

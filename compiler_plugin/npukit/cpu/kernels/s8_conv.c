@@ -1017,12 +1017,31 @@ static inline __attribute__((always_inline)) void four_pack_field(int8_t* restri
     default: FOUR_PACK_PIECES(for (int32_t w = 0; w < last; w += 4) FOUR_PACK_WORD(w)) break;
   }
 }
+
+// The same for runs of one to three bytes (kernel rows of a one-channel input): each run read and written as one
+// word, in order, so that a run's last bytes overwrite what the previous run's word wrote past it; the last
+// run's word writes 4 - run bytes past the field (four_gather_rows holds them within K_PADDED) and reads as many
+// past the run (within the input where the pixel's offset is at most short_end).
+static inline __attribute__((always_inline)) void four_pack_short(int8_t* restrict to, const int8_t* base,
+                                                                  int32_t pieces, int32_t run, int32_t piece_step) {
+  for (int32_t i = pieces; i > 0; --i, base += piece_step, to += run) FOUR_PACK_WORD(0);
+}
 #undef FOUR_PACK_PIECES
 #undef FOUR_PACK_WORD
 
+// The input offset of the last of `n` pixels in conv()'s order from the one at `at` (column `x`).
+static inline int32_t four_last_offset(const four_words_t* f, int32_t at, int32_t x, int32_t n) {
+  for (int32_t i = 1; i < n; ++i) {
+    at += f->col_step;
+    if (++x == f->ow) x = 0, at += f->row_jump;
+  }
+  return at;
+}
+
 // The other layers' pixels, a run at a time as four_gather_words takes them. Where each field is made of
 // contiguous runs of at least four bytes (kernel rows of no multiple of 4: first layers of one to three channels;
-// or the taps of a dilated layer, channel-last, a multiple of four channels), four pixels at a time: their fields
+// or the taps of a dilated layer, channel-last, a multiple of four channels), or of shorter kernel rows
+// (four_pack_short: a one-channel input's rows of one to three taps), four pixels at a time: their fields
 // packed K_PADDED bytes apart into `pack` (4 K_PADDED bytes, zero past K in each field), then widened together
 // (npukit_s8_four_gather_quad_dsp, the fields as one row of G words). Otherwise a pixel at a time: where the
 // rows' word reads stay within the input, the rows copied a word at a time into `row` and widened; otherwise
@@ -1035,16 +1054,21 @@ static __attribute__((noinline)) void four_gather_rows(const four_words_t* f, co
   const int32_t run = g->kw * g->ic, words = (run + 3) >> 2, kh = f->kh, row_in = f->row_in, zz = f->zz;
   const int32_t groups = g->k_padded >> 2, short_end = how->rows_contiguous ? how->short_end : -1;
   const int32_t taps = !how->rows_contiguous && g->sc == 1 && (g->ic & 3) == 0 && g->ic >= 4;
-  const int32_t packs = (how->rows_contiguous && run >= 4) || taps;
+  // Runs shorter than a word: packed where the last run's word stays within the field (K_PADDED - K >= 4 - run)
+  // and, per group, where every pixel's rows may be read as words (at <= short_end).
+  const int32_t short_runs = how->rows_contiguous && run < 4 && g->k_padded - g->k >= 4 - run;
+  const int32_t packs = (how->rows_contiguous && run >= 4) || taps || short_runs;
   // The packed fields: one row of G words each, K_PADDED bytes apart.
   four_words_t packed = *f;
   packed.words = groups, packed.kh = 1, packed.row_in = 0, packed.col_step = g->k_padded;
   for (int32_t p = 0; p < n;) {
     int32_t* const out = quad + (p >> 2) * f->quad_words;
-    if (packs && (p & 3) == 0 && n - p >= 4) {
+    if (packs && (p & 3) == 0 && n - p >= 4 && (!short_runs || four_last_offset(f, at, x, 4) <= short_end)) {
       for (int32_t i = 0; i < 4; ++i) {
         int8_t* const to = pack + i * g->k_padded;
-        if (taps) {
+        if (short_runs) {
+          four_pack_short(to, in + at, kh, run, row_in);
+        } else if (taps) {
           const int32_t tap_step = g->dx * g->sw;
           const int8_t* base = in + at;
           for (int32_t r = 0; r < kh; ++r, base += row_in) four_pack_field(to + r * run, base, g->kw, g->ic, tap_step);
