@@ -24,7 +24,11 @@
 // halfword pair: a word read at any row gives SMLAD two taps, against the
 // channel's doubled weights packed in pairs (a zero weight after an odd
 // last tap). One channel's band of doubled accumulators is then
-// requantized in one run with its constants in registers.
+// requantized in one run with its constants in registers. A channel-last
+// input with a channel multiplier of 1 fills four channels' strips (a
+// quarter of the strip each) from one word per row (column_fill4): on
+// Cortex-M4, a 98-long stride-2 layer of 120 channels fills its strips and
+// pairs its weights in 50,694 instructions against 88,094 value by value.
 #include "s8_output.h"
 
 int32_t npukit_s8_depthwise_column(const int32_t* p, size_t input, size_t output, size_t residual);
@@ -38,6 +42,7 @@ int32_t npukit_s8_depthwise_column(const int32_t* p, size_t input, size_t output
 
 #if defined(__ARM_FEATURE_DSP)
 typedef int32_t __attribute__((aligned(2), may_alias)) half_pair_t;
+typedef int32_t __attribute__((aligned(1), may_alias)) half_word_t;  // a word at any address
 
 // Doubled accumulators of `n` outputs `step` halfwords apart from `at`, a
 // window of `pairs` tap pairs each; `KP` is `pairs` where the caller
@@ -114,6 +119,55 @@ static void column_fill(int16_t* to, const int8_t* in, int32_t sh, int32_t ih, i
   for (; r < end; ++r) *to++ = pad;
 }
 
+// The same for four neighbouring channels of a channel-last input (`in` their first, each row one word of the
+// four), each into its own strip, `pitch` halfwords apart: two rows at a time, their words split (SXTB16) and
+// paired by channel (PKHBT, PKHTB), one word store per channel and pair of rows (the strips word-aligned).
+static void column_fill4(int16_t* to, int32_t pitch, const int8_t* in, int32_t sh, int32_t ih, int32_t r0, int32_t n,
+                         int8_t pad) {
+  const int32_t pad4 = (int32_t)((uint32_t)(uint8_t)pad * 0x01010101u);
+  npukit_s8_word_t* t = (npukit_s8_word_t*)(void*)to;
+  const int32_t wp = pitch / 2;
+  int32_t i = 0;
+  for (; i + 2 <= n; i += 2, ++t) {
+    const int32_t r = r0 + i;
+    int32_t a, b;
+    if (r >= 0 && r + 1 < ih) {  // both rows inside the input
+      const int8_t* at = in + r * sh;
+      a = *(const half_word_t*)(const void*)at, b = *(const half_word_t*)(const void*)(at + sh);
+    } else {
+      a = r >= 0 && r < ih ? *(const half_word_t*)(const void*)(in + r * sh) : pad4;
+      b = r + 1 >= 0 && r + 1 < ih ? *(const half_word_t*)(const void*)(in + (r + 1) * sh) : pad4;
+    }
+    const int32_t a02 = (int32_t)__sxtb16(a), a13 = npukit_s8_sxtb16_ror8(a);
+    const int32_t b02 = (int32_t)__sxtb16(b), b13 = npukit_s8_sxtb16_ror8(b);
+    int32_t c0, c1, c2, c3;
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(c0) : "r"(a02), "r"(b02));
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(c1) : "r"(a13), "r"(b13));
+    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(c2) : "r"(b02), "r"(a02));
+    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(c3) : "r"(b13), "r"(a13));
+    t[0] = c0, t[wp] = c1, t[2 * wp] = c2, t[3 * wp] = c3;
+  }
+  if (i < n) {  // an odd last row
+    const int32_t r = r0 + i;
+    const int8_t* v = r >= 0 && r < ih ? in + r * sh : (const int8_t*)0;
+    for (int32_t j = 0; j < 4; ++j) to[j * pitch + i] = v ? v[j] : pad;
+  }
+}
+
+// Channel c's `k` weights (tap-ordered or channel by channel) doubled in pairs into `wp` (a zero weight after an
+// odd last tap); returns their sum.
+static int32_t column_weights(const int8_t* weights, int32_t taps_form, int32_t c, int32_t k, int32_t* wp) {
+  const int8_t* w = taps_form ? weights + (size_t)(c / 4) * k * 4 + c % 4 : weights + (size_t)c * k;
+  const int32_t w_step = taps_form ? 4 : 1;
+  int32_t sum = 0;
+  for (int32_t j = 0; j < (k + 1) / 2; ++j) {
+    const int32_t w0 = w[2 * j * w_step], w1 = 2 * j + 1 < k ? w[(2 * j + 1) * w_step] : 0;
+    sum += w0 + w1;
+    wp[j] = (int32_t)((uint32_t)(uint16_t)(2 * w0) | (uint32_t)(uint16_t)(2 * w1) << 16);
+  }
+  return sum;
+}
+
 // The axis a layer one column (or one row) wide runs along.
 typedef struct {
   int32_t k, stride, pad_before, in_len, out_len, in_step, out_step;
@@ -140,15 +194,29 @@ static __attribute__((noinline)) int32_t column_layer(const int32_t* p, line_t* 
   int16_t strip[COLUMN_STRIP_ROWS] __attribute__((aligned(4)));
   int32_t acc[COLUMN_BAND_OUTPUTS];
   int32_t wp[NPUKIT_S8_COLUMN_MAX_TAPS / 2];
-  for (int32_t c = 0; c < channels; ++c) {
-    const int8_t* w = taps_form ? weights + (size_t)(c / 4) * k * 4 + c % 4 : weights + (size_t)c * k;
-    const int32_t w_step = taps_form ? 4 : 1;
-    int32_t sum = 0;
-    for (int32_t j = 0; j < pairs; ++j) {
-      const int32_t w0 = w[2 * j * w_step], w1 = 2 * j + 1 < k ? w[(2 * j + 1) * w_step] : 0;
-      sum += w0 + w1;
-      wp[j] = (int32_t)((uint32_t)(uint16_t)(2 * w0) | (uint32_t)(uint16_t)(2 * w1) << 16);
+  // A channel-last input of one output channel per input channel: four channels' strips filled at once, a
+  // quarter of the strip each (band4 outputs per band).
+  const int32_t quads = sc == 1 && m == 1 ? channels / 4 : 0, quarter = COLUMN_STRIP_ROWS / 4;
+  int32_t band4 = (quarter - 2 * pairs) / stride + 1;
+  if (band4 > COLUMN_BAND_OUTPUTS) band4 = COLUMN_BAND_OUTPUTS;
+  if (band4 > oh) band4 = oh;
+  for (int32_t q = 0; q < quads && band4 >= 1; ++q) {
+    const int8_t* column = in + 4 * q;
+    for (int32_t y0 = 0; y0 < oh; y0 += band4) {
+      const int32_t n = oh - y0 < band4 ? oh - y0 : band4;
+      const int32_t rows = (n - 1) * stride + 2 * pairs;
+      column_fill4(strip, quarter, column, l->in_step, l->in_len, y0 * stride - l->pad_before, rows, pad);
+      for (int32_t j = 0; j < 4; ++j) {
+        const int32_t c = 4 * q + j;
+        const int32_t sum = column_weights(weights, taps_form, c, k, wp);
+        column_run_any(strip + j * quarter, stride, n, wp, pairs, acc);
+        npukit_s8_requantize_rows(acc, 1, n, 0, 2 * (o->bias[c] - zp * sum), o->multiplier[c], o->shift[c], o->zp,
+                                  o->act_min, o->act_max, o->out + c * o->sc + y0 * l->out_step, 0, l->out_step);
+      }
     }
+  }
+  for (int32_t c = band4 >= 1 ? 4 * quads : 0; c < channels; ++c) {
+    const int32_t sum = column_weights(weights, taps_form, c, k, wp);
     const int32_t add2 = 2 * (o->bias[c] - zp * sum);
     const int8_t* column = in + (c / m) * sc;
     for (int32_t y0 = 0; y0 < oh; y0 += band) {
