@@ -116,7 +116,7 @@ def match_elementwise_product(body: DispatchBody) -> LayerSpec:
     forms = [_form(m, t, loops, target) for m, t in zip(maps[:2], sources)]
     if "none" not in forms or None in forms:
         raise NotSupported("an elementwise product that transposes or broadcasts other than along the channels")
-    x = forms.index("none") if forms[0] == "none" else 1
+    x = forms.index("none")
     y = 1 - x
     expression = expression_of(generic)
     if any(n.type in _FLOAT_TYPES for n in walk(expression)):
