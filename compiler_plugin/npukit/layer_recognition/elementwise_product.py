@@ -36,10 +36,11 @@ from dataclasses import replace
 import numpy as np
 from iree.compiler import ir
 
-from npukit.layer_recognition.dispatch_ir import DispatchBody, SystemTensor, generic_inputs_count, map_dims
+from npukit.layer_recognition.dispatch_ir import DispatchBody, SystemTensor, map_dims
 from npukit.layer_recognition.integer_epilogue import match_requantization
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
 from npukit.layer_recognition.scalar_expression import Node, NotEvaluable, evaluate, expression_of, walk
+from npukit.layer_recognition.table_lookup import elementwise_generic
 from npukit.quantization.fixed_point_reference import multiply_by_quantized_multiplier_array
 
 INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
@@ -92,14 +93,7 @@ def _constant(node: Node | None, name: str) -> int:
 
 def match_elementwise_product(body: DispatchBody) -> LayerSpec:
     """The layer of an int8 elementwise product dispatch, or NotSupported with the reason."""
-    if len(body.linalg) != 1 or body.linalg[0].name != "linalg.generic":
-        raise NotSupported("not one elementwise operation")
-    generic = body.linalg[0]
-    iterators = [str(a) for a in ir.ArrayAttr(generic.attributes["iterator_types"])]
-    if not all("parallel" in i for i in iterators):
-        raise NotSupported("an elementwise operation with a reduction")
-    if generic_inputs_count(generic) != 2:
-        raise NotSupported("an elementwise operation of other than two tensors")
+    generic, iterators = elementwise_generic(body, 2)
     sources = [body.loads.get(generic.operands[i]) for i in range(2)]
     stored = [t for v, t in body.stores if v == generic.results[0]]
     if any(s is None for s in sources) or len(stored) != 1 or len(body.stores) != 1:

@@ -76,6 +76,18 @@
     smlad r7, r11, lr, r7
     .endm
 
+    // One group of a channel's int8 weights (the word at `src`, which moves
+    // on 8 bytes) doubled into its two slots at `dst` (moving on 8 bytes):
+    // (2 k0, 2 k2), (2 k1, 2 k3).
+    .macro WEIGHTS_GROUP src, dst, word, even, odd
+    ldr \word, [\src], #8
+    sxtb16 \even, \word
+    sxtb16 \odd, \word, ror #8
+    sadd16 \even, \even, \even
+    sadd16 \odd, \odd, \odd
+    strd \even, \odd, [\dst], #8
+    .endm
+
     // The _channels_ kernels (npukit_s8_conv_four_channels_dsp and its
     // variants): the same quads for every output channel of a layer in one
     // call, the channel's table words set up here instead of by the caller.
@@ -131,12 +143,7 @@
     add r10, r2, r10, lsl #3
     add r10, r10, #48          // slot 32 - G
 .Lweights\@:
-    ldr r11, [r8], #8
-    sxtb16 r4, r11
-    sxtb16 r5, r11, ror #8
-    sadd16 r4, r4, r4
-    sadd16 r5, r5, r5
-    strd r4, r5, [r10], #8
+    WEIGHTS_GROUP r8, r10, r11, r4, r5
     subs r9, r9, #1
     bne .Lweights\@
     ldrd r0, r3, [sp, #4]      // the columns, the quads
@@ -305,12 +312,7 @@
     KERNEL_ENTRY npukit_s8_four_weights_dsp
     tst r2, #1
     beq 2f
-    ldr r3, [r1], #8
-    sxtb16 r4, r3
-    sxtb16 r5, r3, ror #8
-    sadd16 r4, r4, r4
-    sadd16 r5, r5, r5
-    strd r4, r5, [r0], #8
+    WEIGHTS_GROUP r1, r0, r3, r4, r5
     subs r2, r2, #1
     beq 3f
 2:  ldr r3, [r1], #8

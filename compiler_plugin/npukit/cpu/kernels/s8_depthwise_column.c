@@ -138,14 +138,7 @@ static void column_fill4(int16_t* to, int32_t pitch, const int8_t* in, int32_t s
       a = r >= 0 && r < ih ? *(const half_word_t*)(const void*)(in + r * sh) : pad4;
       b = r + 1 >= 0 && r + 1 < ih ? *(const half_word_t*)(const void*)(in + (r + 1) * sh) : pad4;
     }
-    const int32_t a02 = (int32_t)__sxtb16(a), a13 = npukit_s8_sxtb16_ror8(a);
-    const int32_t b02 = (int32_t)__sxtb16(b), b13 = npukit_s8_sxtb16_ror8(b);
-    int32_t c0, c1, c2, c3;
-    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(c0) : "r"(a02), "r"(b02));
-    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(c1) : "r"(a13), "r"(b13));
-    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(c2) : "r"(b02), "r"(a02));
-    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(c3) : "r"(b13), "r"(a13));
-    t[0] = c0, t[wp] = c1, t[2 * wp] = c2, t[3 * wp] = c3;
+    npukit_s8_channel_pairs(t, wp, a, b);
   }
   if (i < n) {  // an odd last row
     const int32_t r = r0 + i;

@@ -131,30 +131,13 @@ static int32_t quads_cost(const int32_t* p) {
   return 25 * h * w + 24 * (h + w);
 }
 
-// Two columns of four channels into their planes' word: the words `a` and
-// `b` of four channels' int8 values (input columns 2k - pad and 2k + 1 -
-// pad, or four copies of PAD_VALUE outside the input) split (SXTB16) into
-// channels (0, 2) and (1, 3) and paired by channel (PKHBT, PKHTB); channel
-// j's word at to[j * wp].
-static inline __attribute__((always_inline)) void planes_word(npukit_s8_word_t* to, int32_t wp, int32_t a,
-                                                              int32_t b) {
-  const int32_t a02 = (int32_t)__sxtb16(a), a13 = npukit_s8_sxtb16_ror8(a);
-  const int32_t b02 = (int32_t)__sxtb16(b), b13 = npukit_s8_sxtb16_ror8(b);
-  int32_t c0, c1, c2, c3;
-  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(c0) : "r"(a02), "r"(b02));
-  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(c1) : "r"(a13), "r"(b13));
-  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(c2) : "r"(b02), "r"(a02));
-  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(c3) : "r"(b13), "r"(a13));
-  to[0] = c0, to[wp] = c1, to[2 * wp] = c2, to[3 * wp] = c3;
-}
-
 // Words [k0, k1) of one plane row of four channels, both columns of each
 // inside the input: `at` holds input column 2 k0 - pad's first channel.
 static __attribute__((noinline)) void planes_words(npukit_s8_word_t* to, const int8_t* at, int32_t step, int32_t wp,
                                                    int32_t n) {
   for (const npukit_s8_word_t* end = to + n; to != end; ++to, at += 2 * step) {
-    planes_word(to, wp, *(const planes_input_word_t*)(const void*)at,
-                *(const planes_input_word_t*)(const void*)(at + step));
+    npukit_s8_channel_pairs(to, wp, *(const planes_input_word_t*)(const void*)at,
+                            *(const planes_input_word_t*)(const void*)(at + step));
   }
 }
 
@@ -203,7 +186,7 @@ static void planes_fill(int16_t* strip, const planes_geometry_t* g, const int8_t
       const int32_t a = x >= 0 && x < g->in_len ? *(const planes_input_word_t*)(const void*)(from + x * step) : pad4;
       const int32_t b =
           x + 1 >= 0 && x + 1 < g->in_len ? *(const planes_input_word_t*)(const void*)(from + (x + 1) * step) : pad4;
-      planes_word(row + k, wp, a, b);
+      npukit_s8_channel_pairs(row + k, wp, a, b);  // input columns 2k - pad, 2k + 1 - pad
     }
     if (k1 > k0) planes_words(row + k0, from + (2 * k0 - g->pad) * step, step, wp, k1 - k0);
   }

@@ -32,6 +32,23 @@ static inline int32_t npukit_s8_sxtb16_ror8(int32_t x) {
 typedef int32_t __attribute__((may_alias)) npukit_s8_word_t;
 typedef int16_t __attribute__((may_alias)) npukit_s8_half_t;
 
+#if defined(__ARM_FEATURE_DSP)
+// Two words `a` and `b` of four channels' int8 values at two neighbouring positions (columns of a plane, rows of
+// a column) as each channel's int16 pair: split (SXTB16) into channels (0, 2) and (1, 3) and paired by channel
+// (PKHBT, PKHTB); channel j's word (its value from `a` in the low half, from `b` in the high) at to[j * wp].
+static inline __attribute__((always_inline)) void npukit_s8_channel_pairs(npukit_s8_word_t* to, int32_t wp,
+                                                                          int32_t a, int32_t b) {
+  const int32_t a02 = (int32_t)__sxtb16(a), a13 = npukit_s8_sxtb16_ror8(a);
+  const int32_t b02 = (int32_t)__sxtb16(b), b13 = npukit_s8_sxtb16_ror8(b);
+  int32_t c0, c1, c2, c3;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(c0) : "r"(a02), "r"(b02));
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(c1) : "r"(a13), "r"(b13));
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(c2) : "r"(b02), "r"(a02));
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(c3) : "r"(b13), "r"(a13));
+  to[0] = c0, to[wp] = c1, to[2 * wp] = c2, to[3 * wp] = c3;
+}
+#endif
+
 // TFLite's int8 ADD of a layer's output and a residual tensor
 // (NPUKIT_S8_OUT_ADD): the block's ADD_* words and the residual's strides.
 typedef struct {
