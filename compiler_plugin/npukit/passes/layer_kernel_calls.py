@@ -108,7 +108,7 @@ class LayerKernelCalls:
             self.dispatches[body.name] = KernelDispatch(
                 operation=spec.operation, layer=layer_key(spec), choice=forms.choice, tuned=forms.tuned,
                 candidates=candidates(spec, self.choices.preset),
-                k_padded=0 if spec.kind in ("depthwise", "average", "table", "mul") else reduction_length(spec),
+                k_padded=0 if spec.kind in ("depthwise", "average", "table") else reduction_length(spec),
                 refused=refused)
 
     def summary(self) -> dict[str, dict]:
@@ -171,8 +171,7 @@ def _workload_count(executable: ir.Operation) -> int:
 def _executable_text(executable: ir.Operation, export: str, binding_count: int, spec: LayerSpec, block: bytes,
                      objects: str) -> str:
     name = ir.StringAttr(executable.attributes["sym_name"]).value
-    second = spec.add.residual if spec.add else spec.operand  # the kernel's fourth argument, where there is one
-    tensors = [spec.ifm.tensor, spec.ofm.tensor] + ([second.tensor] if second else [])
+    tensors = [spec.ifm.tensor, spec.ofm.tensor] + ([spec.add.residual.tensor] if spec.add else [])
     extent: dict[int, int] = {}
     for t in tensors:
         extent[t.binding] = max(extent.get(t.binding, 0), t.extent)
@@ -184,7 +183,7 @@ def _executable_text(executable: ir.Operation, export: str, binding_count: int, 
     params = f"@npukit_layer_{export}"
     lines += [f"%block = memref.get_global {params} : memref<{len(block)}xi8>",
               f"%params = memref.extract_aligned_pointer_as_index %block : memref<{len(block)}xi8> -> index"]
-    residual = f"%p{second.tensor.binding}" if second else "%c0"
+    residual = f"%p{spec.add.residual.tensor.binding}" if spec.add else "%c0"
     lines += [f"func.call @{ENTRY_POINT}(%params, %p{spec.ifm.tensor.binding}, %p{spec.ofm.tensor.binding}, "
               f"{residual}) : (index, index, index, index) -> ()", "return"]
     body = "\n        ".join(lines)

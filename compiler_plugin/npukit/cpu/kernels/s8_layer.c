@@ -11,7 +11,6 @@ void npukit_s8_depthwise(const int32_t* p, size_t input, size_t output, size_t r
 void npukit_s8_residual_int8(const int32_t* p, size_t residual, size_t output);
 void npukit_s8_average(const int32_t* p, size_t input, size_t output, size_t residual);
 void npukit_s8_table(const int32_t* p, size_t input, size_t output);
-void npukit_s8_mul(const int32_t* p, size_t input, size_t output, size_t operand);
 int32_t npukit_s8_fully_connected(const int32_t* p, size_t input, size_t output);
 
 static uint32_t read_u32(const uint8_t* b) {
@@ -69,10 +68,6 @@ static void rebase(int32_t words[NPUKIT_S8_W_COUNT], size_t block) {
 static void run_layer(const int32_t* p, size_t input, size_t output, size_t residual) {
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_TABLE) {
     npukit_s8_table(p, input, output);
-    return;
-  }
-  if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_MUL) {
-    npukit_s8_mul(p, input, output, residual);
     return;
   }
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_AVERAGE) {

@@ -46,8 +46,6 @@
 #define NPUKIT_S8_AVERAGE 3          // a global average pool of another layer's int32 accumulators (s8_average.c)
 #define NPUKIT_S8_TABLE 4            // an int8 elementwise operation: OUT_W values looked up in WEIGHTS_AT's
                                      // 256-entry int8 table, input x at index x + 128 (s8_table.c)
-#define NPUKIT_S8_MUL 5              // TFLite's int8 MUL of the input and a second tensor (the residual's
-                                     // pointer and RES_* words), OUT_W rows of OUT_C channels (s8_mul.c)
 
 // NPUKIT_S8_OUTPUT
 #define NPUKIT_S8_OUT_INT8 0   // requantized, + out_zp, clamped to the activation range
