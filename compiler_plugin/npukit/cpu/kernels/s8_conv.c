@@ -778,17 +778,19 @@ void npukit_s8_conv_four_add_dsp(const int32_t* columns, uint8_t* out, const npu
 void npukit_s8_conv_four_add_full_dsp(const int32_t* columns, uint8_t* out, const npukit_s8_four_add_table_t* t,
                                       int32_t quads);
 
-// The same quads for every output channel in one call (the _channels_ kernels, int8 weights): each channel's
-// table words (bias, multiplier and shift words, weights, the residual pointer) set up by the kernel from these
-// (word offsets fixed in s8_conv_four_dsp.S): channel c's weights are `groups` words 8 bytes apart from
-// weights + (c >> 1) * pair_bytes + (c & 1) * 4, its output at `out` + c, its residual at `residual` + c.
+// The same quads for every output channel in one call (the _channels_ kernels): each channel's table words
+// (bias, multiplier and shift words, weights, the residual pointer) set up by the kernel from these (word offsets
+// fixed in s8_conv_four_dsp.S): channel c's weights are `groups` groups from weights + (c >> 1) * pair_bytes +
+// (c & 1) * lane_bytes, int8 words 8 bytes apart or (`wide`) int16 pairs 16 bytes apart; its output at `out` + c,
+// its residual at `residual` + c.
 typedef struct {
   const int32_t *bias, *multiplier, *shift;
   const int8_t* weights;
   int32_t channels, zp2, pair_bytes;
   const uint8_t* residual;
+  int32_t lane_bytes, wide;
 } npukit_s8_four_channels_t;
-_Static_assert(sizeof(npukit_s8_four_channels_t) == 32, "the offsets s8_conv_four_dsp.S reads");
+_Static_assert(sizeof(npukit_s8_four_channels_t) == 40, "the offsets s8_conv_four_dsp.S reads");
 void npukit_s8_conv_four_channels_dsp(const int32_t* columns, uint8_t* out, npukit_s8_four_table_t* t, int32_t quads,
                                       const npukit_s8_four_channels_t* ch);
 void npukit_s8_conv_four_channels_full_dsp(const int32_t* columns, uint8_t* out, npukit_s8_four_table_t* t,
@@ -1181,10 +1183,10 @@ static inline __attribute__((always_inline)) void conv_four_body(const gather_t*
     }
     uint8_t* const out = op->out + 4 * q0 * out_sw;
     const uint8_t* const res = add ? op->residual + 4 * q0 * at->rs : (const uint8_t*)0;
-    if (!wide && !moved) {  // every channel in one call
+    if (!moved) {  // every channel in one call
       const npukit_s8_four_channels_t ch = {
           .bias = bias, .multiplier = multiplier, .shift = shift, .weights = weights, .channels = oc, .zp2 = zp2,
-          .pair_bytes = 2 * g->k_padded, .residual = res,
+          .pair_bytes = (wide ? 4 : 2) * g->k_padded, .residual = res, .lane_bytes = wide ? 8 : 4, .wide = wide,
       };
       if (add && full) {
         npukit_s8_conv_four_channels_add_full_dsp(strip, out, at, n, &ch);

@@ -94,9 +94,10 @@
     // A fifth argument (on the stack) points at npukit_s8_four_channels_t
     // (s8_conv.c), word by word: the layer's biases, multipliers, shifts,
     // its int8 weights (channel c's groups 8 bytes apart from
-    // (c >> 1) * 2 K_PADDED + (c & 1) * 4), the channel count (>= 1),
-    // 2 zp + 1, 2 K_PADDED, and (the _add_ kernels) the residual of pixel 0
-    // of channel 0. Per channel: its doubled bias four times, m, e = -shift
+    // (c >> 1) * pair_bytes + (c & 1) * lane_bytes), the channel count
+    // (>= 1), 2 zp + 1, pair_bytes, (the _add_ kernels) the residual of
+    // pixel 0 of channel 0, lane_bytes, and whether the weights are int16
+    // pairs (groups 16 bytes apart) rather than int8 (8 bytes apart). Per channel: its doubled bias four times, m, e = -shift
     // - 1 and c = (2 zp + 1) << e, its weights doubled into the slots, the
     // residual pointer (_add_), then the quads from `columns` on, stored
     // from out + the channel.
@@ -131,21 +132,35 @@
     add r5, r5, r4
     str r5, [r2, #312]
     .endif
-    // The weights: groups 8 bytes apart from the channel's first.
+    // The weights: the channel's first group at weights + (c >> 1) *
+    // pair_bytes + (c & 1) * lane_bytes.
     ldr r8, [r12, #12]
-    ldr r9, [r12, #24]         // 2 K_PADDED
+    ldr r9, [r12, #24]         // pair_bytes
     lsrs r10, r4, #1
     mla r8, r10, r9, r8
     and r10, r4, #1
-    add r8, r8, r10, lsl #2
+    ldr r9, [r12, #32]         // lane_bytes
+    mla r8, r10, r9, r8
     ldr r9, [r2, #40]          // G
     rsb r10, r9, #32
     add r10, r2, r10, lsl #3
     add r10, r10, #48          // slot 32 - G
-.Lweights\@:
+    ldr r11, [r12, #36]        // int16 weights
+    cmp r11, #0
+    bne .Lwide\@
+.Lweights\@:  // int8: groups 8 bytes apart
     WEIGHTS_GROUP r8, r10, r11, r4, r5
     subs r9, r9, #1
     bne .Lweights\@
+    b .Lweights_done\@
+.Lwide\@:  // int16 pairs (k0, k2), (k1, k3): groups 16 bytes apart, doubled
+    ldrd r4, r5, [r8], #16
+    sadd16 r4, r4, r4
+    sadd16 r5, r5, r5
+    strd r4, r5, [r10], #8
+    subs r9, r9, #1
+    bne .Lwide\@
+.Lweights_done\@:
     ldrd r0, r3, [sp, #4]      // the columns, the quads
     ldr r1, [sp, #16]          // the channel's output
     .endm
