@@ -1044,7 +1044,8 @@ static inline int32_t four_last_offset(const four_words_t* f, int32_t at, int32_
 // contiguous runs of at least four bytes (kernel rows of no multiple of 4: first layers of one to three channels;
 // or the taps of a dilated layer, channel-last, a multiple of four channels), or of shorter kernel rows
 // (four_pack_short: a one-channel input's rows of one to three taps), four pixels at a time: their fields
-// packed K_PADDED bytes apart into `pack` (4 K_PADDED bytes, zero past K in each field), then widened together
+// packed K_PADDED bytes apart into `pack` (4 K_PADDED bytes; past K in each field, numbers zero weights meet: zeros,
+// or what four_pack_short's last word wrote), then widened together
 // (npukit_s8_four_gather_quad_dsp, the fields as one row of G words). Otherwise a pixel at a time: where the
 // rows' word reads stay within the input, the rows copied a word at a time into `row` and widened; otherwise
 // four_gather.
