@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import npukit
-from npukit.cpu.layer_kernels import ENTRY_POINT, WORDS
+from npukit.cpu.layer_kernels import ELEMENTWISE_ENTRY_POINT, ENTRY_POINT, WORDS
 from npukit.errors import TargetError
 from npukit.targets.cpu_pipeline import CpuPipeline
 from support.models import MLPERF_MODELS, random_inputs
@@ -81,6 +81,23 @@ def test_static_library_carries_the_kernels_privately(shared_models, artifact_ca
     assert defined_global == [f"{result.name}_linked_library_query"], defined_global
     assert ENTRY_POINT not in undefined and any(r[-1] == ENTRY_POINT for r in rows)
     assert "__aeabi_unwind_cpp_pr0" not in undefined
+
+
+def test_elementwise_layers_link_their_kernels_alone(artifact_cache):
+    """An NPU build whose CPU layers are all elementwise (squeeze_excite's gated products) calls
+    npukit_s8_elementwise, and its static library holds the product kernel, not the convolutions'."""
+    from zoo.catalogue import entries
+
+    model = next(e for e in entries() if e.name == "squeeze_excite-int8.tflite").path()
+    result = artifact_cache(model, "mynpu+cortex-m4", "static")
+    kernels = result.manifest["cpu_kernels"]
+    assert sorted(k.get("operation") for k in kernels.values() if "operation" in k) == \
+        ["elementwise int8 product"] * 2
+    obj = result.files["static_library"]
+    symbols = subprocess.run(["arm-none-eabi-nm", str(obj)], capture_output=True, text=True, check=True).stdout
+    names = {line.split()[-1] for line in symbols.splitlines() if line.strip()}
+    assert {ELEMENTWISE_ENTRY_POINT, "npukit_s8_mul"} <= names
+    assert not {ENTRY_POINT, "npukit_s8_conv", "npukit_s8_depthwise"} & names
 
 
 @pytest.mark.parametrize("target,encoding", [("cortex-m4", "NPC1"), ("host", "NPK1")])

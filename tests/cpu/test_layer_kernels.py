@@ -33,7 +33,7 @@ from npukit.layer_recognition.dispatch_ir import SystemTensor
 from npukit.quantization.requantization import ADD_LEFT_SHIFT
 from npukit.layer_recognition.float_parameters import float_add_output, float_output
 from npukit.layer_recognition.layer_spec import AverageOutput, ElementwiseAdd, FloatAdd, FloatQuantize, FloatStage, \
-    LayerSpec, ResidualAccumulators, TensorLayout
+    LayerSpec, NotSupported, ResidualAccumulators, TensorLayout
 from npukit.targets.cpu_presets import HOST
 from npukit.quantization.fixed_point_reference import scale_rounded_once_array
 from support.tflite_arithmetic import requantize, rounding_divide
@@ -1307,3 +1307,115 @@ AVERAGE_CASES = {
 @pytest.mark.parametrize("name", list(AVERAGE_CASES))
 def test_average_of_accumulators_equals_tflite_arithmetic(build, name, rng):
     run_average_case(build, AVERAGE_CASES[name], rng)
+
+
+# Elementwise products (kind "mul", s8_mul.c) ----------------------------------
+
+
+@dataclass
+class ProductCase:
+    rows: int = 64
+    channels: int = 16
+    form: str = "rows"  # the second tensor: "none" (every element's), "rows" (a vector of the channels), "all"
+    factors: str = "tflite"  # "tflite": x - zx and y - zy; "gate": y through a table (a fused LOGISTIC); "tables":
+    # x's and y's each any 256 consecutive values (int8 tables plus constants); "x table": x's so, y - zy;
+    # "x steps": x's rising by steps of at most 15 (stored as 4-bit steps), y - zy; "both steps": x's so, y's a
+    # gate (x's then stored whole: one factor's steps at most)
+    multiplier: int = 1090288896
+    shift: int = -6
+    zp: int = -33
+    act: tuple[int, int] = (-128, 127)
+
+
+def _product_layout(binding: int, offset: int, rows: int, channels: int, form: str) -> TensorLayout:
+    if form == "none":
+        return TensorLayout(SystemTensor(binding, offset, (rows, channels), "i8", (0, 0), (rows, channels)), ("W", "C"))
+    if form == "rows":
+        return TensorLayout(SystemTensor(binding, offset, (channels,), "i8", (0,), (channels,)), ("C",))
+    return TensorLayout(SystemTensor(binding, offset, (1,), "i8", (0,), (1,)), (None,))
+
+
+def run_product_case(build, case: ProductCase, rng) -> None:
+    from npukit.layer_recognition.elementwise_product import factor_bytes
+    from npukit.quantization.fixed_point_reference import multiply_by_quantized_multiplier_array
+
+    _, _, layer = build
+    values = np.arange(-128, 128)
+    fx = values - int(rng.integers(-128, 128))
+    fy = values - int(rng.integers(-128, 128))
+    if case.factors in ("gate", "tables", "both steps"):
+        fy = np.sort(rng.integers(-128, 128, 256)) + 128  # a LOGISTIC's outputs less its zero point
+    if case.factors in ("tables", "x table"):
+        fx = rng.integers(-128, 128, 256) + int(rng.integers(-3000, 3000))  # any function of x within 256 values
+    if case.factors in ("x steps", "both steps"):
+        fx = np.cumsum(rng.integers(0, 2, 256)) - 77  # never falling, up to 255 above its first value
+        fx[-1] = fx[-2] + 15 if fx[-2] + 15 - fx[0] <= 255 else fx[-2]  # a step of 15 if it fits
+    r, c = case.rows, case.channels
+    x = rng.integers(-128, 128, (r, c)).astype(np.int8)
+    y_shape = {"none": (r, c), "rows": (c,), "all": (1,)}[case.form]
+    y = rng.integers(-128, 128, y_shape).astype(np.int8)
+    product = fx[x.astype(np.int64) + 128] * fy[np.broadcast_to(y, (r, c)).astype(np.int64) + 128]
+    scaled = multiply_by_quantized_multiplier_array(product, case.multiplier, case.shift)
+    want = np.clip(scaled + case.zp, *case.act).astype(np.int8)
+    spec = LayerSpec(kind="mul", ifm=_product_layout(0, 3, r, c, "none"), ofm=_product_layout(1, 5, r, c, "none"),
+                     ifm_chw=(c, 1, r), ofm_chw=(c, 1, r), kernel=(1, 1), stride=(1, 1), dilation=(1, 1),
+                     weights=factor_bytes(fx, fy), bias=np.zeros(1, np.int32),
+                     multipliers=[(case.multiplier, case.shift)], ifm_zp=0, ofm_zp=case.zp, act_min=case.act[0],
+                     act_max=case.act[1], relu=False)
+    spec.operand = _product_layout(2, 7, r, c, case.form)
+    out = rng.integers(0, 256, 5 + r * c + 64, dtype=np.uint8)
+    before = out.copy()
+    with aligned(layer_block(spec)) as params, guarded(bytes(3) + x.tobytes()) as x_at, \
+            guarded(bytes(7) + y.tobytes()) as y_at:
+        layer(params, x_at, out.ctypes.data, y_at)
+    np.testing.assert_array_equal(out[5: 5 + r * c].view(np.int8).reshape(r, c), want)
+    np.testing.assert_array_equal(out[:5], before[:5])
+    np.testing.assert_array_equal(out[5 + r * c:], before[5 + r * c:])
+
+
+PRODUCT_CASES = {
+    "squeeze-and-excitation: 256 rows of 16 channels, a gate per channel": ProductCase(rows=256, factors="gate"),
+    "a vector of 37 channels (tails of 8 and 16 lanes), ReLU": ProductCase(rows=9, channels=37, act=(-33, 127)),
+    "one shape, 35 channels, ReLU6-like bounds": ProductCase(rows=5, channels=35, form="none", zp=4, act=(4, 90)),
+    "one value broadcast over 48 channels": ProductCase(rows=7, channels=48, form="all", zp=0),
+    "fewer channels than a vector": ProductCase(rows=11, channels=5, form="none"),
+    "left shift (the general arithmetic)": ProductCase(rows=6, channels=24, multiplier=1342177280, shift=3, zp=2),
+    "right shift of 31, multiplier near 2^31": ProductCase(rows=4, channels=33, multiplier=2**31 - 1, shift=-31),
+    "any factor tables (gathered), right shift 20": ProductCase(rows=3, channels=40, form="none", factors="tables",
+                                                         multiplier=1717986918, shift=-20),
+    "x through a table, y broadcast over the rows (the table in the channel loop)": ProductCase(
+        rows=20, channels=19, factors="x table", multiplier=1717986918, shift=-12),
+    "x through a table, left shift": ProductCase(rows=4, channels=21, form="none", factors="x table",
+                                                 multiplier=1342177280, shift=1),
+    "x through a table of steps": ProductCase(rows=12, channels=23, form="none", factors="x steps"),
+    "x and y through tables of steps": ProductCase(rows=10, channels=17, factors="both steps"),
+}
+
+
+def test_product_factors_kept_compact():
+    """A factor that is the value plus a constant is kept as the constant alone, one that never falls by steps
+    of at most 15 as 4-bit steps, any other within 256 consecutive values as an int8 table plus a constant, a
+    wider one refused."""
+    from npukit.layer_recognition.elementwise_product import factor_bytes
+
+    values = np.arange(-128, 128)
+    assert factor_bytes(values + 7, values - 3).tobytes() == np.array([7, -3, 0], "<i4").tobytes()
+    gate = np.minimum(np.maximum(values * 3, -90), 140)  # steps of 0 and 3
+    packed = factor_bytes(values + 7, gate)
+    assert len(packed) == 12 + 128
+    cx, cy, forms = packed[:12].view("<i4")
+    steps = np.stack([packed[12:].view(np.uint8) & 15, packed[12:].view(np.uint8) >> 4], 1).ravel()[:255]
+    assert (cx, forms) == (7, 1 << 2) and np.array_equal(cy - 128 + np.cumsum(np.append(0, steps)), gate)
+    both = factor_bytes(gate, gate)  # one table of steps at most: y's
+    assert len(both) == 12 + 256 + 128 and both[8] == 2 | 1 << 2
+    falling = gate[::-1].copy()
+    packed = factor_bytes(falling, values)
+    assert len(packed) == 12 + 256 and packed[8] == 2
+    assert np.array_equal(packed[12:].astype(np.int64) + packed[:4].view("<i4")[0], falling)
+    with pytest.raises(NotSupported, match="spanning"):
+        factor_bytes(values * 2, values)
+
+
+@pytest.mark.parametrize("name", list(PRODUCT_CASES))
+def test_product_equals_tflite_arithmetic(build, name, rng):
+    run_product_case(build, PRODUCT_CASES[name], rng)

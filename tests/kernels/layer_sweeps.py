@@ -8,6 +8,8 @@ zero points and large biases."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from support.tflite_builder import Branch, Spec
@@ -980,10 +982,47 @@ def repeated_layers_sweep(seed: int = 6) -> list[Branch]:
     return branches
 
 
+def elementwise_mul_sweep(seed: int = 59) -> list[Branch]:
+    """TFLite's int8 MUL (npukit/layer_recognition/elementwise_product.py,
+    kernels/s8_mul.c): a squeeze-and-excitation block's form (a per-channel
+    scale through LOGISTIC, which IREE fuses into the product, times the
+    feature map), a per-channel vector broadcast over the rows as the
+    second operand and as the first, two tensors of one shape, one value
+    broadcast over all, a 2-D product, an output scale small enough for a
+    left shift (the kernels' general arithmetic), zero points at both ends
+    of int8, every activation form, and a gate steep enough that its table
+    is stored whole. Branches chained; 16 inputs."""
+    rng = np.random.default_rng(seed)
+    branches = []
+
+    def mul(a: Spec, b: Spec, shape, activation, out: Spec | None = None) -> Branch:
+        out = out or _output(rng, shape)
+        return Branch("MUL", [a, b], [out], dict(fusedActivationFunction=activation))
+
+    x, scale = _input(rng, (1, 8, 8, 16), -5), _input(rng, (1, 1, 1, 16), 10)
+    gate = Spec((1, 1, 1, 16), np.int8, np.float32(1 / 256), -128)
+    branches += [Branch("LOGISTIC", [scale], [gate], {}), mul(x, gate, (1, 8, 8, 16), NONE)]
+    # A steep gate: its LOGISTIC rises by more than 15 between neighbouring inputs (a table of 256 values, not
+    # of 4-bit steps).
+    x, steep = _input(rng, (1, 6, 7, 12), 3), replace(_input(rng, (1, 1, 1, 12), -128), scale=np.float32(0.4))
+    steep_gate = Spec((1, 1, 1, 12), np.int8, np.float32(1 / 256), -128)
+    branches += [Branch("LOGISTIC", [steep], [steep_gate], {}), mul(x, steep_gate, (1, 6, 7, 12), RELU)]
+    branches.append(mul(_input(rng, (1, 1, 1, 8), 0), _input(rng, (1, 5, 5, 8), 7), (1, 5, 5, 8), RELU6))
+    branches.append(mul(_input(rng, (1, 4, 9, 10), -20), _input(rng, (1, 4, 9, 10), 9), (1, 4, 9, 10), NONE))
+    branches.append(mul(_input(rng, (1, 6, 6, 8), 1), _input(rng, (1,), -3), (1, 6, 6, 8), RELU))
+    a, b = _input(rng, (1, 5, 3, 6), 2), _input(rng, (1, 1, 1, 6), -1)
+    small = Spec((1, 5, 3, 6), np.int8, np.float32(np.float64(a.scale) * np.float64(b.scale) / 5.0), 4)
+    branches.append(mul(a, b, a.shape, NONE, small))  # the product scaled up: a left shift of 3
+    branches.append(mul(_input(rng, (1, 64), -128), _input(rng, (1, 64), 127), (1, 64), NONE))
+    branches.append(mul(_input(rng, (1, 3, 4, 20), 127), _input(rng, (1, 1, 1, 20), -128), (1, 3, 4, 20), RELU,
+                        _output(rng, (1, 3, 4, 20), -100)))
+    return branches
+
+
 # Sweeps whose branches feed one another (build_model's chain): a branch input that is an earlier branch's
 # output is no model input.
 CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges", "conv_add_rows", "slice_consumers", "conv_four_add",
-           "conv_four_add_tails", "conv_four_long")
+           "conv_four_add_tails", "conv_four_long", "elementwise_mul")
 
 SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multiplier_sweep,
           "depthwise_quad": depthwise_quad_sweep, "depthwise_tiles": depthwise_tiles_sweep,
@@ -998,7 +1037,8 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "conv_whole_window": conv_whole_window_sweep,
           "fully_connected": fully_connected_sweep, "fully_connected_matvec": fully_connected_matvec_sweep,
           "fully_connected_one_output": fully_connected_one_output_sweep, "slice_consumers": slice_consumers_sweep,
-          "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep}
+          "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep,
+          "elementwise_mul": elementwise_mul_sweep}
 
 
 def prepared_sweep(name: str, branches: list[Branch], path, seed: int, samples: int = 2):

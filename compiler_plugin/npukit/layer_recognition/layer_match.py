@@ -154,8 +154,11 @@ def match_layer_at_site(body: DispatchBody, site: "list[BindingSite] | str | Non
 
 def match_layer_or_table(body: DispatchBody, site: "list[BindingSite] | str | None") -> LayerSpec:
     """``match_layer_at_site``, and where that refuses a dispatch without an
-    int8 contraction, its int8 elementwise operation as a 256-entry table
-    (npukit.layer_recognition.table_lookup); both reasons when neither."""
+    int8 contraction, its int8 elementwise operation of one tensor as a
+    256-entry table (npukit.layer_recognition.table_lookup) or of two as an
+    int8 product (npukit.layer_recognition.elementwise_product); every
+    reason when none."""
+    from npukit.layer_recognition.elementwise_product import match_elementwise_product
     from npukit.layer_recognition.table_lookup import match_table_lookup
 
     try:
@@ -166,7 +169,11 @@ def match_layer_or_table(body: DispatchBody, site: "list[BindingSite] | str | No
         try:
             return match_table_lookup(body)
         except NotSupported as table_reason:
-            raise NotSupported(f"{layer_reason}; not an int8 table: {table_reason}") from None
+            try:
+                return match_elementwise_product(body)
+            except NotSupported as product_reason:
+                raise NotSupported(f"{layer_reason}; not an int8 table: {table_reason}; not an int8 product: "
+                                   f"{product_reason}") from None
 
 
 def _spec(g: Geometry, ofm: TensorLayout, bias, multipliers, ifm_zp, ofm_zp, low, high, relu) -> LayerSpec:

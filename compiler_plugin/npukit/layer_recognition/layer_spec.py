@@ -12,8 +12,9 @@ import numpy as np
 from npukit.layer_recognition.dispatch_ir import SystemTensor
 
 
-# The operation a "table" layer reports (LayerSpec.operation).
+# The operation a "table" layer reports (LayerSpec.operation), and a "mul" layer.
 TABLE_OPERATION = "elementwise int8 table lookup"
+PRODUCT_OPERATION = "elementwise int8 product"
 
 
 class NotSupported(Exception):
@@ -177,9 +178,13 @@ class LayerSpec:
     "table" (the CPU kernels' s8_table and mynpu's OP_TABLE,
     npukit.layer_recognition.table_lookup) maps
     each of the ``ifm_chw[2]`` int8 elements of its input to ``weights[x +
-    128]`` (a 256-entry int8 table) at the same place of its output."""
+    128]`` (a 256-entry int8 table) at the same place of its output. ``kind``
+    "mul" (CPU kernels only, npukit.layer_recognition.elementwise_product)
+    is TFLite's int8 MUL of ``ifm`` and ``operand``: zp + MBQM(fx(x) *
+    fy(y), M, shift), clamped, its two factors in their compact form
+    (elementwise_product.factor_bytes) as the weights' bytes."""
 
-    kind: str  # "conv", "depthwise", "fully_connected", "average", "table"
+    kind: str  # "conv", "depthwise", "fully_connected", "average", "table", "mul"
     ifm: TensorLayout
     ofm: TensorLayout
     ifm_chw: tuple[int, int, int]
@@ -226,6 +231,9 @@ class LayerSpec:
     # refuses a layer with any (``padded``).
     padding: tuple[int, int, int, int] = (0, 0, 0, 0)  # top, bottom, left, right
     pad_value: int = 0
+    # The second input of an elementwise product (kind "mul"), as rows of the output's channels (its strides 0
+    # along what it is broadcast over); None for every other kind.
+    operand: TensorLayout | None = None
 
     @property
     def padded(self) -> bool:
@@ -233,7 +241,7 @@ class LayerSpec:
 
     @property
     def macs(self) -> int:
-        if self.kind in ("average", "table"):
+        if self.kind in ("average", "table", "mul"):
             return 0
         c, h, w = self.ofm_chw
         taps = self.kernel[0] * self.kernel[1] * (1 if self.kind == "depthwise" else self.ifm_chw[0])
@@ -243,7 +251,7 @@ class LayerSpec:
     def operation(self) -> str:
         name = {"conv": "convolution", "depthwise": "depthwise convolution",
                 "fully_connected": "fully connected", "average": "requantization",
-                "table": TABLE_OPERATION}[self.kind]
+                "table": TABLE_OPERATION, "mul": PRODUCT_OPERATION}[self.kind]
         if self.kind == "conv" and self.kernel == (1, 1):
             name = "pointwise convolution"
         if self.add is not None:

@@ -39,16 +39,23 @@ def _flat(layout_tensor) -> TensorLayout:
     return TensorLayout(replace(layout_tensor, shape=(n,), offsets=(0,), sizes=(n,), strides=None), ("W",))
 
 
-def match_table_lookup(body: DispatchBody) -> LayerSpec:
-    """The table of an int8 elementwise dispatch, or NotSupported with the reason."""
+def elementwise_generic(body: DispatchBody, inputs: int) -> tuple[ir.Operation, list[str]]:
+    """The dispatch's one ``linalg.generic`` and its iterator types, every loop parallel, of ``inputs``
+    tensors; otherwise NotSupported with the reason."""
     if len(body.linalg) != 1 or body.linalg[0].name != "linalg.generic":
         raise NotSupported("not one elementwise operation")
     generic = body.linalg[0]
     iterators = [str(a) for a in ir.ArrayAttr(generic.attributes["iterator_types"])]
     if not all("parallel" in i for i in iterators):
         raise NotSupported("an elementwise operation with a reduction")
-    if generic_inputs_count(generic) != 1:
-        raise NotSupported("an elementwise operation of more than one tensor")
+    if generic_inputs_count(generic) != inputs:
+        raise NotSupported(f"an elementwise operation of {generic_inputs_count(generic)} tensors, not {inputs}")
+    return generic, iterators
+
+
+def match_table_lookup(body: DispatchBody) -> LayerSpec:
+    """The table of an int8 elementwise dispatch, or NotSupported with the reason."""
+    generic, iterators = elementwise_generic(body, 1)
     source = body.loads.get(generic.operands[0])
     stored = [t for v, t in body.stores if v == generic.results[0]]
     if source is None or len(stored) != 1 or len(body.stores) != 1:

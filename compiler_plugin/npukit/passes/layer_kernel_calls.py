@@ -7,10 +7,12 @@ ReLU and residual addition; an average pool over another layer's int32
 accumulators with that layer's output stage fused in
 (npukit.layer_recognition.accumulator_average); and an int8 elementwise
 operation of one tensor, run as a 256-entry table of its own values
-(npukit.layer_recognition.table_lookup). A matched dispatch's body is replaced by one
-call to ``npukit_s8_layer`` (npukit/cpu/kernels) with the layer's parameter
-block, tables and packed weights as read-only data of the executable, and
-one workgroup. The kernels compute TFLite's integer arithmetic exactly for
+(npukit.layer_recognition.table_lookup), or of two, TFLite's int8 MUL
+(npukit.layer_recognition.elementwise_product). A matched dispatch's body is
+replaced by one call to ``npukit_s8_layer`` (``npukit_s8_elementwise`` for
+the elementwise layers, which then link no other kernel; npukit/cpu/kernels)
+with the layer's parameter block, tables and packed weights as read-only data
+of the executable, and one workgroup. The kernels compute TFLite's integer arithmetic exactly for
 layers whose dispatch computes it (the TFLite frontend's); a layer whose
 dispatch requantizes in float (an ONNX QDQ graph: DequantizeLinear, the
 layer in float, QuantizeLinear) keeps that float arithmetic, operation by
@@ -33,7 +35,7 @@ from iree.compiler import ir
 from npukit.layer_recognition.accumulator_average import match_accumulator_average
 from npukit.cpu.flash_budget import BudgetOutcome, LayerForms, fit_budget
 from npukit.cpu.kernel_choice import KernelChoice, LayerChoices, candidates, layer_key
-from npukit.cpu.layer_kernels import ENTRY_POINT, KernelUnsupported, compact_blocks, layer_block, reduction_length
+from npukit.cpu.layer_kernels import KernelUnsupported, compact_blocks, entry_point, layer_block, reduction_length
 from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, read_dispatch
 from npukit.layer_recognition.layer_match import match_layer_or_table, reduces_accumulators
@@ -108,7 +110,7 @@ class LayerKernelCalls:
             self.dispatches[body.name] = KernelDispatch(
                 operation=spec.operation, layer=layer_key(spec), choice=forms.choice, tuned=forms.tuned,
                 candidates=candidates(spec, self.choices.preset),
-                k_padded=0 if spec.kind in ("depthwise", "average", "table") else reduction_length(spec),
+                k_padded=0 if spec.kind in ("depthwise", "average", "table", "mul") else reduction_length(spec),
                 refused=refused)
 
     def summary(self) -> dict[str, dict]:
@@ -171,7 +173,8 @@ def _workload_count(executable: ir.Operation) -> int:
 def _executable_text(executable: ir.Operation, export: str, binding_count: int, spec: LayerSpec, block: bytes,
                      objects: str) -> str:
     name = ir.StringAttr(executable.attributes["sym_name"]).value
-    tensors = [spec.ifm.tensor, spec.ofm.tensor] + ([spec.add.residual.tensor] if spec.add else [])
+    second = spec.add.residual if spec.add else spec.operand  # the kernel's fourth argument, where there is one
+    tensors = [spec.ifm.tensor, spec.ofm.tensor] + ([second.tensor] if second else [])
     extent: dict[int, int] = {}
     for t in tensors:
         extent[t.binding] = max(extent.get(t.binding, 0), t.extent)
@@ -183,8 +186,8 @@ def _executable_text(executable: ir.Operation, export: str, binding_count: int, 
     params = f"@npukit_layer_{export}"
     lines += [f"%block = memref.get_global {params} : memref<{len(block)}xi8>",
               f"%params = memref.extract_aligned_pointer_as_index %block : memref<{len(block)}xi8> -> index"]
-    residual = f"%p{spec.add.residual.tensor.binding}" if spec.add else "%c0"
-    lines += [f"func.call @{ENTRY_POINT}(%params, %p{spec.ifm.tensor.binding}, %p{spec.ofm.tensor.binding}, "
+    residual = f"%p{second.tensor.binding}" if second else "%c0"
+    lines += [f"func.call @{entry_point(spec)}(%params, %p{spec.ifm.tensor.binding}, %p{spec.ofm.tensor.binding}, "
               f"{residual}) : (index, index, index, index) -> ()", "return"]
     body = "\n        ".join(lines)
     return f"""
@@ -195,7 +198,7 @@ stream.executable private @{name} {objects}{{
   }}
   builtin.module {{
     "memref.global"() <{{sym_name = "{params[1:]}", sym_visibility = "private", type = memref<{len(block)}xi8>, initial_value = dense<"0x{block.hex().upper()}"> : tensor<{len(block)}xi8>, constant, alignment = 16 : i64}}> : () -> ()
-    func.func private @{ENTRY_POINT}(index, index, index, index) attributes {{hal.import.static, llvm.passthrough = ["nounwind"]}}
+    func.func private @{entry_point(spec)}(index, index, index, index) attributes {{hal.import.static, llvm.passthrough = ["nounwind"]}}
     func.func @{export}({args}) {{
         {body}
     }}

@@ -46,6 +46,8 @@
 #define NPUKIT_S8_AVERAGE 3          // a global average pool of another layer's int32 accumulators (s8_average.c)
 #define NPUKIT_S8_TABLE 4            // an int8 elementwise operation: OUT_W values looked up in WEIGHTS_AT's
                                      // 256-entry int8 table, input x at index x + 128 (s8_table.c)
+#define NPUKIT_S8_MUL 5              // TFLite's int8 MUL of the input and a second tensor (the residual's
+                                     // pointer and RES_* words), OUT_W rows of OUT_C channels (s8_mul.c)
 
 // NPUKIT_S8_OUTPUT
 #define NPUKIT_S8_OUT_INT8 0   // requantized, + out_zp, clamped to the activation range
@@ -257,5 +259,16 @@ void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual
 // from the block's start: 1, or 0 (and nothing written) when `block` is not
 // one.
 int npukit_s8_layer_words(const uint8_t* block, int32_t words[NPUKIT_S8_W_COUNT]);
+
+// The words the kernels read for `params` (either encoding): the block itself,
+// or its compact words expanded into `words` with their positions rebased
+// (s8_layer_words.c).
+const int32_t* npukit_s8_layer_params(size_t params, int32_t words[NPUKIT_S8_W_COUNT]);
+
+// The elementwise layers' entry point (kinds TABLE and MUL, s8_elementwise.c;
+// `operand` the product's second tensor), and their part of npukit_s8_layer:
+// 1 where `p` is such a layer, which it ran, else 0.
+void npukit_s8_elementwise(size_t params, size_t input, size_t output, size_t operand);
+int npukit_s8_run_elementwise(const int32_t* p, size_t input, size_t output, size_t operand);
 
 #endif  // NPUKIT_CPU_KERNELS_S8_LAYER_H_
