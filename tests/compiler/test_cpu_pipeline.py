@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import npukit
-from npukit.cpu.layer_kernels import ELEMENTWISE_ENTRY_POINT, ENTRY_POINT, WORDS
+from npukit.cpu.layer_kernels import ENTRY_POINT, UNWEIGHTED_ENTRY_POINT, WORDS
 from npukit.errors import TargetError
 from npukit.targets.cpu_pipeline import CpuPipeline
 from support.models import MLPERF_MODELS, random_inputs
@@ -85,7 +85,7 @@ def test_static_library_carries_the_kernels_privately(shared_models, artifact_ca
 
 def test_elementwise_layers_link_their_kernels_alone(artifact_cache):
     """An NPU build whose CPU layers are all elementwise (squeeze_excite's gated products) calls
-    npukit_s8_elementwise, and its static library holds the product kernel, not the convolutions'."""
+    npukit_s8_unweighted, and its static library holds the product kernel, not the convolutions'."""
     from zoo.catalogue import entries
 
     model = next(e for e in entries() if e.name == "squeeze_excite-int8.tflite").path()
@@ -96,7 +96,7 @@ def test_elementwise_layers_link_their_kernels_alone(artifact_cache):
     obj = result.files["static_library"]
     symbols = subprocess.run(["arm-none-eabi-nm", str(obj)], capture_output=True, text=True, check=True).stdout
     names = {line.split()[-1] for line in symbols.splitlines() if line.strip()}
-    assert {ELEMENTWISE_ENTRY_POINT, "npukit_s8_mul"} <= names
+    assert {UNWEIGHTED_ENTRY_POINT, "npukit_s8_mul"} <= names
     assert not {ENTRY_POINT, "npukit_s8_conv", "npukit_s8_depthwise"} & names
 
 

@@ -1392,6 +1392,78 @@ PRODUCT_CASES = {
 }
 
 
+# int8 pools (kinds "average_pool" and "max_pool", s8_pool.c) ------------------
+
+
+@dataclass
+class PoolCase:
+    kind: str = "average_pool"
+    channels: int = 8
+    size: tuple[int, int] = (6, 6)
+    kernel: tuple[int, int] = (2, 2)
+    stride: tuple[int, int] = (2, 2)
+    act: tuple[int, int] = (-128, 127)
+    layout: str = "HWC"  # "CHW": channels apart (the kernels' any-stride path)
+    fill: int | None = None  # every input value, else random
+
+
+def run_pool_case(build, case: PoolCase, rng) -> None:
+    from npukit.layer_recognition.int8_pool import rounded_average
+
+    _, _, layer = build
+    c, (h, w), (kh, kw), (sy, sx) = case.channels, case.size, case.kernel, case.stride
+    x = np.full((h, w, c), case.fill, np.int8) if case.fill is not None else \
+        rng.integers(-128, 128, (h, w, c)).astype(np.int8)
+    oh, ow = (h - kh) // sy + 1, (w - kw) // sx + 1
+    windows = np.stack([x[y * sy: y * sy + kh, z * sx: z * sx + kw].reshape(kh * kw, c).astype(np.int64)
+                        for y in range(oh) for z in range(ow)])
+    pooled = rounded_average(windows.sum(1), kh * kw) if case.kind == "average_pool" else windows.max(1)
+    want = np.clip(pooled, *case.act).astype(np.int8).reshape(oh, ow, c)
+    order, roles = ((2, 0, 1), ("C", "H", "W")) if case.layout == "CHW" else ((0, 1, 2), ("H", "W", "C"))
+    x_stored, want_stored = x.transpose(order), want.transpose(order)
+
+    def layout(binding: int, offset: int, shape) -> TensorLayout:
+        return TensorLayout(SystemTensor(binding, offset, tuple(shape), "i8", (0,) * 3, tuple(shape)), roles)
+
+    spec = LayerSpec(kind=case.kind, ifm=layout(0, 3, x_stored.shape), ofm=layout(1, 5, want_stored.shape),
+                     ifm_chw=(c, h, w), ofm_chw=(c, oh, ow), kernel=case.kernel, stride=case.stride,
+                     dilation=(1, 1), weights=np.zeros(0, np.int8), bias=np.zeros(0, np.int32), multipliers=None,
+                     ifm_zp=0, ofm_zp=0, act_min=case.act[0], act_max=case.act[1], relu=False)
+    n = want.size
+    out = rng.integers(0, 256, 5 + n + 64, dtype=np.uint8)
+    before = out.copy()
+    with aligned(layer_block(spec)) as params, guarded(bytes(3) + x_stored.tobytes()) as x_at:
+        layer(params, x_at, out.ctypes.data, 0)
+    np.testing.assert_array_equal(out[5: 5 + n].view(np.int8).reshape(want_stored.shape), want_stored)
+    np.testing.assert_array_equal(out[:5], before[:5])
+    np.testing.assert_array_equal(out[5 + n:], before[5 + n:])
+
+
+POOL_CASES = {
+    "average 2x2 stride 2, 24 channels (the unrolled form)": PoolCase(channels=24, size=(8, 10)),
+    "average 3x3 stride 1, 5 channels (a count of 9)": PoolCase(channels=5, size=(7, 9), kernel=(3, 3),
+                                                                stride=(1, 1)),
+    "average 16x16 of -128 (a sum of -32768, the lanes' least)": PoolCase(size=(16, 16), kernel=(16, 16),
+                                                                         fill=-128),
+    "average 16x16 of 127": PoolCase(channels=12, size=(16, 17), kernel=(16, 16), stride=(1, 1), fill=127),
+    "average 2x2 of -1 (negative halves round away from zero)": PoolCase(fill=-1, size=(4, 4)),
+    "average 2x3, ReLU6-like bounds, 70 channels (two blocks)": PoolCase(channels=70, size=(6, 9), kernel=(2, 3),
+                                                                         stride=(2, 3), act=(-20, 90)),
+    "average 2x2, channels apart": PoolCase(channels=6, size=(6, 8), layout="CHW"),
+    "max 2x2 stride 2": PoolCase(kind="max_pool", channels=16, size=(8, 8)),
+    "max 3x3 stride 2, 7 channels, ReLU": PoolCase(kind="max_pool", channels=7, size=(9, 9), kernel=(3, 3),
+                                                   act=(-10, 127)),
+    "max 2x2 of -128": PoolCase(kind="max_pool", fill=-128),
+    "max 3x2, channels apart, both bounds": PoolCase(kind="max_pool", channels=5, size=(9, 8), kernel=(3, 2),
+                                                     stride=(3, 2), layout="CHW", act=(-50, 50)),
+}
+
+
+@pytest.mark.parametrize("name", list(POOL_CASES))
+def test_pool_equals_tflite_arithmetic(build, name, rng):
+    run_pool_case(build, POOL_CASES[name], rng)
+
+
 def test_product_factors_kept_compact():
     """A factor that is the value plus a constant is kept as the constant alone, one that never falls by steps
     of at most 15 as 4-bit steps, any other within 256 consecutive values as an int8 table plus a constant, a

@@ -1019,6 +1019,53 @@ def elementwise_mul_sweep(seed: int = 59) -> list[Branch]:
     return branches
 
 
+
+def pool_sweep(seed: int = 61) -> list[Branch]:
+    """int8 AVERAGE_POOL_2D and MAX_POOL_2D (layer_recognition/int8_pool.py,
+    kernels/s8_pool.c): 2x2 windows at stride 2 (the kernels' unrolled
+    form), 3x3 at strides 1 and 2, 2x3 and 3x2, 4x4, 5x5 (a count that is
+    no power of two), 16x16 (256 values, the largest window), windows that
+    leave input rows and columns unread, channel counts that are and are not
+    multiples of 4 and one channel, every activation, zero points at both
+    ends of int8; SAME padding, which the kernels refuse (an average divides
+    by a count per output pixel, a max pools a padded copy), except where it
+    pads nothing."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # op, channels, (h, w), (kh, kw), (sh, sw), padding, activation, zero point
+        ("AVERAGE_POOL_2D", 24, (10, 12), (2, 2), (2, 2), VALID, NONE, -3),
+        ("AVERAGE_POOL_2D", 5, (7, 9), (3, 3), (1, 1), VALID, RELU, -128),
+        ("AVERAGE_POOL_2D", 16, (9, 10), (3, 3), (2, 2), VALID, RELU6, 10),
+        ("AVERAGE_POOL_2D", 1, (6, 7), (2, 3), (2, 1), VALID, NONE, 127),
+        ("AVERAGE_POOL_2D", 37, (6, 5), (5, 5), (1, 1), VALID, NONE, 0),
+        ("AVERAGE_POOL_2D", 8, (16, 17), (16, 16), (1, 1), VALID, NONE, -128),
+        ("AVERAGE_POOL_2D", 12, (9, 8), (4, 4), (4, 4), VALID, RELU, 5),
+        ("AVERAGE_POOL_2D", 8, (7, 7), (3, 3), (2, 2), SAME, NONE, 0),
+        ("AVERAGE_POOL_2D", 20, (8, 6), (2, 2), (2, 2), SAME, NONE, -7),  # SAME that pads nothing
+        ("MAX_POOL_2D", 24, (10, 12), (2, 2), (2, 2), VALID, NONE, -3),
+        ("MAX_POOL_2D", 7, (9, 8), (3, 3), (2, 2), VALID, RELU, -20),
+        ("MAX_POOL_2D", 20, (11, 11), (3, 2), (3, 2), VALID, RELU6, -100),
+        ("MAX_POOL_2D", 4, (6, 6), (2, 2), (1, 1), VALID, RELU, 120),
+        ("MAX_POOL_2D", 9, (7, 7), (3, 3), (2, 2), SAME, NONE, 0),
+    ]
+    branches = []
+    for op, c, (h, w), (kh, kw), (sh, sw), padding, activation, zp in cases:
+        x = _input(rng, (1, h, w, c), zp)
+        oh, ow = _out_size(h, kh, sh, 1, padding), _out_size(w, kw, sw, 1, padding)
+        out = Spec((1, oh, ow, c), np.int8, x.scale, zp)  # TFLite's pools keep the input's quantization
+        branches.append(Branch(op, [x], [out], dict(padding=padding, strideH=sh, strideW=sw, filterHeight=kh,
+                                                    filterWidth=kw, fusedActivationFunction=activation)))
+    return branches
+
+
+def pool_pads(branch: Branch) -> bool:
+    """Whether a pool branch reads padding (SAME windows that reach past its input)."""
+    if branch.options["padding"] != SAME:
+        return False
+    (_, h, w, _), (_, oh, ow, _) = branch.inputs[0].shape, branch.outputs[0].shape
+    o = branch.options
+    return (oh - 1) * o["strideH"] + o["filterHeight"] > h or (ow - 1) * o["strideW"] + o["filterWidth"] > w
+
 # Sweeps whose branches feed one another (build_model's chain): a branch input that is an earlier branch's
 # output is no model input.
 CHAINED = ("conv_add", "conv_add_stages", "conv_add_ranges", "conv_add_rows", "slice_consumers", "conv_four_add",
@@ -1038,7 +1085,7 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "fully_connected": fully_connected_sweep, "fully_connected_matvec": fully_connected_matvec_sweep,
           "fully_connected_one_output": fully_connected_one_output_sweep, "slice_consumers": slice_consumers_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep,
-          "elementwise_mul": elementwise_mul_sweep}
+          "elementwise_mul": elementwise_mul_sweep, "pool": pool_sweep}
 
 
 def prepared_sweep(name: str, branches: list[Branch], path, seed: int, samples: int = 2):

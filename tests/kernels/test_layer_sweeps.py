@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import npukit
-from kernels.layer_sweeps import SWEEPS, constant_output, prepared_sweep
+from kernels.layer_sweeps import SWEEPS, constant_output, pool_pads, prepared_sweep
 from npukit.layer_recognition.layer_spec import TABLE_OPERATION as TABLE
 from support.tflite_builder import run_reference
 
@@ -40,6 +40,10 @@ def _kernel_space(branch) -> bool:
         return False  # a window a later layer reads (a chained sweep), not a layer
     if branch.op == "LOGISTIC":
         return False  # a product's gate (elementwise_mul): IREE fuses it into the product's dispatch
+    if branch.op == "AVERAGE_POOL_2D":
+        return not pool_pads(branch)  # a padded average divides by a count per pixel: refused
+    if branch.op == "MAX_POOL_2D":
+        return True  # a padded max pools a copy IREE pads in a dispatch of its own
     if branch.op == "FULLY_CONNECTED":
         return branch.inputs[0].shape[-1] > 1
     if branch.op == "CONV_2D" and branch.inputs[1].shape[1:] == (1, 1, 1):
@@ -55,10 +59,12 @@ def _layers(branches) -> int:
     return sum(1 for b in branches if _kernel_space(b) and id(b.outputs[0]) not in folded)
 
 
-def _products(branches) -> int:
-    """The int8 MULs: the CPU kernels take them (s8_mul.c); the NPU has no
-    elementwise product, so they stay on the CPU beside it."""
-    return sum(1 for b in branches if b.op == "MUL")
+def _cpu_only(branches) -> int:
+    """The int8 MULs and pools the CPU kernels take (s8_mul.c, s8_pool.c):
+    the NPU has no elementwise product and pools no window yet, so they stay
+    on the CPU beside it."""
+    return sum(1 for b in branches if b.op == "MUL" or (b.op in ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+                                                          and _kernel_space(b)))
 
 
 def _one_value_layer(branch) -> bool:
@@ -139,7 +145,7 @@ def test_mynpu(sweep, tmp_path):
     rows = result.manifest["mynpu"]["dispatches"]
     on_npu = sum(1 for r in rows if r["device"] == "mynpu" and r["operation"] != TABLE)
     tables = sum(1 for r in rows if r["device"] == "mynpu" and r["operation"] == TABLE)
-    assert on_npu == _layers(branches) - _products(branches), [(r["name"], r.get("reason")) for r in rows]
+    assert on_npu == _layers(branches) - _cpu_only(branches), [(r["name"], r.get("reason")) for r in rows]
     assert tables == sum(map(_one_value_layer, branches)), [(r["name"], r.get("reason")) for r in rows]
 
 

@@ -21,30 +21,31 @@ import numpy as np
 from npukit.cpu.archive_build import c_archive, gcc_for, run_tool
 from npukit.cpu.kernel_choice import TAPS_MULTIPLIERS, KernelChoice
 from npukit.cpu.lane_weights import DEPTHWISE_MULTIPLIERS, lane_segment, lane_weights
-from npukit.layer_recognition.layer_spec import LayerSpec
+from npukit.layer_recognition.layer_spec import UNWEIGHTED_KINDS, LayerSpec
 from npukit.quantization.requantization import ADD_LEFT_SHIFT
 from npukit.runtime.sources import runtime_source_root
 from npukit.targets.cpu_presets import HOST, CpuPreset
 
 KERNELS_DIR = Path(__file__).with_name("kernels")
 HEADER = KERNELS_DIR / "s8_layer.h"
-SOURCES = ("s8_layer.c", "s8_layer_words.c", "s8_elementwise.c", "s8_conv.c", "s8_depthwise.c", "s8_depthwise_column.c",
-           "s8_depthwise_planes.c", "s8_residual.c", "s8_average.c", "s8_table.c", "s8_mul.c", "s8_fully_connected.c", "s8_fully_connected_dsp.S", "s8_dot_dsp.S",
+SOURCES = ("s8_layer.c", "s8_layer_words.c", "s8_unweighted.c", "s8_conv.c", "s8_depthwise.c", "s8_depthwise_column.c",
+           "s8_depthwise_planes.c", "s8_residual.c", "s8_average.c", "s8_table.c", "s8_mul.c", "s8_pool.c",
+           "s8_fully_connected.c", "s8_fully_connected_dsp.S", "s8_dot_dsp.S",
            "s8_conv_four_dsp.S", "s8_depthwise_dsp.S", "s8_depthwise_planes_dsp.S", "s8_requantize_dsp.S", "s8_conv_x86.c",
            "s8_depthwise_x86.c", "s8_depthwise_vbmi.c", "s8_accumulators_x86.c", "s8_lanes.c", "s8_conv_lanes_x86.c",
            "s8_depthwise_lanes_x86.c", "s8_padded_x86.c")
 HEADERS = ("s8_layer.h", "s8_output.h", "s8_scale_once.h", "s8_strip.h", "s8_dsp_macros.h", "s8_x86.h", "s8_x86_vector.h",
            "s8_lanes.h", "s8_lanes_x86.h")
 ENTRY_POINT = "npukit_s8_layer"
-# The elementwise layers' own entry point (s8_elementwise.c): an executable that calls it links their
+# The entry point of the layers without weights (s8_unweighted.c): an executable that calls it links their
 # kernels alone.
-ELEMENTWISE_ENTRY_POINT = "npukit_s8_elementwise"
-ELEMENTWISE_KINDS = ("table", "mul")
+UNWEIGHTED_ENTRY_POINT = "npukit_s8_unweighted"
+UNWEIGHTED_ENTRY_KINDS = ("table", "mul", "average_pool", "max_pool")  # UNWEIGHTED_KINDS but the average
 
 
 def entry_point(spec: LayerSpec) -> str:
     """The kernel function a dispatch of ``spec`` calls."""
-    return ELEMENTWISE_ENTRY_POINT if spec.kind in ELEMENTWISE_KINDS else ENTRY_POINT
+    return UNWEIGHTED_ENTRY_POINT if spec.kind in UNWEIGHTED_ENTRY_KINDS else ENTRY_POINT
 
 
 def _header() -> tuple[dict[str, int], dict[str, int]]:
@@ -73,7 +74,7 @@ def reduction_length(spec: LayerSpec) -> int:
 
 def _packed_weights(spec: LayerSpec, choice: KernelChoice) -> np.ndarray:
     w = np.asarray(spec.weights, np.int8)
-    if spec.kind in ("average", "table", "mul"):  # no weights; a table's 256 values, a product's factors
+    if spec.kind in UNWEIGHTED_KINDS:  # no weights; a table's 256 values, a product's factors
         return w
     if choice.weights == "lanes":
         return lane_weights(spec)
@@ -199,7 +200,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
             words[WORDS[name]] = int(value)
 
     kind = {"conv": "CONV", "depthwise": "DEPTHWISE", "fully_connected": "FULLY_CONNECTED",
-            "average": "AVERAGE", "table": "TABLE", "mul": "MUL"}[spec.kind]
+            "average": "AVERAGE", "table": "TABLE", "mul": "MUL", "average_pool": "AVERAGE_POOL",
+            "max_pool": "MAX_POOL"}[spec.kind]
     if spec.kind == "fully_connected" and spec.multipliers is not None and spec.scales is None and not floating:
         # A fully connected layer that requantizes with fixed-point multipliers (a convolution whose window
         # covers its input: one output pixel) is that convolution; NPUKIT_S8_FULLY_CONNECTED is the form that
@@ -217,7 +219,7 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
         a = layout.addressing()
         put(**{f"{prefix}_OFFSET": a.offset, f"{prefix}_SC": a.sc, f"{prefix}_SH": a.sh, f"{prefix}_SW": a.sw})
     put(IN_ZP=spec.ifm_zp, OUT_ZP=spec.ofm_zp, ACT_MIN=spec.act_min, ACT_MAX=spec.act_max,
-        K_PADDED=0 if spec.kind in ("average", "table", "mul") else reduction_length(spec))
+        K_PADDED=0 if spec.kind in UNWEIGHTED_KINDS else reduction_length(spec))
     top, bottom, left, right = spec.padding
     put(PAD_TOP=top, PAD_BOTTOM=bottom, PAD_LEFT=left, PAD_RIGHT=right, PAD_VALUE=spec.pad_value)
     if spec.average is not None:
@@ -246,12 +248,14 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
     elif kind == "FULLY_CONNECTED":
         tables = {"BIAS_AT": np.asarray(spec.bias, np.int64)}
         shared = {"MULTIPLIER_AT": "BIAS_AT", "SHIFT_AT": "BIAS_AT"}
+    elif spec.kind in ("average_pool", "max_pool"):  # no bias, no multipliers
+        tables, shared = {}, {}
     else:
         multipliers = spec.multipliers or [(0, 0)] * channels
         tables = {"BIAS_AT": np.asarray(spec.bias, np.int64), "MULTIPLIER_AT": [m for m, _ in multipliers],
                   "SHIFT_AT": [s for _, s in multipliers]}
         shared = {}
-    if spec.kind not in ("average", "table", "mul") and choice.weight_sums:
+    if spec.kind not in UNWEIGHTED_KINDS and choice.weight_sums:
         tables["WEIGHT_SUM_AT"] = _weight_sums(spec)
     fused = spec.add.accumulators if spec.add is not None else None
     if fused is not None:  # the residual layer's output stage

@@ -43,12 +43,11 @@ from iree.compiler import ir
 from npukit.layer_recognition.dispatch_ir import DispatchBody, SystemTensor, map_dims
 from npukit.layer_recognition.integer_epilogue import match_requantization
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
-from npukit.layer_recognition.scalar_expression import Node, NotEvaluable, evaluate, expression_of, walk
+from npukit.layer_recognition.scalar_expression import (
+    FLOAT_TYPES, INT8_VALUES, Node, NotEvaluable, evaluate, expression_of, walk)
 from npukit.layer_recognition.table_lookup import elementwise_generic
 from npukit.quantization.fixed_point_reference import multiply_by_quantized_multiplier_array
 
-INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
-_FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
@@ -151,7 +150,7 @@ def match_elementwise_product(body: DispatchBody) -> LayerSpec:
     x = forms.index("none")
     y = 1 - x
     expression = expression_of(generic)
-    if any(n.type in _FLOAT_TYPES for n in walk(expression)):
+    if any(n.type in FLOAT_TYPES for n in walk(expression)):
         raise NotSupported("an elementwise product in float")
     stage = match_requantization(expression)
     if stage is None or stage.multiplier is None or stage.bias is not None:

@@ -155,10 +155,12 @@ def match_layer_at_site(body: DispatchBody, site: "list[BindingSite] | str | Non
 def match_layer_or_table(body: DispatchBody, site: "list[BindingSite] | str | None") -> LayerSpec:
     """``match_layer_at_site``, and where that refuses a dispatch without an
     int8 contraction, its int8 elementwise operation of one tensor as a
-    256-entry table (npukit.layer_recognition.table_lookup) or of two as an
-    int8 product (npukit.layer_recognition.elementwise_product); every
-    reason when none."""
+    256-entry table (npukit.layer_recognition.table_lookup), of two as an
+    int8 product (npukit.layer_recognition.elementwise_product), or its int8
+    average or max pool (npukit.layer_recognition.int8_pool); every reason
+    when none."""
     from npukit.layer_recognition.elementwise_product import match_elementwise_product
+    from npukit.layer_recognition.int8_pool import match_int8_pool
     from npukit.layer_recognition.table_lookup import match_table_lookup
 
     try:
@@ -166,14 +168,14 @@ def match_layer_or_table(body: DispatchBody, site: "list[BindingSite] | str | No
     except NotSupported as layer_reason:
         if any(is_int8_contraction(op) for op in body.linalg if op.name == "linalg.generic"):
             raise
-        try:
-            return match_table_lookup(body)
-        except NotSupported as table_reason:
+        reasons = [str(layer_reason)]
+        for name, match in (("an int8 table", match_table_lookup), ("an int8 product", match_elementwise_product),
+                            ("an int8 pool", match_int8_pool)):
             try:
-                return match_elementwise_product(body)
-            except NotSupported as product_reason:
-                raise NotSupported(f"{layer_reason}; not an int8 table: {table_reason}; not an int8 product: "
-                                   f"{product_reason}") from None
+                return match(body)
+            except NotSupported as reason:
+                reasons.append(f"not {name}: {reason}")
+        raise NotSupported("; ".join(reasons)) from None
 
 
 def _spec(g: Geometry, ofm: TensorLayout, bias, multipliers, ifm_zp, ofm_zp, low, high, relu) -> LayerSpec:

@@ -16,6 +16,10 @@ from npukit.layer_recognition.dispatch_ir import SystemTensor
 TABLE_OPERATION = "elementwise int8 table lookup"
 PRODUCT_OPERATION = "elementwise int8 product"
 
+# The kinds of layer without weights or MACs: an average of another layer's accumulators, a table, a product,
+# the int8 pools.
+UNWEIGHTED_KINDS = ("average", "table", "mul", "average_pool", "max_pool")
+
 
 class NotSupported(Exception):
     """The dispatch is not a layer its consumer runs; the message is the reason."""
@@ -182,9 +186,13 @@ class LayerSpec:
     "mul" (CPU kernels only, npukit.layer_recognition.elementwise_product)
     is TFLite's int8 MUL of ``ifm`` and ``operand``: zp + MBQM(fx(x) *
     fy(y), M, shift), clamped, its two factors in their compact form
-    (elementwise_product.factor_bytes) as the weights' bytes."""
+    (elementwise_product.factor_bytes) as the weights' bytes. ``kind``
+    "average_pool" and "max_pool" (CPU kernels only,
+    npukit.layer_recognition.int8_pool) are TFLite's int8 AVERAGE_POOL_2D
+    and MAX_POOL_2D over ``kernel`` windows at ``stride``, clamped to
+    [act_min, act_max]; no weights."""
 
-    kind: str  # "conv", "depthwise", "fully_connected", "average", "table", "mul"
+    kind: str  # "conv", "depthwise", "fully_connected", or one of UNWEIGHTED_KINDS
     ifm: TensorLayout
     ofm: TensorLayout
     ifm_chw: tuple[int, int, int]
@@ -241,7 +249,7 @@ class LayerSpec:
 
     @property
     def macs(self) -> int:
-        if self.kind in ("average", "table", "mul"):
+        if self.kind in UNWEIGHTED_KINDS:
             return 0
         c, h, w = self.ofm_chw
         taps = self.kernel[0] * self.kernel[1] * (1 if self.kind == "depthwise" else self.ifm_chw[0])
@@ -251,7 +259,8 @@ class LayerSpec:
     def operation(self) -> str:
         name = {"conv": "convolution", "depthwise": "depthwise convolution",
                 "fully_connected": "fully connected", "average": "requantization",
-                "table": TABLE_OPERATION, "mul": PRODUCT_OPERATION}[self.kind]
+                "table": TABLE_OPERATION, "mul": PRODUCT_OPERATION, "average_pool": "int8 average pool",
+                "max_pool": "int8 max pool"}[self.kind]
         if self.kind == "conv" and self.kernel == (1, 1):
             name = "pointwise convolution"
         if self.add is not None:

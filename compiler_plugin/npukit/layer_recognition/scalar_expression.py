@@ -16,6 +16,12 @@ from iree.compiler import ir
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, defining_op, dense_array, tensor_type
 
 
+# Every int8 value, the inputs the recognisers evaluate a dispatch's body on; the float element types (a body
+# with any is refused where the recognisers compare integer arithmetic).
+INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
+FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
+
+
 @dataclass(frozen=True)
 class Node:
     """``op`` is 'arg' (``value`` = block argument index), 'const' (``value`` =

@@ -27,10 +27,9 @@ from iree.compiler import ir
 
 from npukit.layer_recognition.dispatch_ir import DispatchBody, generic_inputs_count, map_dims
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
-from npukit.layer_recognition.scalar_expression import NotEvaluable, evaluate, expression_of, walk
+from npukit.layer_recognition.scalar_expression import (
+    FLOAT_TYPES, INT8_VALUES, NotEvaluable, evaluate, expression_of, walk)
 
-INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
-_FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
 
 
 def _flat(layout_tensor) -> TensorLayout:
@@ -70,7 +69,7 @@ def match_table_lookup(body: DispatchBody) -> LayerSpec:
     if not (source.is_whole and target.is_whole and source.shape == target.shape):
         raise NotSupported("an elementwise operation on a window of a tensor")
     expression = expression_of(generic)
-    if any(n.type in _FLOAT_TYPES for n in walk(expression)):
+    if any(n.type in FLOAT_TYPES for n in walk(expression)):
         raise NotSupported("an elementwise operation in float")
     try:
         values = evaluate(expression, {0: INT8_VALUES})

@@ -18,8 +18,8 @@ def check_npu_supported(spec: LayerSpec, options: MynpuOptions) -> None:
             raise NotSupported("the hardware configuration has no OP_TABLE (--mynpu-table=off)")
         return
     if spec.kind not in ("conv", "depthwise", "fully_connected"):
-        raise NotSupported(f"a {spec.operation} (the NPU runs convolutions, depthwise convolutions, fully "
-                           "connected layers and int8 tables)")
+        raise NotSupported(f"the NPU runs convolutions, depthwise convolutions, fully connected layers and int8 "
+                           f"tables, not this {spec.operation}")
     if spec.padded and spec.kind == "fully_connected":
         raise NotSupported("a padded fully connected layer")
     if spec.padded and max(spec.padding[0], spec.padding[2]) > 255:

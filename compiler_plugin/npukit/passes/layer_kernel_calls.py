@@ -9,8 +9,8 @@ accumulators with that layer's output stage fused in
 operation of one tensor, run as a 256-entry table of its own values
 (npukit.layer_recognition.table_lookup), or of two, TFLite's int8 MUL
 (npukit.layer_recognition.elementwise_product). A matched dispatch's body is
-replaced by one call to ``npukit_s8_layer`` (``npukit_s8_elementwise`` for
-the elementwise layers, which then link no other kernel; npukit/cpu/kernels)
+replaced by one call to ``npukit_s8_layer`` (``npukit_s8_unweighted`` for
+tables, products and pools, which then link no other kernel; npukit/cpu/kernels)
 with the layer's parameter block, tables and packed weights as read-only data
 of the executable, and one workgroup. The kernels compute TFLite's integer arithmetic exactly for
 layers whose dispatch computes it (the TFLite frontend's); a layer whose
@@ -39,7 +39,7 @@ from npukit.cpu.layer_kernels import KernelUnsupported, compact_blocks, entry_po
 from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, read_dispatch
 from npukit.layer_recognition.layer_match import match_layer_or_table, reduces_accumulators
-from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
+from npukit.layer_recognition.layer_spec import UNWEIGHTED_KINDS, LayerSpec, NotSupported
 from npukit.passes.device_targets import cpu_executable_targets
 
 
@@ -110,7 +110,7 @@ class LayerKernelCalls:
             self.dispatches[body.name] = KernelDispatch(
                 operation=spec.operation, layer=layer_key(spec), choice=forms.choice, tuned=forms.tuned,
                 candidates=candidates(spec, self.choices.preset),
-                k_padded=0 if spec.kind in ("depthwise", "average", "table", "mul") else reduction_length(spec),
+                k_padded=0 if spec.kind == "depthwise" or spec.kind in UNWEIGHTED_KINDS else reduction_length(spec),
                 refused=refused)
 
     def summary(self) -> dict[str, dict]:

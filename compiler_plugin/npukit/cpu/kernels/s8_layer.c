@@ -1,5 +1,5 @@
 // The entry point the compiled dispatches of contractions and averages call
-// (see s8_layer.h; elementwise layers have their own, s8_elementwise.c): it
+// (see s8_layer.h; the layers without weights have their own, s8_unweighted.c): it
 // expands a compact block's words (s8_layer_words.c) and runs the layer. On
 // x86 with AVX2 or AVX-512 VNNI the vector kernels (s8_x86.h) take the layer
 // unless they leave it to the portable ones.
@@ -14,7 +14,7 @@ void npukit_s8_average(const int32_t* p, size_t input, size_t output, size_t res
 int32_t npukit_s8_fully_connected(const int32_t* p, size_t input, size_t output);
 
 static void run_layer(const int32_t* p, size_t input, size_t output, size_t residual) {
-  if (npukit_s8_run_elementwise(p, input, output, residual)) return;
+  if (npukit_s8_run_unweighted(p, input, output, residual)) return;
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_AVERAGE) {
 #if NPUKIT_S8_X86
     if (npukit_s8_average_x86(p, input, output, residual)) return;

@@ -48,6 +48,8 @@
                                      // 256-entry int8 table, input x at index x + 128 (s8_table.c)
 #define NPUKIT_S8_MUL 5              // TFLite's int8 MUL of the input and a second tensor (the residual's
                                      // pointer and RES_* words), OUT_W rows of OUT_C channels (s8_mul.c)
+#define NPUKIT_S8_AVERAGE_POOL 6     // TFLite's int8 AVERAGE_POOL_2D of an int8 tensor (s8_pool.c)
+#define NPUKIT_S8_MAX_POOL 7         // TFLite's int8 MAX_POOL_2D (s8_pool.c)
 
 // NPUKIT_S8_OUTPUT
 #define NPUKIT_S8_OUT_INT8 0   // requantized, + out_zp, clamped to the activation range
@@ -265,10 +267,11 @@ int npukit_s8_layer_words(const uint8_t* block, int32_t words[NPUKIT_S8_W_COUNT]
 // (s8_layer_words.c).
 const int32_t* npukit_s8_layer_params(size_t params, int32_t words[NPUKIT_S8_W_COUNT]);
 
-// The elementwise layers' entry point (kinds TABLE and MUL, s8_elementwise.c;
-// `operand` the product's second tensor), and their part of npukit_s8_layer:
-// 1 where `p` is such a layer, which it ran, else 0.
-void npukit_s8_elementwise(size_t params, size_t input, size_t output, size_t operand);
-int npukit_s8_run_elementwise(const int32_t* p, size_t input, size_t output, size_t operand);
+// The entry point of the layers without weights (kinds TABLE, MUL,
+// AVERAGE_POOL and MAX_POOL, s8_unweighted.c; `operand` a product's second
+// tensor), and their part of npukit_s8_layer: 1 where `p` is such a layer,
+// which it ran, else 0.
+void npukit_s8_unweighted(size_t params, size_t input, size_t output, size_t operand);
+int npukit_s8_run_unweighted(const int32_t* p, size_t input, size_t output, size_t operand);
 
 #endif  // NPUKIT_CPU_KERNELS_S8_LAYER_H_

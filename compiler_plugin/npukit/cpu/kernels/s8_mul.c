@@ -99,8 +99,8 @@ static inline __attribute__((always_inline)) void product_loop(const product_t* 
 // x86 with AVX2 or AVX-512: where the channels lie side by side in the input and output and the second tensor
 // is every element's, one vector along the channels or one value (RES_SC 1 or 0), NPK_LANES channels at a time:
 // each factor the value plus its constant (one addition) or gathered from its table, widened to int32 with
-// the constant added once per call, multiplied, requantized as mynpu_requantize (npk_requantize: TFLite's MBQM on every path), the zero
-// point added, clamped and narrowed to int8. A second tensor broadcast over the rows has its factors looked up
+// the constant added once per call, multiplied, requantized as mynpu_requantize (npk_requantize: TFLite's
+// MBQM on every path), the zero point added, clamped and narrowed to int8. A second tensor broadcast over the rows has its factors looked up
 // once per vector of channels, the rows innermost. The channels past the last whole vector are left to the
 // portable loop: returns the channels done per row.
 
@@ -127,7 +127,9 @@ static inline __m512i lanes_of(const int8_t* at) {
 static inline __m512i factors(__m512i v, const factor_t* f) {
   return f->wide ? _mm512_i32gather_epi32(v, f->wide, 4) : _mm512_add_epi32(v, _mm512_set1_epi32(f->c));
 }
-static inline void store_lanes(int8_t* at, __m512i v) { _mm_storeu_si128((__m128i*)(void*)at, _mm512_cvtepi32_epi8(v)); }
+static inline void store_lanes(int8_t* at, __m512i v) {
+  _mm_storeu_si128((__m128i*)(void*)at, _mm512_cvtepi32_epi8(v));
+}
 #else
 static inline __m256i lanes_of(const int8_t* at) {
   return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)at));

@@ -1,0 +1,32 @@
+// The entry point of the layers without weights (an int8 table, s8_table.c; an int8 product, s8_mul.c; an
+// int8 average or max pool, s8_pool.c): what npukit_s8_layer does for them, in an archive member of its own,
+// so that an executable or firmware whose CPU layers are all of these (an NPU build's gates, products and
+// pools) links these kernels and not every convolution's.
+#include "s8_layer.h"
+
+void npukit_s8_table(const int32_t* p, size_t input, size_t output);
+void npukit_s8_mul(const int32_t* p, size_t input, size_t output, size_t operand);
+void npukit_s8_pool(const int32_t* p, size_t input, size_t output);
+
+int npukit_s8_run_unweighted(const int32_t* p, size_t input, size_t output, size_t operand) {
+  switch (p[NPUKIT_S8_W_KIND]) {
+    case NPUKIT_S8_TABLE:
+      npukit_s8_table(p, input, output);
+      return 1;
+    case NPUKIT_S8_MUL:
+      npukit_s8_mul(p, input, output, operand);
+      return 1;
+    case NPUKIT_S8_AVERAGE_POOL:
+    case NPUKIT_S8_MAX_POOL:
+      npukit_s8_pool(p, input, output);
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+void npukit_s8_unweighted(size_t params, size_t input, size_t output, size_t operand) {
+  int32_t words[NPUKIT_S8_W_COUNT];
+  const int32_t* p = npukit_s8_layer_params(params, words);
+  if (!npukit_s8_run_unweighted(p, input, output, operand)) __builtin_trap();  // a block of another kind
+}
