@@ -1464,6 +1464,37 @@ def test_pool_equals_tflite_arithmetic(build, name, rng):
     run_pool_case(build, POOL_CASES[name], rng)
 
 
+# float32 to int8 quantization (kind "quantize", s8_quantize.c) ----------------
+
+
+@pytest.mark.parametrize("scale,zero_point,low,high", [(0.02, -9, -128, 127), (1 / 128, 0, -128, 127),
+                                                       (0.5, 3, -128, 127), (3e-3, -128, -128, 127),
+                                                       (0.0157, 127, -128, 127), (0.1, 5, 5, 90)])
+def test_quantize_equals_the_dispatch_formula_at_every_boundary(build, scale, zero_point, low, high):
+    """The kernel against the recogniser's formula (float_quantize.quantized: the TFLite frontend's
+    arithmetic) on the recogniser's probes: a few units in the last place either side of every half-integer
+    multiple of the scale in the range, whole multiples, zeros, infinities, NaN and the edges of int32."""
+    from npukit.layer_recognition.float_quantize import _probes, quantized
+    from npukit.layer_recognition.table_lookup import flat
+
+    _, _, layer = build
+    x = _probes(scale, zero_point, low, high)
+    n = len(x)
+    want = quantized(x, scale, zero_point, low, high).astype(np.int8)
+    assert (want == high).any() and (want == low).any() and len(np.unique(want)) > 3
+    tensor = lambda binding, offset, dtype: SystemTensor(binding, offset, (n,), dtype, (0,), (n,))  # noqa: E731
+    spec = LayerSpec(kind="quantize", ifm=flat(tensor(0, 4, "f32")), ofm=flat(tensor(1, 5, "i8")), ifm_chw=(1, 1, n),
+                     ofm_chw=(1, 1, n), kernel=(1, 1), stride=(1, 1), dilation=(1, 1), weights=np.zeros(0, np.int8),
+                     bias=np.zeros(0, np.int32), multipliers=None, ifm_zp=0, ofm_zp=zero_point, act_min=low,
+                     act_max=high, relu=False)
+    spec.float_scale = float(np.float32(scale))
+    out = np.full(5 + n + 64, 0x5A, np.uint8)
+    with aligned(layer_block(spec)) as params, guarded(bytes(4) + x.astype("<f4").tobytes()) as x_at:
+        layer(params, x_at, out.ctypes.data, 0)
+    np.testing.assert_array_equal(out[5: 5 + n].view(np.int8), want)
+    assert (out[:5] == 0x5A).all() and (out[5 + n:] == 0x5A).all()
+
+
 def test_product_factors_kept_compact():
     """A factor that is the value plus a constant is kept as the constant alone, one that never falls by steps
     of at most 15 as 4-bit steps, any other within 256 consecutive values as an int8 table plus a constant, a

@@ -1058,6 +1058,19 @@ def pool_sweep(seed: int = 61) -> list[Branch]:
     return branches
 
 
+
+def quantize_sweep(seed: int = 67) -> list[Branch]:
+    """TFLite's QUANTIZE of a float32 input to int8 (layer_recognition/float_quantize.py,
+    kernels/s8_quantize.c; inputs uniform in [-2, 2]): scales that leave the
+    range inside int8 and that clamp at both ends, zero points at both ends
+    of int8 and between, lengths that are and are not multiples of a vector.
+    The rounding boundaries themselves are checked in tests/cpu (the probes
+    the recogniser uses)."""
+    cases = [((1, 8, 8, 3), 0.02, -9), ((1, 96), 1 / 128, 0), ((1, 5, 7), 0.5, 3), ((33,), 0.016, -128),
+             ((1, 4, 4, 2), 0.0157, 127), ((1, 17), 3e-3, 20)]
+    return [Branch("QUANTIZE", [Spec(shape, np.float32)], [Spec(shape, np.int8, np.float32(scale), zp)], {})
+            for shape, scale, zp in cases]
+
 def pool_pads(branch: Branch) -> bool:
     """Whether a pool branch reads padding (SAME windows that reach past its input)."""
     if branch.options["padding"] != SAME:
@@ -1085,7 +1098,7 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "fully_connected": fully_connected_sweep, "fully_connected_matvec": fully_connected_matvec_sweep,
           "fully_connected_one_output": fully_connected_one_output_sweep, "slice_consumers": slice_consumers_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep,
-          "elementwise_mul": elementwise_mul_sweep, "pool": pool_sweep}
+          "elementwise_mul": elementwise_mul_sweep, "pool": pool_sweep, "quantize": quantize_sweep}
 
 
 def prepared_sweep(name: str, branches: list[Branch], path, seed: int, samples: int = 2):

@@ -32,6 +32,8 @@ def _kernel_space(branch) -> bool:
     layers of more than one input (IREE turns a one-input layer into an
     elementwise product, no contraction, and so a 1x1 convolution of one
     input channel)."""
+    if branch.op == "QUANTIZE":
+        return True  # a float input quantized to int8: the kernels' s8_quantize
     if branch.inputs[0].dtype == np.float32:
         return False  # dynamic-range (float) layers stay on IREE's code
     if branch.op == "ADD":
@@ -60,11 +62,12 @@ def _layers(branches) -> int:
 
 
 def _cpu_only(branches) -> int:
-    """The int8 MULs and pools the CPU kernels take (s8_mul.c, s8_pool.c):
-    the NPU has no elementwise product and pools no window yet, so they stay
-    on the CPU beside it."""
-    return sum(1 for b in branches if b.op == "MUL" or (b.op in ("AVERAGE_POOL_2D", "MAX_POOL_2D")
-                                                          and _kernel_space(b)))
+    """The int8 MULs, pools and float quantizations the CPU kernels take
+    (s8_mul.c, s8_pool.c, s8_quantize.c): the NPU has no elementwise
+    product, pools no window yet and computes no float, so they stay on the
+    CPU beside it."""
+    return sum(1 for b in branches if b.op in ("MUL", "QUANTIZE") or (b.op in ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+                                                                        and _kernel_space(b)))
 
 
 def _one_value_layer(branch) -> bool:

@@ -30,6 +30,7 @@ KERNELS_DIR = Path(__file__).with_name("kernels")
 HEADER = KERNELS_DIR / "s8_layer.h"
 SOURCES = ("s8_layer.c", "s8_layer_words.c", "s8_unweighted.c", "s8_conv.c", "s8_depthwise.c", "s8_depthwise_column.c",
            "s8_depthwise_planes.c", "s8_residual.c", "s8_average.c", "s8_table.c", "s8_mul.c", "s8_pool.c",
+           "s8_quantize.c",
            "s8_fully_connected.c", "s8_fully_connected_dsp.S", "s8_dot_dsp.S",
            "s8_conv_four_dsp.S", "s8_depthwise_dsp.S", "s8_depthwise_planes_dsp.S", "s8_requantize_dsp.S", "s8_conv_x86.c",
            "s8_depthwise_x86.c", "s8_depthwise_vbmi.c", "s8_accumulators_x86.c", "s8_lanes.c", "s8_conv_lanes_x86.c",
@@ -40,7 +41,7 @@ ENTRY_POINT = "npukit_s8_layer"
 # The entry point of the layers without weights (s8_unweighted.c): an executable that calls it links their
 # kernels alone.
 UNWEIGHTED_ENTRY_POINT = "npukit_s8_unweighted"
-UNWEIGHTED_ENTRY_KINDS = ("table", "mul", "average_pool", "max_pool")  # UNWEIGHTED_KINDS but the average
+UNWEIGHTED_ENTRY_KINDS = ("table", "mul", "average_pool", "max_pool", "quantize")  # UNWEIGHTED_KINDS but average
 
 
 def entry_point(spec: LayerSpec) -> str:
@@ -116,7 +117,8 @@ def check_supported(spec: LayerSpec) -> None:
                                 "depthwise convolutions)")
     if spec.padded and not -128 <= spec.pad_value <= 127:
         raise KernelUnsupported(f"an input padded with {spec.pad_value}, outside int8")
-    input_dtype = "i32" if spec.kind == "average" else "i8"  # an average pools int32 accumulators
+    # An average pools int32 accumulators, a quantization reads float32.
+    input_dtype = {"average": "i32", "quantize": "f32"}.get(spec.kind, "i8")
     if spec.ifm.tensor.dtype != input_dtype:
         raise KernelUnsupported(f"an {spec.ifm.tensor.dtype} input")
     if spec.ofm.tensor.dtype not in ("i8", "i32"):
@@ -201,7 +203,7 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
 
     kind = {"conv": "CONV", "depthwise": "DEPTHWISE", "fully_connected": "FULLY_CONNECTED",
             "average": "AVERAGE", "table": "TABLE", "mul": "MUL", "average_pool": "AVERAGE_POOL",
-            "max_pool": "MAX_POOL"}[spec.kind]
+            "max_pool": "MAX_POOL", "quantize": "QUANTIZE"}[spec.kind]
     if spec.kind == "fully_connected" and spec.multipliers is not None and spec.scales is None and not floating:
         # A fully connected layer that requantizes with fixed-point multipliers (a convolution whose window
         # covers its input: one output pixel) is that convolution; NPUKIT_S8_FULLY_CONNECTED is the form that
@@ -222,6 +224,8 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
         K_PADDED=0 if spec.kind in UNWEIGHTED_KINDS else reduction_length(spec))
     top, bottom, left, right = spec.padding
     put(PAD_TOP=top, PAD_BOTTOM=bottom, PAD_LEFT=left, PAD_RIGHT=right, PAD_VALUE=spec.pad_value)
+    if spec.float_scale is not None:
+        put(FLOAT_OUT_SCALE=_f32_bits(spec.float_scale))
     if spec.average is not None:
         put(AVERAGE_COUNT=spec.average.count, AVERAGE_ACT_MIN=spec.average.act_min,
             AVERAGE_ACT_MAX=spec.average.act_max)
@@ -248,7 +252,7 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
     elif kind == "FULLY_CONNECTED":
         tables = {"BIAS_AT": np.asarray(spec.bias, np.int64)}
         shared = {"MULTIPLIER_AT": "BIAS_AT", "SHIFT_AT": "BIAS_AT"}
-    elif spec.kind in ("average_pool", "max_pool"):  # no bias, no multipliers
+    elif spec.kind in ("average_pool", "max_pool", "quantize"):  # no bias, no multipliers
         tables, shared = {}, {}
     else:
         multipliers = spec.multipliers or [(0, 0)] * channels

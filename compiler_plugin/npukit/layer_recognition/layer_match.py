@@ -156,10 +156,12 @@ def match_layer_or_table(body: DispatchBody, site: "list[BindingSite] | str | No
     """``match_layer_at_site``, and where that refuses a dispatch without an
     int8 contraction, its int8 elementwise operation of one tensor as a
     256-entry table (npukit.layer_recognition.table_lookup), of two as an
-    int8 product (npukit.layer_recognition.elementwise_product), or its int8
-    average or max pool (npukit.layer_recognition.int8_pool); every reason
-    when none."""
+    int8 product (npukit.layer_recognition.elementwise_product), its int8
+    average or max pool (npukit.layer_recognition.int8_pool), or a float32
+    tensor quantized to int8 (npukit.layer_recognition.float_quantize); every
+    reason when none."""
     from npukit.layer_recognition.elementwise_product import match_elementwise_product
+    from npukit.layer_recognition.float_quantize import match_float_quantize
     from npukit.layer_recognition.int8_pool import match_int8_pool
     from npukit.layer_recognition.table_lookup import match_table_lookup
 
@@ -170,7 +172,7 @@ def match_layer_or_table(body: DispatchBody, site: "list[BindingSite] | str | No
             raise
         reasons = [str(layer_reason)]
         for name, match in (("an int8 table", match_table_lookup), ("an int8 product", match_elementwise_product),
-                            ("an int8 pool", match_int8_pool)):
+                            ("an int8 pool", match_int8_pool), ("a float quantization", match_float_quantize)):
             try:
                 return match(body)
             except NotSupported as reason:

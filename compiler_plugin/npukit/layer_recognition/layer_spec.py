@@ -18,7 +18,7 @@ PRODUCT_OPERATION = "elementwise int8 product"
 
 # The kinds of layer without weights or MACs: an average of another layer's accumulators, a table, a product,
 # the int8 pools.
-UNWEIGHTED_KINDS = ("average", "table", "mul", "average_pool", "max_pool")
+UNWEIGHTED_KINDS = ("average", "table", "mul", "average_pool", "max_pool", "quantize")
 
 
 class NotSupported(Exception):
@@ -190,7 +190,10 @@ class LayerSpec:
     "average_pool" and "max_pool" (CPU kernels only,
     npukit.layer_recognition.int8_pool) are TFLite's int8 AVERAGE_POOL_2D
     and MAX_POOL_2D over ``kernel`` windows at ``stride``, clamped to
-    [act_min, act_max]; no weights."""
+    [act_min, act_max]; no weights. ``kind`` "quantize" (CPU kernels
+    only, npukit.layer_recognition.float_quantize) is TFLite's QUANTIZE of
+    a float32 input: zp + x / ``float_scale`` rounded half away from zero,
+    clamped."""
 
     kind: str  # "conv", "depthwise", "fully_connected", or one of UNWEIGHTED_KINDS
     ifm: TensorLayout
@@ -242,6 +245,8 @@ class LayerSpec:
     # The second input of an elementwise product (kind "mul"), as rows of the output's channels (its strides 0
     # along what it is broadcast over); None for every other kind.
     operand: TensorLayout | None = None
+    # A float quantization's divisor (kind "quantize", a binary32 value); None for every other kind.
+    float_scale: float | None = None
 
     @property
     def padded(self) -> bool:
@@ -260,7 +265,7 @@ class LayerSpec:
         name = {"conv": "convolution", "depthwise": "depthwise convolution",
                 "fully_connected": "fully connected", "average": "requantization",
                 "table": TABLE_OPERATION, "mul": PRODUCT_OPERATION, "average_pool": "int8 average pool",
-                "max_pool": "int8 max pool"}[self.kind]
+                "max_pool": "int8 max pool", "quantize": "float32 to int8 quantization"}[self.kind]
         if self.kind == "conv" and self.kernel == (1, 1):
             name = "pointwise convolution"
         if self.add is not None:

@@ -248,6 +248,8 @@ def _evaluate_one(n: Node, x: list[np.ndarray], args: dict[int, np.ndarray]) -> 
         return np.maximum(*x) if op == "arith.maximumf" else np.fmax(*x)
     if op in ("arith.minimumf", "arith.minnumf"):
         return np.minimum(*x) if op == "arith.minimumf" else np.fmin(*x)
+    if op == "math.absf":
+        return np.abs(x[0])
     if op == "arith.negf":
         return -x[0]
     if op == "arith.cmpf":

@@ -32,7 +32,7 @@ from npukit.layer_recognition.scalar_expression import (
 
 
 
-def _flat(layout_tensor) -> TensorLayout:
+def flat(layout_tensor) -> TensorLayout:
     """A whole contiguous tensor as one row of elements."""
     n = int(np.prod(layout_tensor.shape))
     return TensorLayout(replace(layout_tensor, shape=(n,), offsets=(0,), sizes=(n,), strides=None), ("W",))
@@ -79,7 +79,7 @@ def match_table_lookup(body: DispatchBody) -> LayerSpec:
     if values.min() < -128 or values.max() > 127:
         raise NotSupported("an elementwise operation whose values leave int8")
     table = values.astype(np.int8)
-    ifm, ofm = _flat(source), _flat(target)
+    ifm, ofm = flat(source), flat(target)
     n = int(np.prod(source.shape))
     return LayerSpec("table", ifm, ofm, (1, 1, n), (1, 1, n), (1, 1), (1, 1), (1, 1), table,
                      np.zeros(1, np.int32), [(0, 0)], 0, 0, -128, 127, False)

@@ -1,5 +1,5 @@
 // The entry point of the layers without weights (an int8 table, s8_table.c; an int8 product, s8_mul.c; an
-// int8 average or max pool, s8_pool.c): what npukit_s8_layer does for them, in an archive member of its own,
+// int8 average or max pool, s8_pool.c; a float32 input's quantization, s8_quantize.c): what npukit_s8_layer does for them, in an archive member of its own,
 // so that an executable or firmware whose CPU layers are all of these (an NPU build's gates, products and
 // pools) links these kernels and not every convolution's.
 #include "s8_layer.h"
@@ -7,6 +7,7 @@
 void npukit_s8_table(const int32_t* p, size_t input, size_t output);
 void npukit_s8_mul(const int32_t* p, size_t input, size_t output, size_t operand);
 void npukit_s8_pool(const int32_t* p, size_t input, size_t output);
+void npukit_s8_quantize(const int32_t* p, size_t input, size_t output);
 
 int npukit_s8_run_unweighted(const int32_t* p, size_t input, size_t output, size_t operand) {
   switch (p[NPUKIT_S8_W_KIND]) {
@@ -19,6 +20,9 @@ int npukit_s8_run_unweighted(const int32_t* p, size_t input, size_t output, size
     case NPUKIT_S8_AVERAGE_POOL:
     case NPUKIT_S8_MAX_POOL:
       npukit_s8_pool(p, input, output);
+      return 1;
+    case NPUKIT_S8_QUANTIZE:
+      npukit_s8_quantize(p, input, output);
       return 1;
     default:
       return 0;
