@@ -28,12 +28,11 @@ identity map. Anything else raises NotSupported with the reason.
 from __future__ import annotations
 
 import numpy as np
-from iree.compiler import ir
 
-from npukit.layer_recognition.dispatch_ir import DispatchBody, map_dims
+from npukit.layer_recognition.dispatch_ir import DispatchBody
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
 from npukit.layer_recognition.scalar_expression import NotEvaluable, evaluate, expression_of, walk
-from npukit.layer_recognition.table_lookup import elementwise_generic, flat
+from npukit.layer_recognition.table_lookup import elementwise_one_to_one, flat
 
 F32 = np.float32
 INT32_MIN = -(1 << 31)
@@ -73,19 +72,9 @@ def _probes(scale: float, zero_point: int, low: int, high: int) -> np.ndarray:
 
 def match_float_quantize(body: DispatchBody) -> LayerSpec:
     """The quantization of a float-to-int8 dispatch, or NotSupported with the reason."""
-    generic, iterators = elementwise_generic(body, 1)
-    source = body.loads.get(generic.operands[0])
-    stored = [t for v, t in body.stores if v == generic.results[0]]
-    if source is None or len(stored) != 1 or len(body.stores) != 1:
-        raise NotSupported("a quantization whose input or output is not one tensor in memory")
-    target = stored[0]
+    generic, source, target = elementwise_one_to_one(body)
     if source.dtype != "f32" or target.dtype != "i8":
         raise NotSupported(f"an elementwise operation of {source.dtype} to {target.dtype}, not float32 to int8")
-    maps = [map_dims(m) for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
-    identity = list(range(len(iterators)))
-    if maps[0] != identity or maps[1] != identity or not (source.is_whole and target.is_whole) \
-            or source.shape != target.shape:
-        raise NotSupported("a quantization that broadcasts, transposes or reads a window")
     expression = expression_of(generic)
     divisions = [n for n in walk(expression) if n.op == "arith.divf"]
     if len(divisions) != 1 or divisions[0].operands[0].op != "arg" or divisions[0].operands[1].op != "const":

@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 from iree.compiler import ir
 
-from npukit.layer_recognition.dispatch_ir import DispatchBody, generic_inputs_count, map_dims
+from npukit.layer_recognition.dispatch_ir import DispatchBody, SystemTensor, generic_inputs_count, map_dims
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
 from npukit.layer_recognition.scalar_expression import (
     FLOAT_TYPES, INT8_VALUES, NotEvaluable, evaluate, expression_of, walk)
@@ -52,22 +52,30 @@ def elementwise_generic(body: DispatchBody, inputs: int) -> tuple[ir.Operation, 
     return generic, iterators
 
 
-def match_table_lookup(body: DispatchBody) -> LayerSpec:
-    """The table of an int8 elementwise dispatch, or NotSupported with the reason."""
+def elementwise_one_to_one(body: DispatchBody) -> tuple[ir.Operation, SystemTensor, SystemTensor]:
+    """The dispatch's one elementwise ``linalg.generic``, the one tensor it reads and the one it stores: whole,
+    contiguous, of one shape, both indexed by the identity (no broadcast, no transpose); otherwise
+    NotSupported with the reason."""
     generic, iterators = elementwise_generic(body, 1)
     source = body.loads.get(generic.operands[0])
     stored = [t for v, t in body.stores if v == generic.results[0]]
     if source is None or len(stored) != 1 or len(body.stores) != 1:
         raise NotSupported("an elementwise operation whose input or output is not one tensor in memory")
     target = stored[0]
-    if source.dtype != "i8" or target.dtype != "i8":
-        raise NotSupported(f"an elementwise operation of {source.dtype} to {target.dtype} (a table maps int8 to int8)")
     maps = [map_dims(m) for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
     identity = list(range(len(iterators)))
     if maps[0] != identity or maps[1] != identity:
         raise NotSupported("an elementwise operation that broadcasts or transposes")
     if not (source.is_whole and target.is_whole and source.shape == target.shape):
         raise NotSupported("an elementwise operation on a window of a tensor")
+    return generic, source, target
+
+
+def match_table_lookup(body: DispatchBody) -> LayerSpec:
+    """The table of an int8 elementwise dispatch, or NotSupported with the reason."""
+    generic, source, target = elementwise_one_to_one(body)
+    if source.dtype != "i8" or target.dtype != "i8":
+        raise NotSupported(f"an elementwise operation of {source.dtype} to {target.dtype} (a table maps int8 to int8)")
     expression = expression_of(generic)
     if any(n.type in FLOAT_TYPES for n in walk(expression)):
         raise NotSupported("an elementwise operation in float")
