@@ -1024,7 +1024,8 @@ def pool_sweep(seed: int = 61) -> list[Branch]:
     """int8 AVERAGE_POOL_2D and MAX_POOL_2D (layer_recognition/int8_pool.py,
     kernels/s8_pool.c): 2x2 windows at stride 2 (the kernels' unrolled
     form), 3x3 at strides 1 and 2, 2x3 and 3x2, 4x4, 5x5 (a count that is
-    no power of two), 16x16 (256 values, the largest window), windows that
+    no power of two), 16x16 (256 values, the largest window), 3x1 (one
+    reduction loop), a whole 5x25 plane, windows that
     leave input rows and columns unread, channel counts that are and are not
     multiples of 4 and one channel, every activation, zero points at both
     ends of int8; SAME padding, which the kernels refuse (an average divides
@@ -1047,6 +1048,8 @@ def pool_sweep(seed: int = 61) -> list[Branch]:
         ("MAX_POOL_2D", 20, (11, 11), (3, 2), (3, 2), VALID, RELU6, -100),
         ("MAX_POOL_2D", 4, (6, 6), (2, 2), (1, 1), VALID, RELU, 120),
         ("MAX_POOL_2D", 9, (7, 7), (3, 3), (2, 2), SAME, NONE, 0),
+        ("MAX_POOL_2D", 16, (42, 1), (3, 1), (3, 1), VALID, NONE, -5),  # a window of one column
+        ("AVERAGE_POOL_2D", 32, (5, 25), (5, 25), (1, 1), VALID, NONE, 3),  # a whole plane of 125 values
     ]
     branches = []
     for op, c, (h, w), (kh, kw), (sh, sw), padding, activation, zp in cases:
@@ -1067,7 +1070,7 @@ def quantize_sweep(seed: int = 67) -> list[Branch]:
     The rounding boundaries themselves are checked in tests/cpu (the probes
     the recogniser uses)."""
     cases = [((1, 8, 8, 3), 0.02, -9), ((1, 96), 1 / 128, 0), ((1, 5, 7), 0.5, 3), ((33,), 0.016, -128),
-             ((1, 4, 4, 2), 0.0157, 127), ((1, 17), 3e-3, 20)]
+             ((1, 4, 4, 2), 0.0157, 127), ((1, 17), 3e-3, 20), ((1, 3, 3, 3), 1.0, -128), ((1, 40), 0.0078125, 1)]
     return [Branch("QUANTIZE", [Spec(shape, np.float32)], [Spec(shape, np.int8, np.float32(scale), zp)], {})
             for shape, scale, zp in cases]
 

@@ -12,7 +12,8 @@ truncation, the fraction compared with +-0.5, the clamp. The kernel
 order, so it computes what the dispatch computes on every input.
 
 The recogniser reads the divisor (the one ``arith.divf`` of the input by a
-constant), finds the zero point and the clamp by evaluating the body on whole
+constant, the ``arith.mulf`` by its reciprocal IREE makes of a division
+by a power of two, or none for a scale of 1), finds the zero point and the clamp by evaluating the body on whole
 multiples of the scale, and then compares the body with the kernel's formula
 on every input where the result can change and around it: a few units in the
 last place either side of each half-integer multiple of the scale within the
@@ -31,7 +32,7 @@ import numpy as np
 
 from npukit.layer_recognition.dispatch_ir import DispatchBody
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
-from npukit.layer_recognition.scalar_expression import NotEvaluable, evaluate, expression_of, walk
+from npukit.layer_recognition.scalar_expression import Node, NotEvaluable, evaluate, expression_of, walk
 from npukit.layer_recognition.table_lookup import elementwise_one_to_one, flat
 
 F32 = np.float32
@@ -76,10 +77,19 @@ def match_float_quantize(body: DispatchBody) -> LayerSpec:
     if source.dtype != "f32" or target.dtype != "i8":
         raise NotSupported(f"an elementwise operation of {source.dtype} to {target.dtype}, not float32 to int8")
     expression = expression_of(generic)
-    divisions = [n for n in walk(expression) if n.op == "arith.divf"]
-    if len(divisions) != 1 or divisions[0].operands[0].op != "arg" or divisions[0].operands[1].op != "const":
+    scalings = [n for n in walk(expression) if n.op in ("arith.divf", "arith.mulf")]
+    if not scalings:  # a scale of 1: the division folded away
+        scalings = [Node("arith.divf", (Node("arg", value=0), Node("const", value=1.0)))]
+    if len(scalings) != 1 or scalings[0].operands[0].op != "arg" or scalings[0].operands[1].op != "const":
         raise NotSupported("a float-to-int8 operation that is not one division of the input by a constant")
-    scale = float(F32(divisions[0].operands[1].value))
+    factor = float(F32(scalings[0].operands[1].value))
+    if scalings[0].op == "arith.mulf":
+        # IREE makes a division by a power of two a multiplication by its reciprocal, the same value for
+        # every input: the scale is that power of two.
+        if not (np.isfinite(factor) and factor > 0 and np.frexp(factor)[0] == 0.5):
+            raise NotSupported(f"a float-to-int8 operation that multiplies by {factor}, not a power of two")
+        factor = 1.0 / factor
+    scale = factor
     if not (np.isfinite(scale) and scale > 0):
         raise NotSupported(f"a quantization by the scale {scale}")
     try:

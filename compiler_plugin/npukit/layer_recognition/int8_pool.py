@@ -18,7 +18,9 @@ give (every sum of ``n`` int8 values for an average: (sum +- n / 2) / n,
 truncated, then the clamp; every int8 value for a max). A body that differs
 anywhere is refused, not run.
 
-The space: a window of 1 .. 256 elements without dilation; input and output
+The space: a window of 1 .. 256 elements without dilation (one or two
+dimensions: a window of one row or column, or a whole plane flattened, is
+one); input and output
 channel-last (H, W, C, with a batch of 1 in front or not, any of them
 dropped where it has one element, as IREE drops them), the input read
 from memory directly (no padding in the dispatch: TFLite's SAME padding of an
@@ -88,31 +90,41 @@ def match_int8_pool(body: DispatchBody) -> LayerSpec:
     reduction = generics[0]
     iterators = [str(a) for a in ir.ArrayAttr(reduction.attributes["iterator_types"])]
     parallel = sum("parallel" in i for i in iterators)
-    if iterators != ["#linalg.iterator_type<parallel>"] * parallel + ["#linalg.iterator_type<reduction>"] * 2:
-        raise NotSupported("a reduction that is not over a two-dimensional window")
-    if generic_inputs_count(reduction) != 2 or reduction.operands[2] != fill.results[0]:
+    reductions = len(iterators) - parallel
+    kinds = ["#linalg.iterator_type<parallel>"] * parallel + ["#linalg.iterator_type<reduction>"] * reductions
+    if reductions not in (1, 2) or iterators != kinds:
+        raise NotSupported("a reduction that is not over a window of one or two dimensions")
+    # The reduced tensor, a window operand that gives the window's shape (none where the reduction runs
+    # over whole dimensions of the input, a global pool), the filled accumulator.
+    acc = generic_inputs_count(reduction)
+    if acc not in (1, 2) or reduction.operands[acc] != fill.results[0]:
         raise NotSupported("a window reduction that is not of one tensor into a filled accumulator")
     source = body.loads.get(reduction.operands[0])
     if source is None:
         raise NotSupported("a pool of a padded or computed input (the kernels pool a tensor in memory)")
-    window_shape, _ = tensor_type(str(reduction.operands[1].type))
-    if len(window_shape) != 2:
-        raise NotSupported("a pool whose window is not two-dimensional")
-    kh, kw = window_shape
+    inputs = [_affine_terms(e) for e in _results(reduction, 0)]
+    if any(t is None for t in inputs):
+        raise NotSupported("a pool whose input index is not a loop or oh * stride + ky")
+    if acc == 2:
+        window_shape, _ = tensor_type(str(reduction.operands[1].type))
+    else:
+        whole = [n for n, terms in zip(source.sizes, inputs) if terms == {parallel: 1}]
+        window_shape = tuple(whole) if reductions == 1 else ()
+    if len(window_shape) != reductions:
+        raise NotSupported("a pool whose window does not match its reduction")
+    kh, kw = window_shape if reductions == 2 else (window_shape[0], 1)  # one row or column, or a plane: "H"
     count = kh * kw
     if not 1 <= count <= MAX_WINDOW:
         raise NotSupported(f"a pool over windows of {count} values (the kernels take 1 to {MAX_WINDOW})")
 
     # The window. IREE drops dimensions of size 1, so the loops are the output's (batch, oh, ow, channel) less
-    # those, then the window's two; each input index is a loop (channel, batch), a window index alone (an
-    # output of one row or column) or oh * sy + ky (likewise for columns).
+    # those, then the window's (one where the window is one row or column); each input index is a loop
+    # (channel, batch), a window index alone (an output of one row or column, a whole plane) or oh * sy + ky
+    # (likewise for columns).
     loops = [f"d{i}" for i in range(parallel)]
-    if _results(reduction, 2) != loops:
+    if _results(reduction, acc) != loops:
         raise NotSupported("a pool whose output is not indexed by its loops in order")
-    inputs = [_affine_terms(e) for e in _results(reduction, 0)]
-    if any(t is None for t in inputs):
-        raise NotSupported("a pool whose input index is not a loop or oh * stride + ky")
-    window = {parallel: "H", parallel + 1: "W"}
+    window = {parallel: "H", parallel + 1: "W"} if reductions == 2 else {parallel: "H"}
     roles_in: list[str | None] = []
     loop_role: dict[int, str] = {}
     stride = [1, 1]
@@ -135,8 +147,8 @@ def match_int8_pool(body: DispatchBody) -> LayerSpec:
             roles_in.append(None)
         else:
             raise NotSupported("a pool whose input index is not a loop or oh * stride + ky")
-    if sorted(r for r in roles_in if r in ("H", "W")) != ["H", "W"]:
-        raise NotSupported("a pool whose window is not over two input dimensions")
+    if sorted(r for r in roles_in if r in ("H", "W")) != sorted(window.values()):
+        raise NotSupported("a pool whose window does not span one input dimension per window loop")
     if roles_in[-1] == "loop":  # channel-last: the innermost input dimension is the channel
         loop_role[next(iter(inputs[-1]))] = "C"
         roles_in[-1] = "C"
@@ -145,7 +157,7 @@ def match_int8_pool(body: DispatchBody) -> LayerSpec:
 
     # The reduction's arithmetic, on every int8 value and every partial result.
     step = expression_of(reduction)
-    if any(n.type in FLOAT_TYPES for n in walk(step)) or any(n.op == "arg" and n.value == 1 for n in walk(step)):
+    if any(n.type in FLOAT_TYPES for n in walk(step)) or any(n.op == "arg" and 0 < n.value < acc for n in walk(step)):
         raise NotSupported("a pool reduction in float or reading its window operand")
     init = constant_int(fill.operands[0])
     accumulator = str(reduction.results[0].type)
@@ -154,9 +166,9 @@ def match_int8_pool(body: DispatchBody) -> LayerSpec:
     values, partial = np.meshgrid(INT8_VALUES, np.arange(-128 * count, 127 * count + 1), indexing="ij")
     pairs = np.meshgrid(INT8_VALUES, INT8_VALUES, indexing="ij")
     try:
-        summed = np.array_equal(evaluate(step, {0: values, 2: partial}), partial + values)
-        maxed = (np.array_equal(evaluate(step, {0: pairs[0], 2: pairs[1]}), np.maximum(*pairs))
-                 and np.array_equal(evaluate(step, {0: INT8_VALUES, 2: np.full(256, init)}), INT8_VALUES))
+        summed = np.array_equal(evaluate(step, {0: values, acc: partial}), partial + values)
+        maxed = (np.array_equal(evaluate(step, {0: pairs[0], acc: pairs[1]}), np.maximum(*pairs))
+                 and np.array_equal(evaluate(step, {0: INT8_VALUES, acc: np.full(256, init)}), INT8_VALUES))
     except NotEvaluable as e:
         raise NotSupported(f"a pool reduction the compiler cannot evaluate ({e})") from None
     if summed and init == 0 and accumulator.endswith("xi32>"):
