@@ -70,6 +70,17 @@ def _cpu_only(branches) -> int:
                                                                         and _kernel_space(b)))
 
 
+def _x86_iree(branches) -> int:
+    """The pools and float quantizations an x86 host leaves to IREE's vectorised code
+    (kernel_choice.X86_HOST_IREE_KINDS); the boards take them."""
+    import platform
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return 0
+    return sum(1 for b in branches if b.op == "QUANTIZE" or (b.op in ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+                                                            and _kernel_space(b)))
+
+
 def _one_value_layer(branch) -> bool:
     """A fully connected layer of one input and one output: IREE makes it an
     elementwise operation of one int8 value, which the CPU kernels run as a
@@ -111,7 +122,7 @@ def test_host_tuned_kernels(sweep, tmp_path):
     kernels = result.manifest["cpu_kernels"]
     tables = sum(1 for e in kernels.values() if e.get("operation") == TABLE)
     taken = sum(1 for e in kernels.values() if "operation" in e) - tables
-    assert taken == _layers(branches), kernels
+    assert taken == _layers(branches) - _x86_iree(branches), kernels
     assert tables == sum(map(_one_value_layer, branches)), kernels
 
 

@@ -96,6 +96,19 @@ def _is_convolution(spec: LayerSpec) -> bool:
     return spec.kind in ("conv", "fully_connected")
 
 
+# Layers whose kernels IREE's own code outruns on an x86 host: it vectorises an int8 pool and a float
+# quantization across the whole tensor (measured: rock_paper_scissors on the host, 101.9 us a call with
+# IREE's pools, 204.6 with the kernels'); the boards take the kernels.
+X86_HOST_IREE_KINDS = ("average_pool", "max_pool", "quantize")
+
+
+def iree_code_preferred(spec: LayerSpec, preset: CpuPreset) -> str | None:
+    """Why IREE's code runs a layer the kernels take, on this preset; None where the kernels run it."""
+    if spec.kind in X86_HOST_IREE_KINDS and _is_x86_host(preset):
+        return f"an {spec.operation}: IREE's vectorised code runs it faster than the kernels on an x86 host"
+    return None
+
+
 def _channels_last(spec: LayerSpec) -> bool:
     """Input and output with their channels side by side (HWC)."""
     return spec.ifm.addressing().sc == 1 and spec.ofm.addressing().sc == 1

@@ -34,7 +34,7 @@ from iree.compiler import ir
 
 from npukit.layer_recognition.accumulator_average import match_accumulator_average
 from npukit.cpu.flash_budget import BudgetOutcome, LayerForms, fit_budget
-from npukit.cpu.kernel_choice import KernelChoice, LayerChoices, candidates, layer_key
+from npukit.cpu.kernel_choice import KernelChoice, LayerChoices, candidates, iree_code_preferred, layer_key
 from npukit.cpu.layer_kernels import KernelUnsupported, compact_blocks, entry_point, layer_block, reduction_length
 from npukit.layer_recognition.constant_pool import binding_sites, constant_reader
 from npukit.layer_recognition.dispatch_ir import UnreadableDispatch, read_dispatch
@@ -131,6 +131,9 @@ class LayerKernelCalls:
             if _workload_count(executable):
                 raise NotSupported("a workload known only at run time")
             spec = _match(body, site)
+            preferred = iree_code_preferred(spec, self.choices.preset)
+            if preferred:
+                raise NotSupported(preferred)
             choice, tuned, refused = self.choices.checked(spec)
             blocks = self._blocks(spec, choice)
         except (NotSupported, KernelUnsupported) as e:
