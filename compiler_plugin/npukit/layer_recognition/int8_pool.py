@@ -107,6 +107,8 @@ def match_int8_pool(body: DispatchBody) -> LayerSpec:
         raise NotSupported("a pool whose input index is not a loop or oh * stride + ky")
     if acc == 2:
         window_shape, _ = tensor_type(str(reduction.operands[1].type))
+        if _results(reduction, 1) != [f"d{parallel + i}" for i in range(reductions)]:
+            raise NotSupported("a pool whose window operand is not indexed by the window loops in order")
     else:
         whole = [n for n, terms in zip(source.sizes, inputs) if terms == {parallel: 1}]
         window_shape = tuple(whole) if reductions == 1 else ()
