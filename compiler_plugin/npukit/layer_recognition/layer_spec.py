@@ -17,7 +17,7 @@ TABLE_OPERATION = "elementwise int8 table lookup"
 PRODUCT_OPERATION = "elementwise int8 product"
 
 # The kinds of layer without weights or MACs: an average of another layer's accumulators, a table, a product,
-# the int8 pools.
+# the int8 pools, a float input's quantization.
 UNWEIGHTED_KINDS = ("average", "table", "mul", "average_pool", "max_pool", "quantize")
 
 

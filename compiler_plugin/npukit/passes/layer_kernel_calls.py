@@ -8,12 +8,16 @@ accumulators with that layer's output stage fused in
 (npukit.layer_recognition.accumulator_average); and an int8 elementwise
 operation of one tensor, run as a 256-entry table of its own values
 (npukit.layer_recognition.table_lookup), or of two, TFLite's int8 MUL
-(npukit.layer_recognition.elementwise_product). A matched dispatch's body is
-replaced by one call to ``npukit_s8_layer`` (``npukit_s8_unweighted`` for
-tables, products and pools, which then link no other kernel; npukit/cpu/kernels)
-with the layer's parameter block, tables and packed weights as read-only data
-of the executable, and one workgroup. The kernels compute TFLite's integer arithmetic exactly for
-layers whose dispatch computes it (the TFLite frontend's); a layer whose
+(npukit.layer_recognition.elementwise_product); int8 average and max pools
+(npukit.layer_recognition.int8_pool) and a float input's QUANTIZE
+(npukit.layer_recognition.float_quantize), which an x86 host leaves to IREE's
+vectorised code (kernel_choice.iree_code_preferred). A matched dispatch's
+body is replaced by one call to ``npukit_s8_layer`` (``npukit_s8_unweighted``
+for the layers without weights, which then link no other kernel;
+npukit/cpu/kernels) with the layer's parameter block, tables and packed
+weights as read-only data of the executable, and one workgroup. The kernels
+compute TFLite's integer arithmetic exactly for layers whose dispatch
+computes it (the TFLite frontend's); a layer whose
 dispatch requantizes in float (an ONNX QDQ graph: DequantizeLinear, the
 layer in float, QuantizeLinear) keeps that float arithmetic, operation by
 operation (layer_recognition.float_parameters), unless ``float_output`` is
