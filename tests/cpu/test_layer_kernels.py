@@ -63,9 +63,13 @@ _WRAPPER = """
 #include <stddef.h>
 #include <stdint.h>
 void npukit_s8_layer(size_t params, size_t input, size_t output, size_t residual);
+void npukit_s8_unweighted(size_t params, size_t input, size_t output, size_t operand);
 int npukit_s8_layer_words(const uint8_t* block, int32_t* words);
 __attribute__((visibility("default"))) void layer(size_t p, size_t i, size_t o, size_t r) {
   npukit_s8_layer(p, i, o, r);
+}
+__attribute__((visibility("default"))) void unweighted(size_t p, size_t i, size_t o, size_t r) {
+  npukit_s8_unweighted(p, i, o, r);
 }
 __attribute__((visibility("default"))) int layer_words(size_t block, size_t words) {
   return npukit_s8_layer_words((const uint8_t*)block, (int32_t*)words);
@@ -95,6 +99,9 @@ def build(request, tmp_path_factory):
     fn = loaded.layer
     fn.argtypes = [ctypes.c_size_t] * 4
     fn.restype = None
+    fn.unweighted = loaded.unweighted  # the layers without weights' entry point
+    fn.unweighted.argtypes = [ctypes.c_size_t] * 4
+    fn.unweighted.restype = None
     fn.words = loaded.layer_words
     fn.words.argtypes = [ctypes.c_size_t] * 2
     fn.stack_address = loaded.stack_address
@@ -1367,7 +1374,7 @@ def run_product_case(build, case: ProductCase, rng) -> None:
     before = out.copy()
     with aligned(layer_block(spec)) as params, guarded(bytes(3) + x.tobytes()) as x_at, \
             guarded(bytes(7) + y.tobytes()) as y_at:
-        layer(params, x_at, out.ctypes.data, y_at)
+        layer.unweighted(params, x_at, out.ctypes.data, y_at)
     np.testing.assert_array_equal(out[5: 5 + r * c].view(np.int8).reshape(r, c), want)
     np.testing.assert_array_equal(out[:5], before[:5])
     np.testing.assert_array_equal(out[5 + r * c:], before[5 + r * c:])
@@ -1433,7 +1440,7 @@ def run_pool_case(build, case: PoolCase, rng) -> None:
     out = rng.integers(0, 256, 5 + n + 64, dtype=np.uint8)
     before = out.copy()
     with aligned(layer_block(spec)) as params, guarded(bytes(3) + x_stored.tobytes()) as x_at:
-        layer(params, x_at, out.ctypes.data, 0)
+        layer.unweighted(params, x_at, out.ctypes.data, 0)
     np.testing.assert_array_equal(out[5: 5 + n].view(np.int8).reshape(want_stored.shape), want_stored)
     np.testing.assert_array_equal(out[:5], before[:5])
     np.testing.assert_array_equal(out[5 + n:], before[5 + n:])
@@ -1490,7 +1497,7 @@ def test_quantize_equals_the_dispatch_formula_at_every_boundary(build, scale, ze
     spec.float_scale = float(np.float32(scale))
     out = np.full(5 + n + 64, 0x5A, np.uint8)
     with aligned(layer_block(spec)) as params, guarded(bytes(4) + x.astype("<f4").tobytes()) as x_at:
-        layer(params, x_at, out.ctypes.data, 0)
+        layer.unweighted(params, x_at, out.ctypes.data, 0)
     np.testing.assert_array_equal(out[5: 5 + n].view(np.int8), want)
     assert (out[:5] == 0x5A).all() and (out[5 + n:] == 0x5A).all()
 

@@ -14,7 +14,6 @@ void npukit_s8_average(const int32_t* p, size_t input, size_t output, size_t res
 int32_t npukit_s8_fully_connected(const int32_t* p, size_t input, size_t output);
 
 static void run_layer(const int32_t* p, size_t input, size_t output, size_t residual) {
-  if (npukit_s8_run_unweighted(p, input, output, residual)) return;
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_AVERAGE) {
 #if NPUKIT_S8_X86
     if (npukit_s8_average_x86(p, input, output, residual)) return;

@@ -269,10 +269,8 @@ int npukit_s8_layer_words(const uint8_t* block, int32_t words[NPUKIT_S8_W_COUNT]
 const int32_t* npukit_s8_layer_params(size_t params, int32_t words[NPUKIT_S8_W_COUNT]);
 
 // The entry point of the layers without weights (kinds TABLE, MUL,
-// AVERAGE_POOL, MAX_POOL and QUANTIZE, s8_unweighted.c; `operand` a product's second
-// tensor), and their part of npukit_s8_layer: 1 where `p` is such a layer,
-// which it ran, else 0.
+// AVERAGE_POOL, MAX_POOL and QUANTIZE, s8_unweighted.c; `operand` a
+// product's second tensor); npukit_s8_layer runs the other kinds.
 void npukit_s8_unweighted(size_t params, size_t input, size_t output, size_t operand);
-int npukit_s8_run_unweighted(const int32_t* p, size_t input, size_t output, size_t operand);
 
 #endif  // NPUKIT_CPU_KERNELS_S8_LAYER_H_

@@ -1,5 +1,5 @@
 // The entry point of the layers without weights (an int8 table, s8_table.c; an int8 product, s8_mul.c; an
-// int8 average or max pool, s8_pool.c; a float32 input's quantization, s8_quantize.c): what npukit_s8_layer does for them, in an archive member of its own,
+// int8 average or max pool, s8_pool.c; a float32 input's quantization, s8_quantize.c), in an archive member of its own apart from npukit_s8_layer's,
 // so that an executable or firmware whose CPU layers are all of these (an NPU build's gates, products and
 // pools) links these kernels and not every convolution's.
 #include "s8_layer.h"
@@ -9,7 +9,7 @@ void npukit_s8_mul(const int32_t* p, size_t input, size_t output, size_t operand
 void npukit_s8_pool(const int32_t* p, size_t input, size_t output);
 void npukit_s8_quantize(const int32_t* p, size_t input, size_t output);
 
-int npukit_s8_run_unweighted(const int32_t* p, size_t input, size_t output, size_t operand) {
+static int run_unweighted(const int32_t* p, size_t input, size_t output, size_t operand) {
   switch (p[NPUKIT_S8_W_KIND]) {
     case NPUKIT_S8_TABLE:
       npukit_s8_table(p, input, output);
@@ -32,5 +32,5 @@ int npukit_s8_run_unweighted(const int32_t* p, size_t input, size_t output, size
 void npukit_s8_unweighted(size_t params, size_t input, size_t output, size_t operand) {
   int32_t words[NPUKIT_S8_W_COUNT];
   const int32_t* p = npukit_s8_layer_params(params, words);
-  if (!npukit_s8_run_unweighted(p, input, output, operand)) __builtin_trap();  // a block of another kind
+  if (!run_unweighted(p, input, output, operand)) __builtin_trap();  // a block of another kind
 }
