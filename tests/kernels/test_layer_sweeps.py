@@ -62,12 +62,10 @@ def _layers(branches) -> int:
 
 
 def _cpu_only(branches) -> int:
-    """The int8 MULs, pools and float quantizations the CPU kernels take
-    (s8_mul.c, s8_pool.c, s8_quantize.c): the NPU has no elementwise
-    product, pools no window yet and computes no float, so they stay on the
-    CPU beside it."""
-    return sum(1 for b in branches if b.op in ("MUL", "QUANTIZE") or (b.op in ("AVERAGE_POOL_2D", "MAX_POOL_2D")
-                                                                        and _kernel_space(b)))
+    """The int8 MULs and float quantizations the CPU kernels take (s8_mul.c,
+    s8_quantize.c): the NPU has no elementwise product and computes no
+    float, so they stay on the CPU beside it. (Pools run as OP_POOL.)"""
+    return sum(1 for b in branches if b.op in ("MUL", "QUANTIZE"))
 
 
 def _x86_iree(branches) -> int:
@@ -161,6 +159,23 @@ def test_mynpu(sweep, tmp_path):
     tables = sum(1 for r in rows if r["device"] == "mynpu" and r["operation"] == TABLE)
     assert on_npu == _layers(branches) - _cpu_only(branches), [(r["name"], r.get("reason")) for r in rows]
     assert tables == sum(map(_one_value_layer, branches)), [(r["name"], r.get("reason")) for r in rows]
+
+
+def test_mynpu_without_the_pool_instruction(tmp_path):
+    """A hardware configuration without OP_POOL leaves the pools to the CPU
+    part of the build (the pool kernel), each with the reason, exact."""
+    from npukit.mynpu.options import MynpuOptions
+
+    _, branches, path, inputs, wants = prepared_sweep("pool", SWEEPS["pool"](), tmp_path / "sweep_pool.tflite",
+                                                      seed=11)
+    result = npukit.compile(path, target="mynpu", output="embedded", out_dir=tmp_path / "npu",
+                            mynpu=MynpuOptions(pool=False))
+    for x, want in zip(inputs, wants):
+        _check(npukit.run(result, *x, runtime="npukit"), want, branches, "pools on the CPU of a mynpu build")
+    rows = result.manifest["mynpu"]["dispatches"]
+    refused = [r for r in rows if "no OP_POOL (--mynpu-pool=off)" in r["reason"]]
+    assert not [r for r in rows if r["device"] == "mynpu"] and len(refused) == _layers(branches), rows
+    assert not result.manifest["mynpu"]["hardware"]["pool"]
 
 
 @pytest.mark.slow

@@ -270,17 +270,19 @@ def test_static_library_needs_the_inline_model(shared_models, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_the_table_flag():
-    """--mynpu-table: on by default (OP_TABLE in the configuration), off
-    leaves the instruction out; anything else is refused with the flag's name."""
+@pytest.mark.parametrize("flag", ["table", "pool"])
+def test_the_instruction_flags(flag):
+    """--mynpu-table and --mynpu-pool: on by default (OP_TABLE, OP_POOL in
+    the configuration), off leaves the instruction out; anything else is
+    refused with the flag's name."""
     from npukit.errors import TargetError
     from npukit.mynpu.isa import Op
 
-    bit = 1 << (Op.TABLE - 0x10)
+    bit = 1 << ({"table": Op.TABLE, "pool": Op.POOL}[flag] - 0x10)
     assert MynpuOptions().config().instruction_mask & bit
-    assert MynpuOptions.from_flags({"mynpu-table": "on"}).table
-    off = MynpuOptions.from_flags({"mynpu-table": "off"})
-    assert not off.table and not off.config().instruction_mask & bit
+    assert getattr(MynpuOptions.from_flags({f"mynpu-{flag}": "on"}), flag)
+    off = MynpuOptions.from_flags({f"mynpu-{flag}": "off"})
+    assert not getattr(off, flag) and not off.config().instruction_mask & bit
     assert off.config(parallelism="input").instruction_mask == MynpuOptions().config().instruction_mask & ~bit
-    with pytest.raises(TargetError, match="--mynpu-table must be on or off"):
-        MynpuOptions.from_flags({"mynpu-table": "maybe"})
+    with pytest.raises(TargetError, match=f"--mynpu-{flag} must be on or off"):
+        MynpuOptions.from_flags({f"mynpu-{flag}": "maybe"})

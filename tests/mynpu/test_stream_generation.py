@@ -106,3 +106,103 @@ def test_table_of_another_size_is_refused():
 
     with pytest.raises(NotSupported, match="a table of 255 entries"):
         generate(_table_spec(8, 0, 1, np.zeros(255, np.int8)), HardwareConfig(), Constants(), 2)
+
+
+def _pool_spec(kind: str, shape: tuple[int, int, int], kernel, stride, bounds=(-128, 127), window=None):
+    """A pool of the int8 HWC tensor of ``shape`` (H, W, C) in binding 0 at
+    offset 3 (``window``: the channels [c0, c1) of a wider tensor), its
+    output in binding 1."""
+    from npukit.layer_recognition.dispatch_ir import SystemTensor
+    from npukit.layer_recognition.layer_spec import LayerSpec, TensorLayout
+
+    h, w, c = shape
+    (kh, kw), (sh, sw) = kernel, stride
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    c0, c1 = window or (0, c)
+    ifm = TensorLayout(SystemTensor(0, 3, (1, h, w, c), "i8", (0, 0, 0, c0), (1, h, w, c1 - c0)),
+                       (None, "H", "W", "C"))
+    ofm = TensorLayout(SystemTensor(1, 0, (1, oh, ow, c1 - c0), "i8", (0, 0, 0, 0), (1, oh, ow, c1 - c0)),
+                       (None, "H", "W", "C"))
+    return LayerSpec(kind, ifm, ofm, (c1 - c0, h, w), (c1 - c0, oh, ow), kernel, stride, (1, 1), np.zeros(0, np.int8),
+                     np.zeros(0, np.int32), None, 0, 0, *bounds, False)
+
+
+def _pooled(spec, x: np.ndarray) -> np.ndarray:
+    """TFLite's int8 pool of ``x`` (H, W, C), on its integers."""
+    from npukit.layer_recognition.int8_pool import rounded_average
+
+    (kh, kw), (sh, sw) = spec.kernel, spec.stride
+    _, oh, ow = spec.ofm_chw
+    windows = np.stack([x[i * sh:i * sh + kh, j * sw:j * sw + kw].reshape(kh * kw, -1)
+                        for i in range(oh) for j in range(ow)]).astype(np.int64)
+    got = rounded_average(windows.sum(1), kh * kw) if spec.kind == "average_pool" else windows.max(1)
+    return np.clip(got, spec.act_min, spec.act_max).reshape(oh, ow, -1).astype(np.int8)
+
+
+@pytest.mark.parametrize("kind,shape,kernel,stride,sram_kib,bounds,window,tiled", [
+    ("average_pool", (10, 12, 24), (2, 2), (2, 2), 256, (-128, 127), None, ""),  # one tile
+    ("max_pool", (33, 20, 37), (3, 3), (2, 2), 1, (-20, 127), None, "CH"),  # halves of the SRAM: bands
+    ("max_pool", (3, 200, 5), (3, 3), (1, 1), 1, (-128, 127), None, "C1"),  # one row of a channel: over half
+    ("max_pool", (60, 40, 37), (3, 3), (2, 2), 1, (-20, 127), None, "CH"),  # channel tiles and row bands
+    ("average_pool", (30, 30, 40), (5, 5), (1, 1), 1, (0, 100), None, "CH"),  # bands whose input rows overlap
+    ("max_pool", (11, 11, 20), (3, 2), (3, 2), 256, (-128, 127), None, ""),  # rows and columns left unread
+    ("average_pool", (10, 12, 32), (3, 3), (2, 2), 1, (-128, 127), (8, 24), "C"),  # channels 8..23 of 32
+    ("average_pool", (16, 17, 8), (16, 16), (1, 1), 256, (-128, 127), None, ""),  # 256 values a window
+])
+def test_pool_layers(kind, shape, kernel, stride, sram_kib, bounds, window, tiled):
+    """OP_POOL tiles: every output is TFLite's integer average (rounded half
+    away from zero) or maximum of its window, clamped, whatever the tiles
+    (``tiled``: C tiles of channels, H bands of output rows, 1 a single
+    buffer set); each tile one OP_POOL, the buffers within the SRAM, in two
+    sets of half the SRAM where a tile fits one."""
+    h, w, c = shape
+    rng = np.random.default_rng(sum(shape))
+    x = rng.integers(-128, 128, h * w * c, dtype=np.int8)
+    spec = _pool_spec(kind, shape, kernel, stride, bounds, window)
+    config = HardwareConfig(sram_bytes=sram_kib * 1024)
+    got, plan, counters = _run(spec, 2, config, "instruction", x.view(np.uint8))
+    c0, c1 = window or (0, c)
+    want = _pooled(spec, x.reshape(h, w, c)[:, :, c0:c1])
+    np.testing.assert_array_equal(got.view(np.int8).reshape(want.shape), want)
+    channels, rows = -(-spec.ofm_chw[0] // plan.channel_tile), -(-spec.ofm_chw[1] // plan.row_tile)
+    assert ("C" if channels > 1 else "") + ("H" if rows > 1 else "") == tiled.rstrip("1")
+    assert [op for op, _, _ in decode(plan.stream)].count(Op.POOL) == channels * rows == counters.layers
+    assert plan.sram_bytes <= config.sram_bytes
+    assert plan.double_buffered == (channels * rows > 1 and not tiled.endswith("1"))
+
+
+def test_global_pool_of_a_flattened_plane():
+    """A global pool IREE flattened into one dimension of 256 values (a
+    window side OP_POOL does not take) runs on the plane as 16 x 16; one of
+    257 values (no rectangle of sides up to 255) is refused with the reason,
+    and so is a window side of 256 that is not a global pool."""
+    from npukit.layer_recognition.dispatch_ir import SystemTensor
+    from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
+
+    def flat(n: int, c: int, kernel=None):
+        kernel = kernel or (n, 1)
+        oh = n - kernel[0] + 1
+        ifm = TensorLayout(SystemTensor(0, 0, (n, c), "i8", (0, 0), (n, c)), ("H", "C"))
+        ofm = TensorLayout(SystemTensor(1, 0, (oh, c), "i8", (0, 0), (oh, c)), ("H", "C"))
+        return LayerSpec("average_pool", ifm, ofm, (c, n, 1), (c, oh, 1), kernel, (1, 1), (1, 1),
+                         np.zeros(0, np.int8), np.zeros(0, np.int32), None, 0, 0, -128, 127, False)
+
+    rng = np.random.default_rng(256)
+    x = rng.integers(-128, 128, 256 * 6, dtype=np.int8)
+    spec = flat(256, 6)
+    got, plan, _ = _run(spec, 2, HardwareConfig(), "instruction", x.view(np.uint8))
+    sums = x.reshape(256, 6).astype(np.int64).sum(0)
+    from npukit.layer_recognition.int8_pool import rounded_average
+
+    np.testing.assert_array_equal(got.view(np.int8), rounded_average(sums, 256))
+    registers = {}
+    for op, arg, value in decode(plan.stream):
+        if op == Op.SET:
+            registers[arg] = value
+    from npukit.mynpu.isa import REGISTER
+
+    assert [registers[REGISTER[n]] for n in ("IFM_H", "IFM_W", "KERNEL_H", "KERNEL_W")] == [16, 16, 16, 16]
+    with pytest.raises(NotSupported, match="a pool window of 257x1"):
+        generate(flat(257, 2), HardwareConfig(), Constants(), 2)
+    with pytest.raises(NotSupported, match="a pool window of 256x1"):
+        generate(flat(300, 2, (256, 1)), HardwareConfig(), Constants(), 2)

@@ -69,7 +69,8 @@ class EpilogueInputs:
                 self.tensors[i] = body.loads[value]
                 self.tensor_roles[i] = tuple(self.loop_roles[d] for d in dims)
             else:
-                raise NotSupported("an epilogue operand the NPU cannot place")
+                raise NotSupported("an epilogue operand that is neither a per-channel constant nor a tensor read "
+                                   "element by element (a broadcast or computed operand)")
         out_dims = dims_of[len(inputs)] if len(dims_of) > len(inputs) else None
         # None: the generic writes other than element by element (a reduction).
         self.output_roles = tuple(self.loop_roles[d] for d in out_dims) \

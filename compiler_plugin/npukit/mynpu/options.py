@@ -10,6 +10,8 @@ from npukit.mynpu.isa import MAX_SRAM_BYTES, PARALLELISM_CODES, HardwareConfig, 
 
 DEPTHWISE_MODES = ("npu", "cpu", "per-channel")
 PARALLEL_MODES = (*PARALLELISM_CODES, "auto")
+#: The optional instructions switched by an on/off flag: the option's name -> the instruction.
+_SWITCHES = {"table": Op.TABLE, "pool": Op.POOL}
 
 #: The ``--mynpu-*`` flags of iree-compile and npukit compile, with their help.
 MYNPU_FLAGS = {
@@ -24,6 +26,8 @@ MYNPU_FLAGS = {
     "mynpu-table": "on (OP_TABLE: int8 elementwise activations of one tensor, such as LEAKY_RELU, HARD_SWISH, "
                    "TANH and LOGISTIC, run as 256-entry tables on the NPU) | off (no OP_TABLE: they run on the "
                    "CPU), default on",
+    "mynpu-pool": "on (OP_POOL: int8 average and max pools, such as AVERAGE_POOL_2D, MAX_POOL_2D and the maximum "
+                  "a softmax starts with, run on the NPU) | off (no OP_POOL: they run on the CPU), default on",
     "mynpu-report": "write the per-dispatch placement and cycle report (JSON) to this file",
     "mynpu-show-cpu-operations": "list the dispatches left on the CPU, with reasons, on stderr",
 }
@@ -38,6 +42,7 @@ class MynpuOptions:
     clock_mhz: int = 500
     depthwise: str = "npu"
     table: bool = True
+    pool: bool = True
     report: str | None = None
     show_cpu_operations: bool = False
 
@@ -50,8 +55,9 @@ class MynpuOptions:
                                   f"got {value!r}")
         if self.parallel not in PARALLEL_MODES:
             raise TargetError(f"--mynpu-parallel must be one of {', '.join(PARALLEL_MODES)}, got {self.parallel!r}")
-        if not isinstance(self.table, bool):
-            raise TargetError(f"--mynpu-table must be on or off, got {self.table!r}")
+        for name in _SWITCHES:
+            if not isinstance(getattr(self, name), bool):
+                raise TargetError(f"--mynpu-{name} must be on or off, got {getattr(self, name)!r}")
         if self.depthwise not in DEPTHWISE_MODES:
             raise TargetError(f"--mynpu-depthwise must be one of {', '.join(DEPTHWISE_MODES)}, "
                               f"got {self.depthwise!r}")
@@ -62,7 +68,10 @@ class MynpuOptions:
         config = HardwareConfig(self.pes, self.sram_kib * 1024, chosen, self.dma_bytes_per_cycle, self.clock_mhz)
         if self.depthwise != "npu":
             config = config.without(Op.DEPTH_CONV)
-        return config if self.table else config.without(Op.TABLE)
+        for name, op in _SWITCHES.items():
+            if not getattr(self, name):
+                config = config.without(op)
+        return config
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -84,7 +93,7 @@ class MynpuOptions:
                     values[key] = int(raw)
                 except ValueError:
                     raise TargetError(f"--{name} must be an integer, got {raw!r}") from None
-            elif key == "table":
+            elif key in _SWITCHES:
                 if raw.lower() not in ("on", "off", "true", "false", "1", "0", "yes", "no"):
                     raise TargetError(f"--{name} must be on or off, got {raw!r}")
                 values[key] = raw.lower() in ("on", "true", "1", "yes")

@@ -20,6 +20,12 @@ in a layer of its own, then looks its elements up in tiles of at most
 65535 elements (IFM_W's range), each tile read, looked up in place by
 OP_TABLE and written back; with more than one tile two buffers alternate
 and the tiles' layers double-buffer.
+
+An int8 pool (LayerSpec kinds "average_pool" and "max_pool") runs as
+OP_POOL on tiles of channels and, when one channel's plane does not fit,
+bands of output rows (each reading the input rows its windows cover): per
+tile the input region by DMA, OP_POOL, the output region back; two buffer
+sets alternate (double-buffered) when they fit.
 """
 
 from __future__ import annotations
@@ -31,9 +37,11 @@ from typing import Callable
 
 import numpy as np
 
-from npukit.mynpu.isa import CONSTANTS_BINDING, LAYOUT_CHW, LAYOUT_HWC, TABLE_BYTES, CommandStream, HardwareConfig, Op
+from npukit.mynpu.isa import (
+    CONSTANTS_BINDING, LAYOUT_CHW, LAYOUT_HWC, POOL_AVERAGE, POOL_MAX, TABLE_BYTES, CommandStream, HardwareConfig, Op)
 from npukit.quantization.requantization import ADD_LEFT_SHIFT, scale_table
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
+from npukit.mynpu.supported_operators import POOL_KINDS, pool_window
 
 ALIGN = 16
 MAX_DMA_LENGTH = 1 << 24
@@ -291,6 +299,14 @@ def _padding_zero_point(spec: LayerSpec, weights: np.ndarray) -> tuple[int, np.n
     return spec.pad_value, bias
 
 
+def _binding_sizes(tensors: list[TensorLayout], binding_count: int) -> tuple[int, ...]:
+    """Each binding's size: the end of the furthest of ``tensors`` in it."""
+    sizes = [0] * binding_count
+    for t in tensors:
+        sizes[t.tensor.binding] = max(sizes[t.tensor.binding], t.tensor.extent)
+    return tuple(sizes)
+
+
 #: The most elements one OP_TABLE looks up (IFM_W's range; IFM_H = IFM_C = 1).
 MAX_TABLE_TILE = 65535
 
@@ -318,9 +334,6 @@ def _table_stream(spec: LayerSpec, config: HardwareConfig, constants: Constants,
     if spec.ofm_chw[2] != n:
         raise NotSupported("a table layer whose output has another number of elements than its input")
     tile, double = _table_tile(n, config.sram_bytes)
-    sizes = [0] * binding_count
-    for t in (spec.ifm, spec.ofm):
-        sizes[t.tensor.binding] = max(sizes[t.tensor.binding], t.tensor.extent)
     s = CommandStream()
     table_at = 0
     buffers = [_aligned(TABLE_BYTES)]
@@ -338,7 +351,62 @@ def _table_stream(spec: LayerSpec, config: HardwareConfig, constants: Constants,
         s.op(Op.TABLE)
         _dma(s, spec.ofm.tensor.binding, _region_dmas(spec.ofm, {"W": (x0, count)}, at), True)
     s.end()
-    return StreamPlan(s.encode(), tuple(sizes), 1, tile, double, "", buffers[-1] + _aligned(tile))
+    return StreamPlan(s.encode(), _binding_sizes([spec.ifm, spec.ofm], binding_count), 1, tile, double, "",
+                      buffers[-1] + _aligned(tile))
+
+
+def _pool_stream(spec: LayerSpec, config: HardwareConfig, binding_count: int) -> StreamPlan:
+    """The stream of an int8 pool: per tile of channels and output rows, the
+    input rows its windows read by DMA, OP_POOL, the output by DMA."""
+    (ih, iw), (kh, kw) = pool_window(spec)
+    whole_plane = (ih, iw) != spec.ifm_chw[1:]  # a global pool on a rectangle of its flattened plane
+    c, oh, ow = spec.ofm_chw
+    sh, sw = spec.stride
+
+    def input_rows(rows: int) -> int:
+        return ih if whole_plane else (rows - 1) * sh + kh
+
+    def tile_bytes(channels: int, rows: int) -> int:
+        return _aligned(input_rows(rows) * iw * channels) + _aligned(rows * ow * channels)
+
+    def tile_within(budget: int) -> tuple[int, int]:
+        """The largest tile (whole rows first) within ``budget`` bytes, (0, 0) for none."""
+        fits = ((channels, rows) for rows in _candidates(oh) for channels in _candidates(c)
+                if tile_bytes(channels, rows) <= budget)
+        return next(fits, (0, 0))
+
+    # One tile when the layer fits; otherwise tiles of half the SRAM each where one fits, two buffer sets
+    # alternating (the next tile's DMA overlaps this one's OP_POOL); otherwise tiles of the whole SRAM.
+    channels, rows = tile_within(config.sram_bytes)
+    double = (channels, rows) != (c, oh) and tile_within(config.sram_bytes // 2) != (0, 0)
+    if double:
+        channels, rows = tile_within(config.sram_bytes // 2)
+    if not channels:
+        raise NotSupported(f"the pool cannot be tiled into {config.sram_bytes // 1024} KiB of SRAM (one channel "
+                           f"and output row need {tile_bytes(1, 1)} bytes)")
+    size = tile_bytes(channels, rows)
+    buffers = [0, size] if double else [0]
+    s = CommandStream()
+    s.set(LAYOUT=LAYOUT_HWC, KERNEL_H=kh, KERNEL_W=kw, STRIDE_H=sh, STRIDE_W=sw, PAD_TOP=0, PAD_LEFT=0,
+          ACT_MIN=spec.act_min, ACT_MAX=spec.act_max)
+    variant = POOL_AVERAGE if spec.kind == "average_pool" else POOL_MAX
+    index = 0
+    for y0 in range(0, oh, rows):
+        r = min(rows, oh - y0)
+        band = {} if whole_plane else {"H": (y0 * sh, input_rows(r))}
+        for c0 in range(0, c, channels):
+            t = min(channels, c - c0)
+            ifm = buffers[index % len(buffers)]
+            ofm = ifm + _aligned(input_rows(r) * iw * t)
+            index += 1
+            s.layer(double)
+            _dma(s, spec.ifm.tensor.binding, _region_dmas(spec.ifm, band | {"C": (c0, t)}, ifm), False)
+            s.set(IFM_ADDR=ifm, IFM_H=input_rows(r), IFM_W=iw, IFM_C=t, OFM_ADDR=ofm, OFM_H=r, OFM_W=ow, OFM_C=t)
+            s.op(Op.POOL, variant)
+            _dma(s, spec.ofm.tensor.binding, _region_dmas(spec.ofm, {"H": (y0, r), "C": (c0, t)}, ofm), True)
+    s.end()
+    return StreamPlan(s.encode(), _binding_sizes([spec.ifm, spec.ofm], binding_count), channels, rows, double, "",
+                      buffers[-1] + size)
 
 
 def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, binding_count: int,
@@ -347,6 +415,8 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
     or 'per-channel' (one OP_CONV per channel, for hardware without it)."""
     if spec.kind == "table":
         return _table_stream(spec, config, constants, binding_count)
+    if spec.kind in POOL_KINDS:
+        return _pool_stream(spec, config, binding_count)
     spec = rows_of_pixels(spec)
     tiling = _Tiling(spec, config)
     ic, _, iw = spec.ifm_chw
@@ -386,9 +456,7 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
     cap = (lambda r: (MAX_LAYER_DMA_READS - 3) // plane_reads(r)) if planes or multiplier > 1 else None
     channels, rows, double = tiling.choose(cap)
     s = CommandStream()
-    sizes = [0] * binding_count
-    for t in (spec.ifm, spec.ofm) + ((spec.add.residual,) if spec.add else ()):
-        sizes[t.tensor.binding] = max(sizes[t.tensor.binding], t.tensor.extent)
+    sizes = _binding_sizes([spec.ifm, spec.ofm] + ([spec.add.residual] if spec.add else []), binding_count)
 
     shared_ifm = spec.kind != "depthwise"
     ifm_at = 0
@@ -491,4 +559,4 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
                      _region_dmas(spec.ofm, {"H": (y0, r), "C": (o0, t)}, result), True)
     s.end()
     mode = depthwise_mode if spec.kind == "depthwise" else ""
-    return StreamPlan(s.encode(), tuple(sizes), channels, rows, double, mode, peak)
+    return StreamPlan(s.encode(), sizes, channels, rows, double, mode, peak)

@@ -10,6 +10,11 @@ from __future__ import annotations
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
 from npukit.mynpu.options import MynpuOptions
 
+#: The LayerSpec kinds OP_POOL runs (npukit.layer_recognition.int8_pool).
+POOL_KINDS = ("average_pool", "max_pool")
+#: OP_POOL's largest window side (KERNEL_H, KERNEL_W).
+MAX_POOL_SIDE = 255
+
 
 def check_npu_supported(spec: LayerSpec, options: MynpuOptions) -> None:
     """NotSupported with the reason when the NPU cannot run ``spec``."""
@@ -17,9 +22,12 @@ def check_npu_supported(spec: LayerSpec, options: MynpuOptions) -> None:
         if not options.table:
             raise NotSupported("the hardware configuration has no OP_TABLE (--mynpu-table=off)")
         return
+    if spec.kind in POOL_KINDS:
+        check_pool_supported(spec, options)
+        return
     if spec.kind not in ("conv", "depthwise", "fully_connected"):
-        raise NotSupported(f"the NPU runs convolutions, depthwise convolutions, fully connected layers and int8 "
-                           f"tables, not this {spec.operation}")
+        raise NotSupported(f"the NPU runs convolutions, depthwise convolutions, fully connected layers, int8 "
+                           f"tables and pools, not this {spec.operation}")
     if spec.padded and spec.kind == "fully_connected":
         raise NotSupported("a padded fully connected layer")
     if spec.padded and max(spec.padding[0], spec.padding[2]) > 255:
@@ -33,3 +41,37 @@ def check_npu_supported(spec: LayerSpec, options: MynpuOptions) -> None:
     if spec.kind == "depthwise" and options.depthwise == "cpu":
         raise NotSupported("the hardware configuration has no OP_DEPTH_CONV (--mynpu-depthwise=cpu)")
 
+
+
+def pool_window(spec: LayerSpec) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The input plane and window OP_POOL runs ``spec`` with: its own, or for
+    a global pool (one window over the whole input, which IREE may flatten
+    into one dimension of more values than a window side takes) the plane
+    as the squarest rectangle of sides within OP_POOL's range: a window
+    over every value of a dense plane sums and compares the same values
+    whatever the rectangle. NotSupported when neither fits."""
+    _, ih, iw = spec.ifm_chw
+    kh, kw = spec.kernel
+    if max(kh, kw) <= MAX_POOL_SIDE:
+        return (ih, iw), (kh, kw)
+    n = ih * iw
+    if spec.ofm_chw[1:] == (1, 1) and (kh, kw) == (ih, iw):
+        sides = [(a, n // a) for a in range(1, n + 1) if n % a == 0 and max(a, n // a) <= MAX_POOL_SIDE]
+        if sides:
+            a, b = min(sides, key=lambda s: abs(s[0] - s[1]))
+            return (a, b), (a, b)
+    raise NotSupported(f"a pool window of {kh}x{kw} (OP_POOL's window sides take 1 .. {MAX_POOL_SIDE})")
+
+
+def check_pool_supported(spec: LayerSpec, options: MynpuOptions) -> None:
+    """NotSupported with the reason when OP_POOL cannot run the pool ``spec``."""
+    if not options.pool:
+        raise NotSupported("the hardware configuration has no OP_POOL (--mynpu-pool=off)")
+    if spec.stride[0] > MAX_POOL_SIDE or spec.stride[1] > MAX_POOL_SIDE:
+        raise NotSupported(f"a pool stride of {spec.stride} (OP_POOL takes 1 .. {MAX_POOL_SIDE})")
+    for t in (spec.ifm, spec.ofm):
+        if t.tensor.strides is not None:
+            raise NotSupported("a pool reading or writing its tensor with element strides")
+        if t.layout not in ("HWC", "any"):
+            raise NotSupported(f"a pool of a {t.layout} tensor (the NPU pools channel-last tensors)")
+    pool_window(spec)
