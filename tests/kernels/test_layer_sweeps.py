@@ -62,10 +62,10 @@ def _layers(branches) -> int:
 
 
 def _cpu_only(branches) -> int:
-    """The int8 MULs and float quantizations the CPU kernels take (s8_mul.c,
-    s8_quantize.c): the NPU has no elementwise product and computes no
-    float, so they stay on the CPU beside it. (Pools run as OP_POOL.)"""
-    return sum(1 for b in branches if b.op in ("MUL", "QUANTIZE"))
+    """The float quantizations the CPU kernel takes (s8_quantize.c): the NPU
+    computes no float, so they stay on the CPU beside it. (Pools run as
+    OP_POOL, products as OP_E_MUL.)"""
+    return sum(1 for b in branches if b.op == "QUANTIZE")
 
 
 def _x86_iree(branches) -> int:

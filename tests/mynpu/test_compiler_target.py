@@ -270,15 +270,15 @@ def test_static_library_needs_the_inline_model(shared_models, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("flag", ["table", "pool"])
+@pytest.mark.parametrize("flag", ["table", "pool", "mul"])
 def test_the_instruction_flags(flag):
-    """--mynpu-table and --mynpu-pool: on by default (OP_TABLE, OP_POOL in
-    the configuration), off leaves the instruction out; anything else is
-    refused with the flag's name."""
+    """--mynpu-table, --mynpu-pool and --mynpu-mul: on by default (OP_TABLE,
+    OP_POOL, OP_E_MUL in the configuration), off leaves the instruction out;
+    anything else is refused with the flag's name."""
     from npukit.errors import TargetError
     from npukit.mynpu.isa import Op
 
-    bit = 1 << ({"table": Op.TABLE, "pool": Op.POOL}[flag] - 0x10)
+    bit = 1 << ({"table": Op.TABLE, "pool": Op.POOL, "mul": Op.E_MUL}[flag] - 0x10)
     assert MynpuOptions().config().instruction_mask & bit
     assert getattr(MynpuOptions.from_flags({f"mynpu-{flag}": "on"}), flag)
     off = MynpuOptions.from_flags({f"mynpu-{flag}": "off"})

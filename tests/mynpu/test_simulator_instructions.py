@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npukit.mynpu.isa import DMA_OVERHEAD_CYCLES, OP_OVERHEAD_CYCLES, REGISTERS, CommandStream, HardwareConfig, Op, decode
+from npukit.mynpu.isa import (
+    DMA_OVERHEAD_CYCLES, E_MUL_CHANNELS, E_MUL_ONE, E_MUL_SAME, OP_OVERHEAD_CYCLES, REGISTERS, CommandStream,
+    HardwareConfig, Op, decode)
 from npukit.mynpu.simulator import StreamError, run_stream
 from npukit.quantization.fixed_point_reference import scale_rounded_once_array
 from tests.support.tflite_arithmetic import requantize
@@ -230,6 +232,47 @@ def test_table_instruction(n, in_place):
     assert (record.opcode, record.macs, record.compute_cycles) == (Op.TABLE, 0, -(-n // CONFIG.pes) + OP_OVERHEAD_CYCLES)
 
 
+def _product_stream(n: int, channels: int, broadcast: int, ifm: int, ifm2: int, ofm: int, **registers):
+    return CommandStream().set(IFM_ADDR=ifm, IFM_H=1, IFM_W=n // channels, IFM_C=channels, IFM2_ADDR=ifm2,
+                               OFM_ADDR=ofm, OFM_H=1, OFM_W=n // channels, OFM_C=channels,
+                               **registers).op(Op.E_MUL, broadcast).end()
+
+
+@pytest.mark.parametrize("broadcast,in_place", [(E_MUL_SAME, False), (E_MUL_SAME, True), (E_MUL_CHANNELS, True),
+                                                (E_MUL_ONE, False)])
+def test_product_instruction(broadcast, in_place):
+    """OP_E_MUL: TFLite's int8 MUL, clamp(MBQM((a - IFM_ZP) * (b - IFM2_ZP),
+    OUT_MULT, OUT_SHIFT) + OFM_ZP), b an IFM2 of the IFM's size, one value
+    per channel (pixels x channels, HWC) or one value; in place or not;
+    products up to 255 x 255; ceil(n / P) cycles plus the overhead, no MACs."""
+    rng = np.random.default_rng(broadcast)
+    pixels, channels = 37, 12
+    n = pixels * channels
+    a = rng.integers(-128, 128, n, dtype=np.int8)
+    a[:3] = -128
+    size = {E_MUL_SAME: n, E_MUL_CHANNELS: channels, E_MUL_ONE: 1}[broadcast]
+    b = rng.integers(-128, 128, size, dtype=np.int8)
+    b[0] = -128
+    registers = dict(IFM_ZP=127, IFM2_ZP=127, OUT_MULT=1518500250, OUT_SHIFT=-9, OFM_ZP=-5, ACT_MIN=-100,
+                     ACT_MAX=120)
+    ofm = IFM if in_place else OFM
+    run = run_stream(CONFIG, _product_stream(n, channels, broadcast, IFM, IFM2, ofm, **registers).encode(),
+                     sram=sram_with(ifm=a, ifm2=b))
+    wide = np.broadcast_to(b, (pixels, channels)).reshape(-1) if broadcast == E_MUL_CHANNELS else np.resize(b, n)
+    want = [max(-100, min(120, requantize((x - 127) * (y - 127), 1518500250, -9) - 5))
+            for x, y in zip(a.astype(np.int32).tolist(), wide.astype(np.int32).tolist())]
+    np.testing.assert_array_equal(run.sram[ofm:ofm + n].view(np.int8), want)
+    (record,) = run.instructions
+    assert (record.opcode, record.macs, record.compute_cycles) == (Op.E_MUL, 0, -(-n // CONFIG.pes) + OP_OVERHEAD_CYCLES)
+
+
+def test_product_instruction_needs_the_configuration_s_flag():
+    stream = _product_stream(16, 4, E_MUL_SAME, 0, 64, 128).encode()
+    run_stream(CONFIG, stream, execute=False)
+    with pytest.raises(StreamError, match="not in this hardware configuration"):
+        run_stream(CONFIG.without(Op.E_MUL), stream, execute=False)
+
+
 REQUANT_CASES = [
     (5, 2**30, -1), (6, 2**30, -2), (-6, 2**30, -2), (-5, 2**30, -1), (7, 2**30, -1), (-7, 2**30, -1),  # ties
     (2**31 - 1, 2**31 - 1, 0), (-(2**31), 2**31 - 1, 0), (2**31 - 1, 2**31 - 1, 30), (-(2**31), 2**31 - 1, 30),
@@ -310,7 +353,7 @@ def test_per_instruction_costs_add_up_to_the_layers():
 
 
 BAD_STREAMS = {
-    "unknown opcode": CommandStream().op(0x1D).end(),
+    "unknown opcode": CommandStream().op(0x1E).end(),
     "register index out of range": CommandStream(commands=[(Op.SET, len(REGISTERS), 0), (Op.END, 0, 0)]),
     "does not end with END": CommandStream().set(IFM_H=1),
     "commands after END": CommandStream().end().set(IFM_H=1),
@@ -331,6 +374,10 @@ BAD_STREAMS = {
     "the OFM overlaps the table": _table_stream(64, 1024, 0, 1024 + 255),
     "the OFM overlaps the IFM (not in place)": _table_stream(64, 1024, 0, 32),
     "IFM outside the SRAM": _table_stream(64, 0, CONFIG.sram_bytes - 63, 256),
+    "OP_E_MUL arg is not 0 (same), 1 (channels) or 2 (one)": _product_stream(8, 4, 3, 0, 64, 128),
+    "the OFM overlaps the IFM2": _product_stream(8, 4, E_MUL_SAME, 0, 64, 60),
+    "IFM2 outside the SRAM": _product_stream(8, 4, E_MUL_CHANNELS, 0, CONFIG.sram_bytes - 3, 128),
+    "IFM2_ZP out of -128..127": _product_stream(8, 4, E_MUL_ONE, 0, 64, 128, IFM2_ZP=128),
 }
 
 

@@ -206,3 +206,79 @@ def test_global_pool_of_a_flattened_plane():
         generate(flat(257, 2), HardwareConfig(), Constants(), 2)
     with pytest.raises(NotSupported, match="a pool window of 256x1"):
         generate(flat(300, 2, (256, 1)), HardwareConfig(), Constants(), 2)
+
+
+def _product_spec(rows: int, channels: int, broadcast: str, fx, fy, multiplier: int, shift: int, zp: int, bounds):
+    """A product of x (``rows`` x ``channels``, binding 0) and y (binding 1:
+    "none" the same shape, "rows" one value per channel, "all" one value),
+    its factors tabulated on the 256 int8 values, the output in binding 2."""
+    from npukit.layer_recognition.dispatch_ir import SystemTensor
+    from npukit.layer_recognition.elementwise_product import factor_bytes
+    from npukit.layer_recognition.layer_spec import LayerSpec, TensorLayout
+
+    def tensor(binding, shape, roles):
+        return TensorLayout(SystemTensor(binding, 0, shape, "i8", (0,) * len(shape), shape), roles)
+
+    operand = {"none": tensor(1, (rows, channels), ("W", "C")), "rows": tensor(1, (channels,), ("C",)),
+               "all": tensor(1, (1,), (None,))}[broadcast]
+    spec = LayerSpec("mul", tensor(0, (rows, channels), ("W", "C")), tensor(2, (rows, channels), ("W", "C")),
+                     (channels, 1, rows), (channels, 1, rows), (1, 1), (1, 1), (1, 1), factor_bytes(fx, fy),
+                     np.zeros(1, np.int32), [(multiplier, shift)], 0, zp, *bounds, False)
+    spec.operand = operand
+    return spec
+
+
+_VALUES = np.arange(-128, 128)
+_GATE = np.round(255 / (1 + np.exp(-_VALUES / 16))).astype(np.int64)  # a LOGISTIC gate's factor, 0 .. 255
+
+
+@pytest.mark.parametrize("rows,channels,broadcast,fx,fy,sram_kib,tables", [
+    (256, 16, "rows", _VALUES + 3, _GATE, 256, "y"),  # squeeze-and-excitation: x - zx times a gate per channel
+    (300, 40, "none", _VALUES - 20, _VALUES + 128, 4, ""),  # two tensors, tiles in halves of the SRAM
+    (1000, 24, "none", _GATE, _VALUES // 2, 8, "xy"),  # both factors tables
+    (600, 24, "rows", _GATE, _GATE - 128, 4, "xy"),  # both, y's looked up once
+    (77, 5, "all", _VALUES + 128, _VALUES - 127, 256, ""),  # one value, factors up to 255 x 255
+])
+def test_product_layers(rows, channels, broadcast, fx, fy, sram_kib, tables):
+    """OP_E_MUL streams: every output is clamp(MBQM(fx(x) * fy(y), M,
+    shift) + zp), a factor that is not its value less an int8 zero point
+    looked up by OP_TABLE first (once for a broadcast operand), in tiles of
+    rows where the SRAM needs them."""
+    from npukit.quantization.fixed_point_reference import multiply_by_quantized_multiplier_array
+
+    rng = np.random.default_rng(rows)
+    spec = _product_spec(rows, channels, broadcast, fx, fy, 1518500250, -9, -3, (-120, 127))
+    x = rng.integers(-128, 128, rows * channels, dtype=np.int8)
+    size = {"none": rows * channels, "rows": channels, "all": 1}[broadcast]
+    y = rng.integers(-128, 128, size, dtype=np.int8)
+    config = HardwareConfig(sram_bytes=sram_kib * 1024)
+    constants = Constants()
+    plan = generate(spec, config, constants, 3)
+    bindings = [x.view(np.uint8).copy(), y.view(np.uint8).copy(), np.zeros(rows * channels, np.uint8)]
+    run = run_stream(config, plan.stream, bindings, bytes(constants.data), max_instructions=1)
+    wide = np.broadcast_to(y, (rows, channels)).reshape(-1) if broadcast == "rows" else np.resize(y, rows * channels)
+    product = fx[x.astype(np.int64) + 128] * fy[wide.astype(np.int64) + 128]
+    want = np.clip(multiply_by_quantized_multiplier_array(product, 1518500250, -9) - 3, -120, 127)
+    np.testing.assert_array_equal(bindings[2].view(np.int8), want)
+    ops = [op for op, _, _ in decode(plan.stream)]
+    tiles = -(-rows // plan.row_tile)
+    assert ops.count(Op.E_MUL) == tiles and (tiles > 1) == (sram_kib < 256) == plan.double_buffered
+    y_lookups = tiles if broadcast == "none" else 1  # a broadcast y is looked up once
+    assert ops.count(Op.TABLE) == ("x" in tables) * tiles + ("y" in tables) * y_lookups
+    assert plan.sram_bytes <= config.sram_bytes and run.counters.macs == 0
+
+
+def test_product_factor_without_an_int8_form_is_refused():
+    """A factor spanning 256 values whose every int8 table needs a zero point
+    outside int8 (128 .. 383: table = factor - c with c from 256 to 255) has
+    no OP_E_MUL form: refused with the reason, before any stream."""
+    from npukit.layer_recognition.layer_spec import NotSupported
+    from npukit.mynpu.options import MynpuOptions
+    from npukit.mynpu.supported_operators import check_npu_supported
+
+    spec = _product_spec(4, 4, "none", _VALUES + 256, _VALUES, 1 << 30, -1, 0, (-128, 127))
+    with pytest.raises(NotSupported, match="a product factor spanning 128..383"):
+        check_npu_supported(spec, MynpuOptions())
+    with pytest.raises(NotSupported, match="no OP_E_MUL"):
+        check_npu_supported(_product_spec(4, 4, "none", _VALUES, _VALUES, 1 << 30, -1, 0, (-128, 127)),
+                            MynpuOptions(mul=False))

@@ -120,6 +120,26 @@ def factor_bytes(fx: np.ndarray, fy: np.ndarray) -> np.ndarray:
     return np.concatenate([head] + [d for d in (dx, dy) if d is not None])
 
 
+def factors_of(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The two factors (x's, y's), each tabulated on the 256 int8 values, from their ``factor_bytes`` form."""
+    data = np.asarray(data, np.int8)
+    cx, cy, forms = (int(v) for v in data[:12].view("<i4"))
+    at = 12
+    factors = []
+    for c, form in ((cx, forms & 3), (cy, forms >> 2 & 3)):
+        if form == 0:
+            factors.append(INT8_VALUES.astype(np.int64) + c)
+        elif form == 1:
+            nibbles = data[at:at + 128].view(np.uint8)
+            steps = np.stack([nibbles & 15, nibbles >> 4], axis=1).reshape(-1)[:255].astype(np.int64)
+            factors.append(c - 128 + np.concatenate([[0], np.cumsum(steps)]))
+            at += 128
+        else:
+            factors.append(data[at:at + 256].astype(np.int64) + c)
+            at += 256
+    return factors[0], factors[1]
+
+
 def _constant(node: Node | None, name: str) -> int:
     if node is None:
         return 0

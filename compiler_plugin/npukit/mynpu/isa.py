@@ -25,6 +25,7 @@ class Op(IntEnum):
     E_ADD = 0x1A
     E32_ADD = 0x1B
     TABLE = 0x1C
+    E_MUL = 0x1D
     DMA_READ = 0x20
     DMA_WRITE = 0x21
     END = 0x3F
@@ -47,6 +48,8 @@ REGISTER_DEFAULTS = {REGISTER[name]: 1 for name in ("KERNEL_H", "KERNEL_W", "STR
                                                                         REGISTER["ACT_MAX"]: 127}
 CONSTANTS_BINDING = 0xFF
 POOL_MAX, POOL_AVERAGE = 0, 1
+#: OP_E_MUL's arg: the IFM2 of the IFM's size, one value per channel (every pixel), one value.
+E_MUL_SAME, E_MUL_CHANNELS, E_MUL_ONE = 0, 1, 2
 LAYOUT_HWC, LAYOUT_CHW = 0, 1
 OP_OVERHEAD_CYCLES = 16
 DMA_OVERHEAD_CYCLES = 8

@@ -11,7 +11,7 @@ from npukit.mynpu.isa import MAX_SRAM_BYTES, PARALLELISM_CODES, HardwareConfig, 
 DEPTHWISE_MODES = ("npu", "cpu", "per-channel")
 PARALLEL_MODES = (*PARALLELISM_CODES, "auto")
 #: The optional instructions switched by an on/off flag: the option's name -> the instruction.
-_SWITCHES = {"table": Op.TABLE, "pool": Op.POOL}
+_SWITCHES = {"table": Op.TABLE, "pool": Op.POOL, "mul": Op.E_MUL}
 
 #: The ``--mynpu-*`` flags of iree-compile and npukit compile, with their help.
 MYNPU_FLAGS = {
@@ -28,6 +28,8 @@ MYNPU_FLAGS = {
                    "CPU), default on",
     "mynpu-pool": "on (OP_POOL: int8 average and max pools, such as AVERAGE_POOL_2D, MAX_POOL_2D and the maximum "
                   "a softmax starts with, run on the NPU) | off (no OP_POOL: they run on the CPU), default on",
+    "mynpu-mul": "on (OP_E_MUL: int8 elementwise products, TFLite's MUL with a squeeze-and-excitation gate "
+                 "fused or not, run on the NPU) | off (no OP_E_MUL: they run on the CPU), default on",
     "mynpu-report": "write the per-dispatch placement and cycle report (JSON) to this file",
     "mynpu-show-cpu-operations": "list the dispatches left on the CPU, with reasons, on stderr",
 }
@@ -43,6 +45,7 @@ class MynpuOptions:
     depthwise: str = "npu"
     table: bool = True
     pool: bool = True
+    mul: bool = True
     report: str | None = None
     show_cpu_operations: bool = False
 

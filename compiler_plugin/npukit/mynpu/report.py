@@ -44,7 +44,7 @@ def placement_report(rows: list[DispatchRow], options, config: HardwareConfig) -
     return {
         "hardware": {"pes": config.pes, "sram_bytes": config.sram_bytes, "parallelism": config.parallelism,
                      "dma_bytes_per_cycle": config.dma_bytes_per_cycle, "clock_mhz": config.clock_mhz,
-                     "depthwise": options.depthwise, "table": options.table, "pool": options.pool,
+                     "depthwise": options.depthwise, "table": options.table, "pool": options.pool, "mul": options.mul,
                      "parallel_option": options.parallel},
         "summary": {
             "dispatches": len(rows),

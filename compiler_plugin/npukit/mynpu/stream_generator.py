@@ -26,6 +26,13 @@ OP_POOL on tiles of channels and, when one channel's plane does not fit,
 bands of output rows (each reading the input rows its windows cover): per
 tile the input region by DMA, OP_POOL, the output region back; two buffer
 sets alternate (double-buffered) when they fit.
+
+An int8 product (kind "mul", TFLite's MUL) loads the factors' tables (a
+factor that is not its value less a zero point: a fused LOGISTIC gate) and a
+broadcast operand (one value per channel, or one value) in a first layer,
+the operand looked up there once; then per tile of rows x by DMA (looked up
+in place), y by DMA where it is a whole tensor (looked up in place),
+OP_E_MUL writing over x, the result by DMA.
 """
 
 from __future__ import annotations
@@ -38,10 +45,11 @@ from typing import Callable
 import numpy as np
 
 from npukit.mynpu.isa import (
-    CONSTANTS_BINDING, LAYOUT_CHW, LAYOUT_HWC, POOL_AVERAGE, POOL_MAX, TABLE_BYTES, CommandStream, HardwareConfig, Op)
+    CONSTANTS_BINDING, E_MUL_CHANNELS, E_MUL_ONE, E_MUL_SAME, LAYOUT_CHW, LAYOUT_HWC, POOL_AVERAGE, POOL_MAX,
+    TABLE_BYTES, CommandStream, HardwareConfig, Op)
 from npukit.quantization.requantization import ADD_LEFT_SHIFT, scale_table
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
-from npukit.mynpu.supported_operators import POOL_KINDS, pool_window
+from npukit.mynpu.supported_operators import POOL_KINDS, pool_window, product_factors
 
 ALIGN = 16
 MAX_DMA_LENGTH = 1 << 24
@@ -409,6 +417,75 @@ def _pool_stream(spec: LayerSpec, config: HardwareConfig, binding_count: int) ->
                       buffers[-1] + size)
 
 
+def _lookup_in_place(s: CommandStream, table_at: int, at: int, n: int) -> None:
+    """OP_TABLE on the ``n`` elements at ``at``, in place, with the table at ``table_at``."""
+    s.set(TABLE_ADDR=table_at, IFM_ADDR=at, IFM_H=1, IFM_W=n, IFM_C=1, OFM_ADDR=at, OFM_H=1, OFM_W=n, OFM_C=1)
+    s.op(Op.TABLE)
+
+
+def _product_stream(spec: LayerSpec, config: HardwareConfig, constants: Constants, binding_count: int) -> StreamPlan:
+    """The stream of an int8 product (product_factors: each factor its
+    value less a zero point, after an OP_TABLE lookup or not)."""
+    (x_table, x_zp), (y_table, y_zp) = product_factors(spec)
+    c, _, rows = spec.ofm_chw
+    broadcast = {("W", "C"): E_MUL_SAME, ("C",): E_MUL_CHANNELS, (None,): E_MUL_ONE}[spec.operand.roles]
+    s = CommandStream()
+    at = 0
+    tables: dict[str, int] = {}
+    for name, table in (("x", x_table), ("y", y_table)):
+        if table is not None:
+            _dma(s, CONSTANTS_BINDING, [(constants.add(table.tobytes()), at, TABLE_BYTES, 1, 0, 0)], False)
+            tables[name], at = at, at + _aligned(TABLE_BYTES)
+    y_at = None
+    if broadcast != E_MUL_SAME:  # one vector or value for every tile, looked up once
+        n = c if broadcast == E_MUL_CHANNELS else 1
+        y_at, at = at, at + _aligned(n)
+        _dma(s, spec.operand.tensor.binding, _region_dmas(spec.operand, {}, y_at), False)
+        if "y" in tables:
+            _lookup_in_place(s, tables["y"], y_at, n)
+    # Rows per tile: x (the result written over it) and, for a whole y, y's rows; OP_TABLE takes at most
+    # 65,535 elements and OP_E_MUL 65,535 rows.
+    operands = 2 if broadcast == E_MUL_SAME else 1
+    free = config.sram_bytes - at
+    limit = 65535 // c if tables else 65535
+
+    def rows_within(budget: int) -> int:
+        return min(limit, rows, max((r for r in _candidates(rows) if operands * _aligned(r * c) <= budget),
+                                    default=0))
+
+    tile = rows_within(free)
+    double = tile < rows and rows_within(free // 2) > 0
+    if double:
+        tile = rows_within(free // 2)
+    if tile < 1:
+        raise NotSupported(f"the product cannot be tiled into {config.sram_bytes // 1024} KiB of SRAM (one row of "
+                           f"{c} channels needs {operands * _aligned(c)} bytes beside its tables)")
+    size = operands * _aligned(tile * c)
+    buffers = [at, at + size] if double else [at]
+    (multiplier, shift), = spec.multipliers
+    s.set(IFM_ZP=x_zp, IFM2_ZP=y_zp, OUT_MULT=multiplier, OUT_SHIFT=shift, OFM_ZP=spec.ofm_zp, ACT_MIN=spec.act_min,
+          ACT_MAX=spec.act_max)
+    for index, y0 in enumerate(range(0, rows, tile)):
+        r = min(tile, rows - y0)
+        x_at = buffers[index % len(buffers)]
+        s.layer(double)
+        _dma(s, spec.ifm.tensor.binding, _region_dmas(spec.ifm, {"W": (y0, r)}, x_at), False)
+        if "x" in tables:
+            _lookup_in_place(s, tables["x"], x_at, r * c)
+        operand = y_at
+        if broadcast == E_MUL_SAME:
+            operand = x_at + _aligned(r * c)
+            _dma(s, spec.operand.tensor.binding, _region_dmas(spec.operand, {"W": (y0, r)}, operand), False)
+            if "y" in tables:
+                _lookup_in_place(s, tables["y"], operand, r * c)
+        s.set(IFM_ADDR=x_at, IFM_H=1, IFM_W=r, IFM_C=c, IFM2_ADDR=operand, OFM_ADDR=x_at, OFM_H=1, OFM_W=r, OFM_C=c)
+        s.op(Op.E_MUL, broadcast)
+        _dma(s, spec.ofm.tensor.binding, _region_dmas(spec.ofm, {"W": (y0, r)}, x_at), True)
+    s.end()
+    return StreamPlan(s.encode(), _binding_sizes([spec.ifm, spec.operand, spec.ofm], binding_count), c, tile, double,
+                      "", buffers[-1] + size)
+
+
 def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, binding_count: int,
              depthwise_mode: str = "instruction") -> StreamPlan:
     """The stream of one layer. ``depthwise_mode`` is 'instruction' (OP_DEPTH_CONV)
@@ -417,6 +494,8 @@ def generate(spec: LayerSpec, config: HardwareConfig, constants: Constants, bind
         return _table_stream(spec, config, constants, binding_count)
     if spec.kind in POOL_KINDS:
         return _pool_stream(spec, config, binding_count)
+    if spec.kind == "mul":
+        return _product_stream(spec, config, constants, binding_count)
     spec = rows_of_pixels(spec)
     tiling = _Tiling(spec, config)
     ic, _, iw = spec.ifm_chw

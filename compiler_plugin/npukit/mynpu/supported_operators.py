@@ -7,6 +7,9 @@ reason shown in the placement report."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from npukit.layer_recognition.elementwise_product import factors_of
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
 from npukit.mynpu.options import MynpuOptions
 
@@ -14,6 +17,8 @@ from npukit.mynpu.options import MynpuOptions
 POOL_KINDS = ("average_pool", "max_pool")
 #: OP_POOL's largest window side (KERNEL_H, KERNEL_W).
 MAX_POOL_SIDE = 255
+#: The largest IFM_H, IFM_W, IFM_C (and OFM's).
+MAX_DIMENSION = 65535
 
 
 def check_npu_supported(spec: LayerSpec, options: MynpuOptions) -> None:
@@ -25,9 +30,16 @@ def check_npu_supported(spec: LayerSpec, options: MynpuOptions) -> None:
     if spec.kind in POOL_KINDS:
         check_pool_supported(spec, options)
         return
+    if spec.kind == "mul":
+        if not options.mul:
+            raise NotSupported("the hardware configuration has no OP_E_MUL (--mynpu-mul=off)")
+        if spec.ofm_chw[0] > MAX_DIMENSION:
+            raise NotSupported(f"a product of {spec.ofm_chw[0]} channels (IFM_C takes 1 .. {MAX_DIMENSION})")
+        product_factors(spec)
+        return
     if spec.kind not in ("conv", "depthwise", "fully_connected"):
         raise NotSupported(f"the NPU runs convolutions, depthwise convolutions, fully connected layers, int8 "
-                           f"tables and pools, not this {spec.operation}")
+                           f"tables, pools and products, not this {spec.operation}")
     if spec.padded and spec.kind == "fully_connected":
         raise NotSupported("a padded fully connected layer")
     if spec.padded and max(spec.padding[0], spec.padding[2]) > 255:
@@ -75,3 +87,26 @@ def check_pool_supported(spec: LayerSpec, options: MynpuOptions) -> None:
         if t.layout not in ("HWC", "any"):
             raise NotSupported(f"a pool of a {t.layout} tensor (the NPU pools channel-last tensors)")
     pool_window(spec)
+
+
+def product_factors(spec: LayerSpec) -> list[tuple[np.ndarray | None, int]]:
+    """How OP_E_MUL computes each factor of the product ``spec`` (x's, then
+    y's): (None, zp) for the value less a zero point in int8 (TFLite's
+    x - zx), as OP_E_MUL subtracts IFM_ZP; (table, zp) for any other
+    function of the int8 value (a fused LOGISTIC gate), looked up by
+    OP_TABLE first: table[v + 128] - zp, the table int8. NotSupported when a
+    factor has no such form."""
+    forms = []
+    for factor in factors_of(spec.weights):
+        c = int(factor[0]) + 128  # factor = value + c: zp = -c
+        if np.array_equal(factor, np.arange(-128, 128) + c) and -128 <= -c <= 127:
+            forms.append((None, -c))
+            continue
+        # table = factor - c within int8 and zp = -c within int8.
+        low, high = max(int(factor.max()) - 127, -127), min(int(factor.min()) + 128, 128)
+        if low > high:
+            raise NotSupported(f"a product factor spanning {int(factor.min())}..{int(factor.max())} (OP_E_MUL "
+                               "takes an int8 value less an int8 zero point, after an OP_TABLE lookup or not)")
+        c = min(max(0, low), high)
+        forms.append(((factor - c).astype(np.int8), -c))
+    return forms

@@ -449,6 +449,46 @@ static iree_status_t table(machine_t* m) {
   return iree_ok_status();
 }
 
+// OP_E_MUL: TFLite's int8 MUL, y = clamp(requant((a - IFM_ZP) * (b - IFM2_ZP),
+// OUT_MULT, OUT_SHIFT) + OFM_ZP, ACT_MIN, ACT_MAX), with b the IFM2 element
+// `broadcast` gives. The OFM may be the IFM itself (in place) but must not
+// otherwise overlap it, nor overlap the IFM2.
+static iree_status_t product(machine_t* m, uint32_t broadcast) {
+  if (broadcast > NPUKIT_MYNPU_E_MUL_ONE) return reject(m, "OP_E_MUL arg is not 0 (same), 1 (channels) or 2 (one)");
+  IREE_RETURN_IF_ERROR(check_dims(m, NPUKIT_MYNPU_IFM_H, "IFM shape out of 1..65535"));
+  IREE_RETURN_IF_ERROR(check_dims(m, NPUKIT_MYNPU_OFM_H, "OFM shape out of 1..65535"));
+  uint64_t n = elements(m, NPUKIT_MYNPU_IFM_H);
+  if (elements(m, NPUKIT_MYNPU_OFM_H) != n) return reject(m, "elementwise OFM size differs from the IFM's");
+  const uint32_t* r = m->reg;
+  uint64_t channels = r[NPUKIT_MYNPU_IFM_C];
+  uint64_t n2 = broadcast == NPUKIT_MYNPU_E_MUL_SAME ? n : broadcast == NPUKIT_MYNPU_E_MUL_CHANNELS ? channels : 1;
+  IREE_RETURN_IF_ERROR(check_signed8(m, NPUKIT_MYNPU_IFM_ZP, "IFM_ZP out of -128..127"));
+  IREE_RETURN_IF_ERROR(check_signed8(m, NPUKIT_MYNPU_IFM2_ZP, "IFM2_ZP out of -128..127"));
+  IREE_RETURN_IF_ERROR(check_activation(m));
+  IREE_RETURN_IF_ERROR(check_multiplier(m, NPUKIT_MYNPU_OUT_MULT, NPUKIT_MYNPU_OUT_SHIFT));
+  uint64_t ifm_at = r[NPUKIT_MYNPU_IFM_ADDR], ifm2_at = r[NPUKIT_MYNPU_IFM2_ADDR], ofm_at = r[NPUKIT_MYNPU_OFM_ADDR];
+  IREE_RETURN_IF_ERROR(check_sram(m, ifm_at, n, 0, "IFM outside the SRAM"));
+  IREE_RETURN_IF_ERROR(check_sram(m, ifm2_at, n2, 0, "IFM2 outside the SRAM"));
+  IREE_RETURN_IF_ERROR(check_sram(m, ofm_at, n, 1, "OFM outside the SRAM"));
+  if (ofm_at != ifm_at && overlaps(ofm_at, n, ifm_at, n)) return reject(m, "the OFM overlaps the IFM (not in place)");
+  if (overlaps(ofm_at, n, ifm2_at, n2)) return reject(m, "the OFM overlaps the IFM2");
+  count_compute(m, 0, ceil_div(n, m->s->config->pes));
+  if (!m->s->sram) return iree_ok_status();
+  const uint8_t* a = m->s->sram + ifm_at;
+  const uint8_t* b = m->s->sram + ifm2_at;
+  uint8_t* out = m->s->sram + ofm_at;
+  int32_t izp = sreg(m, NPUKIT_MYNPU_IFM_ZP), i2zp = sreg(m, NPUKIT_MYNPU_IFM2_ZP), ozp = sreg(m, NPUKIT_MYNPU_OFM_ZP);
+  int32_t lo = sreg(m, NPUKIT_MYNPU_ACT_MIN), hi = sreg(m, NPUKIT_MYNPU_ACT_MAX);
+  int32_t mult = sreg(m, NPUKIT_MYNPU_OUT_MULT), shift = sreg(m, NPUKIT_MYNPU_OUT_SHIFT);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t j = broadcast == NPUKIT_MYNPU_E_MUL_SAME ? i : broadcast == NPUKIT_MYNPU_E_MUL_CHANNELS ? i % channels : 0;
+    int32_t p = ((int8_t)a[i] - izp) * ((int8_t)b[j] - i2zp);
+    int32_t v = mynpu_sat32((int64_t)mynpu_requantize(p, mult, shift) + ozp);
+    out[i] = (uint8_t)(int8_t)mynpu_clamp(v, lo, hi);
+  }
+  return iree_ok_status();
+}
+
 static iree_status_t dma(machine_t* m, int to_sram) {
   const npukit_mynpu_stream_t* s = m->s;
   const uint32_t* r = m->reg;
@@ -568,7 +608,7 @@ static iree_status_t step(machine_t* m, const uint8_t* cmd, size_t available, si
     return iree_ok_status();
   }
   int known = opcode == NPUKIT_MYNPU_END || opcode == NPUKIT_MYNPU_LAYER ||
-              (opcode >= 0x10 && opcode <= NPUKIT_MYNPU_OP_TABLE) || opcode == NPUKIT_MYNPU_OP_DMA_READ ||
+              (opcode >= 0x10 && opcode <= NPUKIT_MYNPU_OP_E_MUL) || opcode == NPUKIT_MYNPU_OP_DMA_READ ||
               opcode == NPUKIT_MYNPU_OP_DMA_WRITE;
   if (!known) return reject(m, "unknown opcode");
   if (value != 0) return reject(m, "an instruction's value word is not zero");
@@ -585,7 +625,9 @@ static iree_status_t step(machine_t* m, const uint8_t* cmd, size_t available, si
   if (!(m->s->config->instruction_mask & (1u << (opcode - 0x10)))) {
     return reject(m, "the instruction is not in this hardware configuration");
   }
-  if (opcode != NPUKIT_MYNPU_OP_POOL && arg != 0) return reject(m, "an instruction's arg byte is not zero");
+  if (opcode != NPUKIT_MYNPU_OP_POOL && opcode != NPUKIT_MYNPU_OP_E_MUL && arg != 0) {
+    return reject(m, "an instruction's arg byte is not zero");
+  }
   switch (opcode) {
     case NPUKIT_MYNPU_OP_CONV: return contraction(m, CONV, 0);
     case NPUKIT_MYNPU_OP_CONV_RELU: return contraction(m, CONV, 1);
@@ -593,6 +635,7 @@ static iree_status_t step(machine_t* m, const uint8_t* cmd, size_t available, si
     case NPUKIT_MYNPU_OP_MAT_MUL: return contraction(m, MATMUL, 0);
     case NPUKIT_MYNPU_OP_POOL: return pool(m, arg);
     case NPUKIT_MYNPU_OP_TABLE: return table(m);
+    case NPUKIT_MYNPU_OP_E_MUL: return product(m, arg);
     case NPUKIT_MYNPU_OP_DMA_READ: return dma(m, 1);
     case NPUKIT_MYNPU_OP_DMA_WRITE: return dma(m, 0);
     default: return elementwise(m, opcode);

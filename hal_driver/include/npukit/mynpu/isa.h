@@ -37,6 +37,7 @@ typedef enum {
   NPUKIT_MYNPU_OP_E_ADD = 0x1A,
   NPUKIT_MYNPU_OP_E32_ADD = 0x1B,
   NPUKIT_MYNPU_OP_TABLE = 0x1C,
+  NPUKIT_MYNPU_OP_E_MUL = 0x1D,
   NPUKIT_MYNPU_OP_DMA_READ = 0x20,
   NPUKIT_MYNPU_OP_DMA_WRITE = 0x21,
   NPUKIT_MYNPU_END = 0x3F,
@@ -58,6 +59,13 @@ typedef enum {
   NPUKIT_MYNPU_TABLE_ADDR,
   NPUKIT_MYNPU_REGISTER_COUNT
 } npukit_mynpu_register_t;
+
+// OP_E_MUL's arg: where the IFM2 value of each IFM element comes from.
+typedef enum {
+  NPUKIT_MYNPU_E_MUL_SAME = 0,      // element i of an IFM2 of the IFM's size
+  NPUKIT_MYNPU_E_MUL_CHANNELS = 1,  // element i mod IFM_C: one value per channel, every pixel (HWC)
+  NPUKIT_MYNPU_E_MUL_ONE = 2,       // its one element
+} npukit_mynpu_e_mul_broadcast_t;
 
 // How conv, depthwise and pool find element (y, x, c) of an H x W x C tensor.
 typedef enum {
