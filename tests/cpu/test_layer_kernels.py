@@ -1399,7 +1399,7 @@ PRODUCT_CASES = {
 }
 
 
-# int8 pools (kinds "average_pool" and "max_pool", s8_pool.c) ------------------
+# int8 pools and means (kinds "average_pool", "max_pool", "mean", s8_pool.c) ----
 
 
 @dataclass
@@ -1412,10 +1412,11 @@ class PoolCase:
     act: tuple[int, int] = (-128, 127)
     layout: str = "HWC"  # "CHW": channels apart (the kernels' any-stride path)
     fill: int | None = None  # every input value, else random
+    mean: tuple[int, int, int, int] = (0, 0, 0, 0)  # a mean's bias, multiplier, shift and output zero point
 
 
 def run_pool_case(build, case: PoolCase, rng) -> None:
-    from npukit.layer_recognition.int8_pool import rounded_average
+    from npukit.layer_recognition.int8_pool import mean_output, rounded_average
 
     _, _, layer = build
     c, (h, w), (kh, kw), (sy, sx) = case.channels, case.size, case.kernel, case.stride
@@ -1424,7 +1425,9 @@ def run_pool_case(build, case: PoolCase, rng) -> None:
     oh, ow = (h - kh) // sy + 1, (w - kw) // sx + 1
     windows = np.stack([x[y * sy: y * sy + kh, z * sx: z * sx + kw].reshape(kh * kw, c).astype(np.int64)
                         for y in range(oh) for z in range(ow)])
-    pooled = rounded_average(windows.sum(1), kh * kw) if case.kind == "average_pool" else windows.max(1)
+    bias, multiplier, shift, zero_point = case.mean
+    pooled = {"average_pool": lambda: rounded_average(windows.sum(1), kh * kw), "max_pool": lambda: windows.max(1),
+              "mean": lambda: mean_output(windows.sum(1), bias, multiplier, shift, zero_point, *case.act)}[case.kind]()
     want = np.clip(pooled, *case.act).astype(np.int8).reshape(oh, ow, c)
     order, roles = ((2, 0, 1), ("C", "H", "W")) if case.layout == "CHW" else ((0, 1, 2), ("H", "W", "C"))
     x_stored, want_stored = x.transpose(order), want.transpose(order)
@@ -1434,8 +1437,10 @@ def run_pool_case(build, case: PoolCase, rng) -> None:
 
     spec = LayerSpec(kind=case.kind, ifm=layout(0, 3, x_stored.shape), ofm=layout(1, 5, want_stored.shape),
                      ifm_chw=(c, h, w), ofm_chw=(c, oh, ow), kernel=case.kernel, stride=case.stride,
-                     dilation=(1, 1), weights=np.zeros(0, np.int8), bias=np.zeros(0, np.int32), multipliers=None,
-                     ifm_zp=0, ofm_zp=0, act_min=case.act[0], act_max=case.act[1], relu=False)
+                     dilation=(1, 1), weights=np.zeros(0, np.int8),
+                     bias=np.full(c, bias, np.int32) if case.kind == "mean" else np.zeros(0, np.int32),
+                     multipliers=[(multiplier, shift)] * c if case.kind == "mean" else None,
+                     ifm_zp=0, ofm_zp=zero_point, act_min=case.act[0], act_max=case.act[1], relu=False)
     n = want.size
     out = rng.integers(0, 256, 5 + n + 64, dtype=np.uint8)
     before = out.copy()
@@ -1463,6 +1468,15 @@ POOL_CASES = {
     "max 2x2 of -128": PoolCase(kind="max_pool", fill=-128),
     "max 3x2, channels apart, both bounds": PoolCase(kind="max_pool", channels=5, size=(9, 8), kernel=(3, 2),
                                                      stride=(3, 2), layout="CHW", act=(-50, 50)),
+    "mean 16x16 of -128, a right shift": PoolCase(kind="mean", channels=16, size=(16, 16), kernel=(16, 16),
+                                                  fill=-128, mean=(128 * 256, 1288490189, -9, -5)),
+    "mean 16x16 of 127": PoolCase(kind="mean", channels=12, size=(16, 16), kernel=(16, 16), fill=127,
+                                  mean=(-3 * 256, 1717986918, -8, 0)),
+    "mean 4x4, 37 channels, a left shift of 6": PoolCase(kind="mean", channels=37, size=(4, 4), kernel=(4, 4),
+                                                         mean=(20 * 16, 1717986918, 6, 20)),
+    "mean 7x3, channels apart, bounds": PoolCase(kind="mean", channels=9, size=(7, 3), kernel=(7, 3), layout="CHW",
+                                                 act=(-100, 127), mean=(-3 * 21, 1518500250, -3, 127)),
+    "mean 2x2 stride 2, 13 channels": PoolCase(kind="mean", channels=13, size=(6, 8), mean=(0, 1 << 30, -2, -7)),
 }
 
 

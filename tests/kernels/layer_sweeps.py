@@ -1074,6 +1074,37 @@ def quantize_sweep(seed: int = 67) -> list[Branch]:
     return [Branch("QUANTIZE", [Spec(shape, np.float32)], [Spec(shape, np.int8, np.float32(scale), zp)], {})
             for shape, scale, zp in cases]
 
+def mean_sweep(seed: int = 71) -> list[Branch]:
+    """TFLite's int8 MEAN over the plane (layer_recognition/int8_pool.py,
+    kind "mean"; kernels/s8_pool.c; mynpu's OP_POOL mean): a
+    squeeze-and-excitation block's 16x16 (256 values, the largest window),
+    output scales above and below the input's (right and left shifts),
+    the same scale, zero points at both ends of int8, dimensions kept or
+    dropped, one row, channel counts that are and are not multiples of 4; a
+    plane of 400 values (over the kernels' 256) stays on IREE's code."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # (h, w, c), keep dims, input scale, input zp, output scale, output zp
+        ((16, 16, 16), True, 0.05, -128, 0.02, -5),
+        ((7, 3, 9), False, 0.1, 3, 0.3, 127),
+        ((1, 10, 12), True, 0.02, 0, 0.02, 0),  # the same quantization: a rounded average
+        ((5, 5, 3), True, 0.1, 127, 0.0005, -128),  # an output scale below input / count: a left shift
+        ((4, 4, 37), False, 0.07, -20, 0.01, 20),
+        ((20, 20, 4), True, 0.03, 5, 0.03, 0),  # 400 values
+    ]
+    branches = []
+    for (h, w, c), keep, in_scale, in_zp, out_scale, out_zp in cases:
+        x = Spec((1, h, w, c), np.int8, np.float32(in_scale), in_zp)
+        out = Spec((1, 1, 1, c) if keep else (1, c), np.int8, np.float32(out_scale), out_zp)
+        branches.append(Branch("MEAN", [x, Spec.constant(np.array([1, 2], np.int32))], [out], dict(keepDims=keep)))
+    return branches
+
+
+def mean_window(branch: Branch) -> int:
+    """The values a MEAN branch averages (its input's plane)."""
+    return branch.inputs[0].shape[1] * branch.inputs[0].shape[2]
+
+
 def pool_pads(branch: Branch) -> bool:
     """Whether a pool branch reads padding (SAME windows that reach past its input)."""
     if branch.options["padding"] != SAME:
@@ -1101,7 +1132,8 @@ SWEEPS = {"depthwise": depthwise_sweep, "depthwise_multiplier": depthwise_multip
           "fully_connected": fully_connected_sweep, "fully_connected_matvec": fully_connected_matvec_sweep,
           "fully_connected_one_output": fully_connected_one_output_sweep, "slice_consumers": slice_consumers_sweep,
           "transpose_conv": transpose_conv_sweep, "hybrid": hybrid_sweep, "repeated_layers": repeated_layers_sweep,
-          "elementwise_mul": elementwise_mul_sweep, "pool": pool_sweep, "quantize": quantize_sweep}
+          "elementwise_mul": elementwise_mul_sweep, "pool": pool_sweep, "quantize": quantize_sweep,
+          "mean": mean_sweep}
 
 
 def prepared_sweep(name: str, branches: list[Branch], path, seed: int, samples: int = 2):

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import npukit
-from kernels.layer_sweeps import SWEEPS, constant_output, pool_pads, prepared_sweep
+from kernels.layer_sweeps import SWEEPS, constant_output, mean_window, pool_pads, prepared_sweep
 from npukit.layer_recognition.layer_spec import TABLE_OPERATION as TABLE
 from support.tflite_builder import run_reference
 
@@ -46,6 +46,8 @@ def _kernel_space(branch) -> bool:
         return not pool_pads(branch)  # a padded average divides by a count per pixel: refused
     if branch.op == "MAX_POOL_2D":
         return True  # a padded max pools a copy IREE pads in a dispatch of its own
+    if branch.op == "MEAN":
+        return mean_window(branch) <= 256  # the kernels' int16 sums
     if branch.op == "FULLY_CONNECTED":
         return branch.inputs[0].shape[-1] > 1
     if branch.op == "CONV_2D" and branch.inputs[1].shape[1:] == (1, 1, 1):
@@ -69,13 +71,13 @@ def _cpu_only(branches) -> int:
 
 
 def _x86_iree(branches) -> int:
-    """The pools and float quantizations an x86 host leaves to IREE's vectorised code
+    """The pools, means and float quantizations an x86 host leaves to IREE's vectorised code
     (kernel_choice.X86_HOST_IREE_KINDS); the boards take them."""
     import platform
 
     if platform.machine() not in ("x86_64", "AMD64"):
         return 0
-    return sum(1 for b in branches if b.op == "QUANTIZE" or (b.op in ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+    return sum(1 for b in branches if b.op == "QUANTIZE" or (b.op in ("AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN")
                                                             and _kernel_space(b)))
 
 

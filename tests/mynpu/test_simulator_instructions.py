@@ -121,9 +121,12 @@ def test_matmul(out_int32):
     assert run.counters.macs == m * n * k
 
 
-@pytest.mark.parametrize("variant", [0, 1])
+@pytest.mark.parametrize("variant", [0, 1, 2])
 @pytest.mark.parametrize("kernel,stride,pad", [(2, 2, 0), (3, 1, 1), (3, 2, 1)])
 def test_pool(variant, kernel, stride, pad):
+    """OP_POOL's max (0), average (1) and mean (2: the sum of x - IFM_ZP over
+    the window's positions inside the IFM, requantized, plus OFM_ZP), then
+    the clamp."""
     rng = np.random.default_rng(kernel + variant)
     h, w_, c = 6, 5, 3
     x = rng.integers(-128, 128, (h, w_, c), dtype=np.int8)
@@ -137,13 +140,16 @@ def test_pool(variant, kernel, stride, pad):
             for ch in range(c):
                 if variant == 0:
                     v = window[:, ch].max()
+                elif variant == 2:
+                    v = requantize(int((window[:, ch] - 7).sum()), 1518500250, -3) - 4
                 else:
                     total, count = int(window[:, ch].sum()), len(window)
                     v = (total + count // 2) // count if total >= 0 else -((-total + count // 2) // count)
                 expected[y, xx, ch] = max(-120, min(120, v))
     s = CommandStream().set(IFM_ADDR=IFM, IFM_H=h, IFM_W=w_, IFM_C=c, OFM_ADDR=OFM, OFM_H=oh, OFM_W=ow, OFM_C=c,
                             KERNEL_H=kernel, KERNEL_W=kernel, STRIDE_H=stride, STRIDE_W=stride, PAD_TOP=pad,
-                            PAD_LEFT=pad, ACT_MIN=-120, ACT_MAX=120).op(Op.POOL, variant).end()
+                            PAD_LEFT=pad, ACT_MIN=-120, ACT_MAX=120, IFM_ZP=7, OUT_MULT=1518500250, OUT_SHIFT=-3,
+                            OFM_ZP=-4).op(Op.POOL, variant).end()
     run = run_stream(CONFIG, s.encode(), sram=sram_with(ifm=x))
     np.testing.assert_array_equal(run.sram[OFM:OFM + expected.size].view(np.int8).reshape(expected.shape), expected)
 

@@ -282,3 +282,32 @@ def test_product_factor_without_an_int8_form_is_refused():
     with pytest.raises(NotSupported, match="no OP_E_MUL"):
         check_npu_supported(_product_spec(4, 4, "none", _VALUES, _VALUES, 1 << 30, -1, 0, (-128, 127)),
                             MynpuOptions(mul=False))
+
+
+@pytest.mark.parametrize("shape,sram_kib", [((16, 16, 16), 256), ((30, 30, 40), 1)])
+def test_mean_layers(shape, sram_kib):
+    """TFLite's MEAN as OP_POOL's mean: MBQM(sum - zx * n, M, shift) + zy,
+    clamped, IFM_ZP the bias over the count; whole or in tiles."""
+    from npukit.layer_recognition.int8_pool import mean_output
+    from npukit.layer_recognition.layer_spec import NotSupported
+    from npukit.mynpu.options import MynpuOptions
+    from npukit.mynpu.supported_operators import check_npu_supported
+
+    h, w, c = shape
+    spec = _pool_spec("mean", shape, (h, w), (1, 1), (-100, 127))
+    n = h * w
+    spec.bias, spec.multipliers, spec.ofm_zp = np.full(c, 5 * n, np.int32), [(1518500250, -9)] * c, 17
+    rng = np.random.default_rng(n)
+    x = rng.integers(-128, 128, n * c, dtype=np.int8)
+    config = HardwareConfig(sram_bytes=sram_kib * 1024)
+    got, plan, _ = _run(spec, 2, config, "instruction", x.view(np.uint8))
+    want = mean_output(x.reshape(n, c).astype(np.int64).sum(0), 5 * n, 1518500250, -9, 17, -100, 127)
+    np.testing.assert_array_equal(got.view(np.int8), want)
+    assert (plan.channel_tile < c) == (sram_kib < 256)
+    check_npu_supported(spec, MynpuOptions())
+    spec.bias = np.full(c, 5 * n + 1, np.int32)
+    with pytest.raises(NotSupported, match="not an int8 input zero point times"):
+        check_npu_supported(spec, MynpuOptions())
+    spec.bias, spec.multipliers = np.full(c, 5 * n, np.int32), [(1518500250, -9)] * (c - 1) + [(1 << 30, -9)]
+    with pytest.raises(NotSupported, match="requantize differently"):
+        check_npu_supported(spec, MynpuOptions())

@@ -41,7 +41,7 @@ ENTRY_POINT = "npukit_s8_layer"
 # The entry point of the layers without weights (s8_unweighted.c): an executable that calls it links their
 # kernels alone.
 UNWEIGHTED_ENTRY_POINT = "npukit_s8_unweighted"
-UNWEIGHTED_ENTRY_KINDS = ("table", "mul", "average_pool", "max_pool", "quantize")  # UNWEIGHTED_KINDS but average
+UNWEIGHTED_ENTRY_KINDS = ("table", "mul", "average_pool", "max_pool", "mean", "quantize")  # UNWEIGHTED_KINDS but average
 
 
 def entry_point(spec: LayerSpec) -> str:
@@ -203,7 +203,7 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
 
     kind = {"conv": "CONV", "depthwise": "DEPTHWISE", "fully_connected": "FULLY_CONNECTED",
             "average": "AVERAGE", "table": "TABLE", "mul": "MUL", "average_pool": "AVERAGE_POOL",
-            "max_pool": "MAX_POOL", "quantize": "QUANTIZE"}[spec.kind]
+            "max_pool": "MAX_POOL", "mean": "MEAN", "quantize": "QUANTIZE"}[spec.kind]
     if spec.kind == "fully_connected" and spec.multipliers is not None and spec.scales is None and not floating:
         # A fully connected layer that requantizes with fixed-point multipliers (a convolution whose window
         # covers its input: one output pixel) is that convolution; NPUKIT_S8_FULLY_CONNECTED is the form that

@@ -1,11 +1,14 @@
-"""An int8 average or max pool over an int8 tensor (LayerSpec kinds
-"average_pool" and "max_pool").
+"""An int8 average or max pool, or a mean, over an int8 tensor (LayerSpec
+kinds "average_pool", "max_pool" and "mean").
 
 TFLite's int8 AVERAGE_POOL_2D and MAX_POOL_2D work on the stored integers
 (input and output share one scale and zero point): an average pool sums the
 window's int8 values and divides the sum by the window's size, rounding half
 away from zero, then clamps it to the activation range; a max pool takes the
-window's largest value and clamps it. IREE's dispatch for either is a
+window's largest value and clamps it. TFLite's int8 MEAN over the same
+windows (a global average in another quantization, a squeeze-and-excitation
+block's) requantizes the window's sum instead: MBQM(sum - zx * n, M, shift)
++ zy, clamped. IREE's dispatch for either is a
 ``linalg.fill`` of the accumulator, a ``linalg.generic`` that reduces each
 window (input map ``(d0 * sy + d3, d1 * sx + d4, d2)``), and for an average
 or a clamp an elementwise ``linalg.generic`` on the reduced value.
@@ -15,7 +18,9 @@ shape, and checks the arithmetic on values rather than on the form of the
 operations: the reduction's body on every int8 value against every partial
 result a window can reach, the output stage on every value the reduction can
 give (every sum of ``n`` int8 values for an average: (sum +- n / 2) / n,
-truncated, then the clamp; every int8 value for a max). A body that differs
+truncated, then the clamp, or for a mean the requantization whose
+multiplier, shifts and constant its form gives; every int8 value for a
+max). A body that differs
 anywhere is refused, not run.
 
 The space: a window of 1 .. 256 elements without dilation (one or two
@@ -41,8 +46,10 @@ from iree.compiler import ir
 
 from npukit.layer_recognition.dispatch_ir import DispatchBody, constant_int, generic_inputs_count, tensor_type
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
+from npukit.layer_recognition.integer_epilogue import match_requantization
 from npukit.layer_recognition.scalar_expression import (
-    FLOAT_TYPES, INT8_VALUES, NotEvaluable, evaluate, expression_of, walk)
+    FLOAT_TYPES, INT8_VALUES, Node, NotEvaluable, evaluate, expression_of, walk)
+from npukit.quantization.fixed_point_reference import multiply_by_quantized_multiplier_array
 
 MAX_WINDOW = 256  # an average's sums fit int16 (the DSP kernel's lanes)
 _TERM = re.compile(r"^(?:d(\d+)(?: \* (\d+))?|(\d+))$")
@@ -78,6 +85,46 @@ def _clamp_bounds(got: np.ndarray, exact: np.ndarray, what: str) -> tuple[int, i
     if low < -128 or high > 127 or not np.array_equal(got, np.clip(exact, low, high)):
         raise NotSupported(f"a pool whose output stage is not TFLite's {what} (checked on every value it can take)")
     return low, high
+
+
+def mean_output(sums: np.ndarray, bias: int, multiplier: int, shift: int, zero_point: int, low: int,
+                high: int) -> np.ndarray:
+    """TFLite's int8 MEAN of window sums: MBQM(sum + bias, multiplier, shift) + zero point, clamped."""
+    scaled = multiply_by_quantized_multiplier_array(np.asarray(sums, np.int64) + bias, multiplier, shift)
+    return np.clip(scaled + zero_point, low, high)
+
+
+def _mean_stage(expression, reached: np.ndarray, got: np.ndarray) -> tuple[int, int, int, int, int, int]:
+    """(bias, multiplier, shift, zero point, low, high) of a window sum's
+    output stage that is TFLite's MEAN: a requantization with a constant
+    multiplier of the sum plus a constant, read from the expression's form
+    (integer_epilogue.match_requantization), then checked on every sum the
+    window can give. NotSupported otherwise."""
+    stage = match_requantization(expression)
+    if stage is None or stage.multiplier is None:
+        raise NotSupported("a pool whose output stage is neither TFLite's average ((sum +- count / 2) / count, "
+                           "clamped) nor a requantization of the sum (MEAN)")
+    parts = []
+    for node, name in ((stage.multiplier.multiplier, "multiplier"), (stage.multiplier.left, "left shift"),
+                       (stage.multiplier.right, "right shift")):
+        if node is not None and node.op != "const":
+            raise NotSupported(f"a MEAN whose {name} is not a constant")
+        parts.append(0 if node is None else int(node.value))
+    multiplier, shift = parts[0], parts[1] - parts[2]
+    accumulator = stage.accumulator if stage.bias is None else Node("arith.addi", (stage.accumulator, stage.bias),
+                                                                    type="i32")
+    try:  # the sum plus a constant
+        centred = np.broadcast_to(np.asarray(evaluate(accumulator, {0: reached}), np.int64), reached.shape)
+    except NotEvaluable as e:
+        raise NotSupported(f"a MEAN whose requantized value the compiler cannot evaluate ({e})") from None
+    bias = int(centred[0] - reached[0])
+    low, high = max(stage.low, -128), min(stage.high, 127)
+    if (not np.array_equal(centred, reached + bias) or not (0 <= multiplier < 2**31 and -31 <= shift <= 30)
+            or low > high or abs(bias) >= 2**31
+            or not np.array_equal(got, mean_output(reached, bias, multiplier, shift, stage.zero_point, low, high))):
+        raise NotSupported("a pool whose output stage is not TFLite's MEAN, MBQM(sum + bias, multiplier, shift) "
+                           "+ zero point, clamped (checked on every sum it can take)")
+    return bias, multiplier, shift, stage.zero_point, low, high
 
 
 def match_int8_pool(body: DispatchBody) -> LayerSpec:
@@ -201,7 +248,13 @@ def match_int8_pool(body: DispatchBody) -> LayerSpec:
         got = reached
     else:
         raise NotSupported("a window sum stored without its division (not an average)")
-    if kind == "average_pool":
+    stage_parameters = None
+    if kind == "average_pool" and not np.array_equal(got, np.clip(rounded_average(reached, count), got.min(),
+                                                                   got.max())):
+        # Not the average: TFLite's MEAN (the sum requantized), or refused.
+        kind, stage_parameters = "mean", _mean_stage(expression, reached, got)
+        low, high = stage_parameters[-2:]
+    elif kind == "average_pool":
         low, high = _clamp_bounds(got, rounded_average(reached, count), "average (sum +- count / 2) / count, clamped")
     else:
         low, high = _clamp_bounds(got, reached, "maximum, clamped")
@@ -224,6 +277,10 @@ def match_int8_pool(body: DispatchBody) -> LayerSpec:
                            "than one")
     if in_channels != channels or (oh - 1) * stride[0] + kh > ih or (ow - 1) * stride[1] + kw > iw:
         raise NotSupported("a pool whose output does not fit its input's windows")
+    bias, multipliers, zero_point = np.zeros(0, np.int32), None, 0
+    if stage_parameters is not None:  # per channel, as a layer's output stage
+        b, multiplier, shift, zero_point, _, _ = stage_parameters
+        bias, multipliers = np.full(channels, b, np.int32), [(multiplier, shift)] * channels
     return LayerSpec(kind, TensorLayout(source, tuple(roles_in)), TensorLayout(target, roles_out),
                      (channels, ih, iw), (channels, oh, ow), (kh, kw), tuple(stride), (1, 1), np.zeros(0, np.int8),
-                     np.zeros(0, np.int32), None, 0, 0, low, high, False)
+                     bias, multipliers, 0, zero_point, low, high, False)

@@ -18,7 +18,7 @@ PRODUCT_OPERATION = "elementwise int8 product"
 
 # The kinds of layer without weights or MACs: an average of another layer's accumulators, a table, a product,
 # the int8 pools, a float input's quantization.
-UNWEIGHTED_KINDS = ("average", "table", "mul", "average_pool", "max_pool", "quantize")
+UNWEIGHTED_KINDS = ("average", "table", "mul", "average_pool", "max_pool", "mean", "quantize")
 
 
 class NotSupported(Exception):
@@ -183,14 +183,17 @@ class LayerSpec:
     npukit.layer_recognition.table_lookup) maps
     each of the ``ifm_chw[2]`` int8 elements of its input to ``weights[x +
     128]`` (a 256-entry int8 table) at the same place of its output. ``kind``
-    "mul" (CPU kernels only, npukit.layer_recognition.elementwise_product)
-    is TFLite's int8 MUL of ``ifm`` and ``operand``: zp + MBQM(fx(x) *
+    "mul" (the CPU kernels and mynpu's OP_E_MUL,
+    npukit.layer_recognition.elementwise_product) is TFLite's int8 MUL of ``ifm`` and ``operand``: zp + MBQM(fx(x) *
     fy(y), M, shift), clamped, its two factors in their compact form
     (elementwise_product.factor_bytes) as the weights' bytes. ``kind``
-    "average_pool" and "max_pool" (CPU kernels only,
+    "average_pool" and "max_pool" (the CPU kernels and mynpu's OP_POOL,
     npukit.layer_recognition.int8_pool) are TFLite's int8 AVERAGE_POOL_2D
     and MAX_POOL_2D over ``kernel`` windows at ``stride``, clamped to
-    [act_min, act_max]; no weights. ``kind`` "quantize" (CPU kernels
+    [act_min, act_max]; no weights. ``kind`` "mean" (the same recogniser)
+    is TFLite's int8 MEAN over such windows: each window's sum plus the
+    channel's ``bias``, requantized by its ``multipliers`` entry, plus
+    ``ofm_zp``, clamped. ``kind`` "quantize" (CPU kernels
     only, npukit.layer_recognition.float_quantize) is TFLite's QUANTIZE of
     a float32 input: zp + x / ``float_scale`` rounded half away from zero,
     clamped."""
@@ -265,7 +268,7 @@ class LayerSpec:
         name = {"conv": "convolution", "depthwise": "depthwise convolution",
                 "fully_connected": "fully connected", "average": "requantization",
                 "table": TABLE_OPERATION, "mul": PRODUCT_OPERATION, "average_pool": "int8 average pool",
-                "max_pool": "int8 max pool", "quantize": "float32 to int8 quantization"}[self.kind]
+                "max_pool": "int8 max pool", "mean": "int8 mean", "quantize": "float32 to int8 quantization"}[self.kind]
         if self.kind == "conv" and self.kernel == (1, 1):
             name = "pointwise convolution"
         if self.add is not None:

@@ -47,7 +47,7 @@ REGISTER_DEFAULTS = {REGISTER[name]: 1 for name in ("KERNEL_H", "KERNEL_W", "STR
                                                       "DILATION_W")} | {REGISTER["ACT_MIN"]: 0xFFFFFF80,
                                                                         REGISTER["ACT_MAX"]: 127}
 CONSTANTS_BINDING = 0xFF
-POOL_MAX, POOL_AVERAGE = 0, 1
+POOL_MAX, POOL_AVERAGE, POOL_MEAN = 0, 1, 2
 #: OP_E_MUL's arg: the IFM2 of the IFM's size, one value per channel (every pixel), one value.
 E_MUL_SAME, E_MUL_CHANNELS, E_MUL_ONE = 0, 1, 2
 LAYOUT_HWC, LAYOUT_CHW = 0, 1

@@ -26,7 +26,7 @@ MYNPU_FLAGS = {
     "mynpu-table": "on (OP_TABLE: int8 elementwise activations of one tensor, such as LEAKY_RELU, HARD_SWISH, "
                    "TANH and LOGISTIC, run as 256-entry tables on the NPU) | off (no OP_TABLE: they run on the "
                    "CPU), default on",
-    "mynpu-pool": "on (OP_POOL: int8 average and max pools, such as AVERAGE_POOL_2D, MAX_POOL_2D and the maximum "
+    "mynpu-pool": "on (OP_POOL: int8 pools and means, such as AVERAGE_POOL_2D, MAX_POOL_2D, MEAN and the maximum "
                   "a softmax starts with, run on the NPU) | off (no OP_POOL: they run on the CPU), default on",
     "mynpu-mul": "on (OP_E_MUL: int8 elementwise products, TFLite's MUL with a squeeze-and-excitation gate "
                  "fused or not, run on the NPU) | off (no OP_E_MUL: they run on the CPU), default on",

@@ -21,7 +21,7 @@ in a layer of its own, then looks its elements up in tiles of at most
 OP_TABLE and written back; with more than one tile two buffers alternate
 and the tiles' layers double-buffer.
 
-An int8 pool (LayerSpec kinds "average_pool" and "max_pool") runs as
+An int8 pool (LayerSpec kinds "average_pool", "max_pool" and "mean") runs as
 OP_POOL on tiles of channels and, when one channel's plane does not fit,
 bands of output rows (each reading the input rows its windows cover): per
 tile the input region by DMA, OP_POOL, the output region back; two buffer
@@ -46,10 +46,10 @@ import numpy as np
 
 from npukit.mynpu.isa import (
     CONSTANTS_BINDING, E_MUL_CHANNELS, E_MUL_ONE, E_MUL_SAME, LAYOUT_CHW, LAYOUT_HWC, POOL_AVERAGE, POOL_MAX,
-    TABLE_BYTES, CommandStream, HardwareConfig, Op)
+    POOL_MEAN, TABLE_BYTES, CommandStream, HardwareConfig, Op)
 from npukit.quantization.requantization import ADD_LEFT_SHIFT, scale_table
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported, TensorLayout
-from npukit.mynpu.supported_operators import POOL_KINDS, pool_window, product_factors
+from npukit.mynpu.supported_operators import POOL_KINDS, mean_registers, pool_window, product_factors
 
 ALIGN = 16
 MAX_DMA_LENGTH = 1 << 24
@@ -397,7 +397,9 @@ def _pool_stream(spec: LayerSpec, config: HardwareConfig, binding_count: int) ->
     s = CommandStream()
     s.set(LAYOUT=LAYOUT_HWC, KERNEL_H=kh, KERNEL_W=kw, STRIDE_H=sh, STRIDE_W=sw, PAD_TOP=0, PAD_LEFT=0,
           ACT_MIN=spec.act_min, ACT_MAX=spec.act_max)
-    variant = POOL_AVERAGE if spec.kind == "average_pool" else POOL_MAX
+    variant = {"average_pool": POOL_AVERAGE, "max_pool": POOL_MAX, "mean": POOL_MEAN}[spec.kind]
+    if spec.kind == "mean":
+        s.set(**mean_registers(spec))
     index = 0
     for y0 in range(0, oh, rows):
         r = min(rows, oh - y0)

@@ -14,7 +14,7 @@ from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
 from npukit.mynpu.options import MynpuOptions
 
 #: The LayerSpec kinds OP_POOL runs (npukit.layer_recognition.int8_pool).
-POOL_KINDS = ("average_pool", "max_pool")
+POOL_KINDS = ("average_pool", "max_pool", "mean")
 #: OP_POOL's largest window side (KERNEL_H, KERNEL_W).
 MAX_POOL_SIDE = 255
 #: The largest IFM_H, IFM_W, IFM_C (and OFM's).
@@ -39,7 +39,7 @@ def check_npu_supported(spec: LayerSpec, options: MynpuOptions) -> None:
         return
     if spec.kind not in ("conv", "depthwise", "fully_connected"):
         raise NotSupported(f"the NPU runs convolutions, depthwise convolutions, fully connected layers, int8 "
-                           f"tables, pools and products, not this {spec.operation}")
+                           f"tables, pools, means and products, not this {spec.operation}")
     if spec.padded and spec.kind == "fully_connected":
         raise NotSupported("a padded fully connected layer")
     if spec.padded and max(spec.padding[0], spec.padding[2]) > 255:
@@ -87,6 +87,21 @@ def check_pool_supported(spec: LayerSpec, options: MynpuOptions) -> None:
         if t.layout not in ("HWC", "any"):
             raise NotSupported(f"a pool of a {t.layout} tensor (the NPU pools channel-last tensors)")
     pool_window(spec)
+    if spec.kind == "mean":
+        mean_registers(spec)
+
+
+def mean_registers(spec: LayerSpec) -> dict[str, int]:
+    """OP_POOL's mean (variant 2) registers for the mean ``spec``: one
+    requantization for every channel, its bias the input zero point times
+    the window's count (TFLite's MEAN: sum - zx * n). NotSupported otherwise."""
+    if len(set(spec.multipliers)) != 1 or len(set(np.asarray(spec.bias).tolist())) != 1:
+        raise NotSupported("a mean whose channels requantize differently (OP_POOL has one requantization)")
+    (multiplier, shift), bias, count = spec.multipliers[0], int(spec.bias[0]), spec.kernel[0] * spec.kernel[1]
+    if bias % count or not -128 <= -bias // count <= 127:
+        raise NotSupported(f"a mean whose sum is offset by {bias}, not an int8 input zero point times its "
+                           f"{count} values")
+    return {"IFM_ZP": -bias // count, "OUT_MULT": multiplier, "OUT_SHIFT": shift, "OFM_ZP": spec.ofm_zp}
 
 
 def product_factors(spec: LayerSpec) -> list[tuple[np.ndarray | None, int]]:

@@ -282,7 +282,7 @@ static iree_status_t contraction(machine_t* m, contraction_t kind, int relu) {
 }
 
 static iree_status_t pool(machine_t* m, uint32_t variant) {
-  if (variant > 1) return reject(m, "OP_POOL variant is not 0 (max) or 1 (average)");
+  if (variant > 2) return reject(m, "OP_POOL variant is not 0 (max), 1 (average) or 2 (mean)");
   IREE_RETURN_IF_ERROR(check_dims(m, NPUKIT_MYNPU_IFM_H, "IFM shape out of 1..65535"));
   IREE_RETURN_IF_ERROR(check_dims(m, NPUKIT_MYNPU_OFM_H, "OFM shape out of 1..65535"));
   IREE_RETURN_IF_ERROR(check_activation(m));
@@ -293,6 +293,10 @@ static iree_status_t pool(machine_t* m, uint32_t variant) {
   uint64_t sh = r[NPUKIT_MYNPU_STRIDE_H], sw = r[NPUKIT_MYNPU_STRIDE_W];
   uint64_t pt = r[NPUKIT_MYNPU_PAD_TOP], pl = r[NPUKIT_MYNPU_PAD_LEFT];
   if (r[NPUKIT_MYNPU_OFM_C] != c) return reject(m, "pool OFM_C differs from IFM_C");
+  if (variant == 2) {
+    IREE_RETURN_IF_ERROR(check_signed8(m, NPUKIT_MYNPU_IFM_ZP, "IFM_ZP out of -128..127"));
+    IREE_RETURN_IF_ERROR(check_multiplier(m, NPUKIT_MYNPU_OUT_MULT, NPUKIT_MYNPU_OUT_SHIFT));
+  }
   IREE_RETURN_IF_ERROR(check_window(m));
   IREE_RETURN_IF_ERROR(check_layout(m));
   uint32_t layout = r[NPUKIT_MYNPU_LAYOUT];
@@ -306,10 +310,11 @@ static iree_status_t pool(machine_t* m, uint32_t variant) {
   const int8_t* ifm = (const int8_t*)(m->s->sram + r[NPUKIT_MYNPU_IFM_ADDR]);
   int8_t* ofm = (int8_t*)(m->s->sram + r[NPUKIT_MYNPU_OFM_ADDR]);
   int32_t lo = sreg(m, NPUKIT_MYNPU_ACT_MIN), hi = sreg(m, NPUKIT_MYNPU_ACT_MAX);
+  int32_t izp = sreg(m, NPUKIT_MYNPU_IFM_ZP), ozp = sreg(m, NPUKIT_MYNPU_OFM_ZP);
   for (uint64_t y = 0; y < oh; ++y) {
     for (uint64_t x = 0; x < ow; ++x) {
       for (uint64_t ch = 0; ch < c; ++ch) {
-        int32_t best = -128, sum = 0, count = 0;
+        int32_t best = -128, sum = 0, count = 0;  // |sum| <= 255 * 255 * 255 for a mean
         for (uint64_t ky = 0; ky < kh; ++ky) {
           int64_t iy = (int64_t)(y * sh + ky) - (int64_t)pt;
           if (iy < 0 || iy >= (int64_t)ih) continue;
@@ -327,6 +332,10 @@ static iree_status_t pool(machine_t* m, uint32_t variant) {
           out = 0;  // a window entirely in the padding
         } else if (variant == 0) {
           out = best;
+        } else if (variant == 2) {
+          int32_t centred = sum - count * izp;
+          out = mynpu_sat32((int64_t)mynpu_requantize(centred, sreg(m, NPUKIT_MYNPU_OUT_MULT),
+                                                      sreg(m, NPUKIT_MYNPU_OUT_SHIFT)) + ozp);
         } else {
           out = sum >= 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
         }

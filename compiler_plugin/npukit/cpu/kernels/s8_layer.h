@@ -51,6 +51,8 @@
 #define NPUKIT_S8_AVERAGE_POOL 6     // TFLite's int8 AVERAGE_POOL_2D of an int8 tensor (s8_pool.c)
 #define NPUKIT_S8_MAX_POOL 7         // TFLite's int8 MAX_POOL_2D (s8_pool.c)
 #define NPUKIT_S8_QUANTIZE 8         // TFLite's QUANTIZE of OUT_W float32 values by FLOAT_OUT_SCALE (s8_quantize.c)
+#define NPUKIT_S8_MEAN 9             // TFLite's int8 MEAN: a window's sum plus the channel's bias, requantized by
+                                     // its multiplier and shift, plus OUT_ZP, clamped (s8_pool.c)
 
 // NPUKIT_S8_OUTPUT
 #define NPUKIT_S8_OUT_INT8 0   // requantized, + out_zp, clamped to the activation range
@@ -269,7 +271,7 @@ int npukit_s8_layer_words(const uint8_t* block, int32_t words[NPUKIT_S8_W_COUNT]
 const int32_t* npukit_s8_layer_params(size_t params, int32_t words[NPUKIT_S8_W_COUNT]);
 
 // The entry point of the layers without weights (kinds TABLE, MUL,
-// AVERAGE_POOL, MAX_POOL and QUANTIZE, s8_unweighted.c; `operand` a
+// AVERAGE_POOL, MAX_POOL, MEAN and QUANTIZE, s8_unweighted.c; `operand` a
 // product's second tensor); npukit_s8_layer runs the other kinds.
 void npukit_s8_unweighted(size_t params, size_t input, size_t output, size_t operand);
 

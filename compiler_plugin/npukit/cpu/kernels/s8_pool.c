@@ -1,8 +1,10 @@
-// TFLite's int8 AVERAGE_POOL_2D and MAX_POOL_2D on int8 tensors (NPUKIT_S8_AVERAGE_POOL, NPUKIT_S8_MAX_POOL;
-// npukit/layer_recognition/int8_pool.py): output (oy, ox, c) from the KERNEL_H x KERNEL_W window at
-// (oy * STRIDE_H, ox * STRIDE_W) of channel c, the input and output addressed by their IN_* and OUT_* words.
-// An average is (sum + n / 2) / n for a positive sum of the window's n values, (sum - n / 2) / n otherwise,
-// truncated; a max the largest value; then clamped to [ACT_MIN, ACT_MAX].
+// TFLite's int8 AVERAGE_POOL_2D, MAX_POOL_2D and MEAN on int8 tensors (NPUKIT_S8_AVERAGE_POOL,
+// NPUKIT_S8_MAX_POOL, NPUKIT_S8_MEAN; npukit/layer_recognition/int8_pool.py): output (oy, ox, c) from the
+// KERNEL_H x KERNEL_W window at (oy * STRIDE_H, ox * STRIDE_W) of channel c, the input and output addressed by
+// their IN_* and OUT_* words. An average is (sum + n / 2) / n for a positive sum of the window's n values,
+// (sum - n / 2) / n otherwise, truncated; a max the largest value; a mean MBQM(sum + bias, multiplier, shift)
+// + OUT_ZP with channel c's entries of BIAS_AT, MULTIPLIER_AT and SHIFT_AT (any shift -31..30, a non-negative
+// multiplier); then clamped to [ACT_MIN, ACT_MAX].
 //
 // The parameter space (the recogniser checks it): windows of 1 to 256 values (the sums fit int16), no
 // padding, every window inside the input. Channels side by side in input and output (IN_SC = OUT_SC = 1)
@@ -20,14 +22,31 @@ typedef struct {
   int32_t channels, out_h, out_w, sy, sx;
   int32_t in_sc, in_sh, in_sw, out_sc, out_sh, out_sw;
   int32_t lo, hi;
+  const int32_t *bias, *multiplier, *shift;  // a mean's, per channel
+  int32_t zp;
 } pool_t;
 
-// The functions below take the window (`kh` x `kw` values), `average` (1: an average, 0: a max) and `clamp`
-// (0 where the activation range is all of int8) apart from `k`, so that the entry's calls with constants
-// specialise them.
+// The functions below take the window (`kh` x `kw` values), `average` (1: an average, 2: a mean, both of the
+// window's sum; 0: a max) and `clamp` (0 where the activation range is all of int8) apart from `k`, so that
+// the entry's calls with constants specialise them.
 
-static inline __attribute__((always_inline)) int8_t finish(const pool_t* k, int32_t v, int32_t count,
+// TFLite's MultiplyByQuantizedMultiplier(acc, m, shift) for shift -31..30 and m >= 0: the left shift
+// saturated to int32, then the rounding doubling high multiply and the rounding right shift
+// (npukit_s8_requantize_right).
+static int32_t mean_scale(int32_t acc, int32_t m, int32_t shift) {
+  const int32_t left = shift > 0 ? shift : 0, e = shift > 0 ? 0 : -shift;
+  const int64_t wide = (int64_t)acc * ((int64_t)1 << left);
+  const int32_t a = wide > INT32_MAX ? INT32_MAX : wide < INT32_MIN ? INT32_MIN : (int32_t)wide;
+  const int32_t mask = (int32_t)(((uint32_t)1 << e) - 1u);
+  return npukit_s8_requantize_right(a, 0, m, e, mask, mask >> 1);
+}
+
+static inline __attribute__((always_inline)) int8_t finish(const pool_t* k, int32_t v, int32_t count, int32_t c,
                                                            int32_t average, int32_t clamp) {
+  if (average == 2) {
+    const int64_t q = (int64_t)mean_scale(v + k->bias[c], k->multiplier[c], k->shift[c]) + k->zp;
+    return (int8_t)(q < k->lo ? k->lo : q > k->hi ? k->hi : q);
+  }
   if (average && count > 1 && (count & (count - 1)) == 0) {
     // A power of two 2^k: (v + count / 2) >> k for v >= 0; for v < 0, (v - count / 2) / count truncated is
     // the floor of (v + count / 2 - 1) / count: one addition of the sign more.
@@ -51,7 +70,7 @@ static inline __attribute__((always_inline)) void pool_any(const pool_t* k, cons
         v = average ? v + e : (e > v ? e : v);
       }
     }
-    out[c * k->out_sc] = finish(k, v, kh * kw, average, clamp);
+    out[c * k->out_sc] = finish(k, v, kh * kw, c, average, clamp);
   }
 }
 
@@ -60,7 +79,7 @@ static inline __attribute__((always_inline)) void pool_any(const pool_t* k, cons
 // (1, 3) apart; maxima as int8 lanes (SSUB8 sets each lane's GE flag where the word is not below the maxima so
 // far, SEL takes those lanes from it; one asm statement, so that nothing comes between the two).
 static inline __attribute__((always_inline)) void pool_four(const pool_t* k, const int8_t* in, int8_t* out,
-                                                            int32_t kh, int32_t kw, int32_t average,
+                                                            int32_t c, int32_t kh, int32_t kw, int32_t average,
                                                             int32_t clamp) {
   if (average) {
     int32_t s02 = 0, s13 = 0;
@@ -72,10 +91,10 @@ static inline __attribute__((always_inline)) void pool_four(const pool_t* k, con
         s13 = (int32_t)__sadd16((int16x2_t)s13, (int16x2_t)npukit_s8_sxtb16_ror8(w));
       }
     }
-    out[0] = finish(k, (int16_t)s02, kh * kw, 1, clamp);
-    out[1] = finish(k, (int16_t)s13, kh * kw, 1, clamp);
-    out[2] = finish(k, s02 >> 16, kh * kw, 1, clamp);
-    out[3] = finish(k, s13 >> 16, kh * kw, 1, clamp);
+    out[0] = finish(k, (int16_t)s02, kh * kw, c, average, clamp);
+    out[1] = finish(k, (int16_t)s13, kh * kw, c + 1, average, clamp);
+    out[2] = finish(k, s02 >> 16, kh * kw, c + 2, average, clamp);
+    out[3] = finish(k, s13 >> 16, kh * kw, c + 3, average, clamp);
     return;
   }
   int32_t m = (int32_t)0x80808080u;
@@ -92,7 +111,7 @@ static inline __attribute__((always_inline)) void pool_four(const pool_t* k, con
     *(npukit_s8_word_t*)(void*)out = m;
     return;
   }
-  for (int32_t j = 0; j < 4; ++j) out[j] = finish(k, (int8_t)(m >> (8 * j)), 1, 0, 1);
+  for (int32_t j = 0; j < 4; ++j) out[j] = finish(k, (int8_t)(m >> (8 * j)), 1, c + j, 0, 1);
 }
 #endif
 
@@ -102,7 +121,7 @@ static inline __attribute__((always_inline)) void pool_dense(const pool_t* k, co
                                                              int32_t clamp) {
   int32_t c = 0;
 #if defined(__ARM_FEATURE_DSP)
-  for (; c + 4 <= k->channels; c += 4) pool_four(k, in + c, out + c, kh, kw, average, clamp);
+  for (; c + 4 <= k->channels; c += 4) pool_four(k, in + c, out + c, c, kh, kw, average, clamp);
   if (c < k->channels) pool_any(k, in, out, c, k->channels - c, kh, kw, average, clamp);
 #else
   for (int32_t n; c < k->channels; c += n) {
@@ -119,7 +138,7 @@ static inline __attribute__((always_inline)) void pool_dense(const pool_t* k, co
         }
       }
     }
-    for (int32_t j = 0; j < n; ++j) out[c + j] = finish(k, acc[j], kh * kw, average, clamp);
+    for (int32_t j = 0; j < n; ++j) out[c + j] = finish(k, acc[j], kh * kw, c + j, average, clamp);
   }
 #endif
 }
@@ -150,6 +169,12 @@ void npukit_s8_pool(const int32_t* p, size_t input, size_t output) {
   k.lo = p[NPUKIT_S8_W_ACT_MIN], k.hi = p[NPUKIT_S8_W_ACT_MAX];
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
   const int32_t average = p[NPUKIT_S8_W_KIND] == NPUKIT_S8_AVERAGE_POOL;
+  if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_MEAN) {
+    k.bias = p + p[NPUKIT_S8_W_BIAS_AT], k.multiplier = p + p[NPUKIT_S8_W_MULTIPLIER_AT];
+    k.shift = p + p[NPUKIT_S8_W_SHIFT_AT], k.zp = p[NPUKIT_S8_W_OUT_ZP];
+    pool_rows(&k, kh, kw, 2, 1);
+    return;
+  }
   // 2x2 windows over all of int8, the commonest, unrolled (an average's division by a constant).
   if (kh == 2 && kw == 2 && k.lo == -128 && k.hi == 127) {
     if (average) {

@@ -1,5 +1,5 @@
 // The entry point of the layers without weights (an int8 table, s8_table.c; an int8 product, s8_mul.c; an
-// int8 average or max pool, s8_pool.c; a float32 input's quantization, s8_quantize.c), in an archive member of its own apart from npukit_s8_layer's,
+// int8 average or max pool or mean, s8_pool.c; a float32 input's quantization, s8_quantize.c), in an archive member of its own apart from npukit_s8_layer's,
 // so that an executable or firmware whose CPU layers are all of these (an NPU build's gates, products and
 // pools) links these kernels and not every convolution's.
 #include "s8_layer.h"
@@ -19,6 +19,7 @@ static int run_unweighted(const int32_t* p, size_t input, size_t output, size_t 
       return 1;
     case NPUKIT_S8_AVERAGE_POOL:
     case NPUKIT_S8_MAX_POOL:
+    case NPUKIT_S8_MEAN:
       npukit_s8_pool(p, input, output);
       return 1;
     case NPUKIT_S8_QUANTIZE:
