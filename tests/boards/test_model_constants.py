@@ -2,7 +2,12 @@
 map) stay within 1.1 x what the model itself holds + 4 KiB on the CPU and
 NPU builds of small models, where the fixed costs weigh most: the static
 library's tables, the vm-c module's strings and tables, the softmax's
-exponentials (benchmarks/model_constants.py reports every zoo model)."""
+exponentials (benchmarks/model_constants.py reports every zoo model). An
+NPU build's rodata also holds the NPU's program, its command streams and
+export table (the mynpu-v1 executable less its constants segment): code,
+as the CPU's is, and growing with the layers the NPU runs, so it is
+counted apart from the constants here; the segment (weights, biases,
+requantization and activation tables) is not."""
 
 from __future__ import annotations
 
@@ -38,4 +43,7 @@ def test_small_model_constants_within_the_bound(name, npu, shared_models):
     own = own_constants(model)
     result = deploy(model, "mps2-an386", npu=npu, seed=0, samples=1)
     assert result.outputs_identical_to_host
-    assert result.flash.constants <= 1.1 * own + 4096, (result.flash.constants, own)
+    executables = result.artifact.manifest["mynpu"]["executables"] if npu else []
+    program = sum(e["bytes"] - e["npu_constants_bytes"] for e in executables)
+    assert 0 <= program < result.flash.constants
+    assert result.flash.constants - program <= 1.1 * own + 4096, (result.flash.constants, program, own)

@@ -83,18 +83,22 @@ def test_static_library_carries_the_kernels_privately(shared_models, artifact_ca
     assert "__aeabi_unwind_cpp_pr0" not in undefined
 
 
-def test_elementwise_layers_link_their_kernels_alone(artifact_cache):
-    """An NPU build whose CPU layers are all without weights (squeeze_excite's gated products, its
-    softmax's maximum) calls npukit_s8_unweighted, and its static library holds those kernels, not the
-    convolutions'."""
+def test_elementwise_layers_link_their_kernels_alone(tmp_path):
+    """An NPU build whose CPU layers are all without weights (squeeze_excite
+    on hardware without OP_E_MUL and OP_POOL: its gated products, its global
+    means, its softmax's maximum) calls npukit_s8_unweighted, and its static
+    library holds those kernels, not the convolutions'."""
+    import npukit
+    from npukit.mynpu.options import MynpuOptions
     from zoo.catalogue import entries
 
     model = next(e for e in entries() if e.name == "squeeze_excite-int8.tflite").path()
-    result = artifact_cache(model, "mynpu+cortex-m4", "static")
+    result = npukit.compile(model, target="mynpu+cortex-m4", output="static", out_dir=tmp_path / "out",
+                            mynpu=MynpuOptions(mul=False, pool=False))
     kernels = result.manifest["cpu_kernels"]
     operations = [k["operation"] for k in kernels.values() if "operation" in k]
-    assert operations.count("elementwise int8 product") == 2  # and the softmax's maximum, a pool of 10 values
-    assert set(operations) <= {"elementwise int8 product", "int8 max pool"}, operations
+    assert operations.count("elementwise int8 product") == 2 and operations.count("int8 mean") == 3
+    assert set(operations) <= {"elementwise int8 product", "int8 mean", "int8 max pool"}, operations
     obj = result.files["static_library"]
     symbols = subprocess.run(["arm-none-eabi-nm", str(obj)], capture_output=True, text=True, check=True).stdout
     names = {line.split()[-1] for line in symbols.splitlines() if line.strip()}

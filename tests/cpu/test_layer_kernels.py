@@ -1477,6 +1477,10 @@ POOL_CASES = {
     "mean 7x3, channels apart, bounds": PoolCase(kind="mean", channels=9, size=(7, 3), kernel=(7, 3), layout="CHW",
                                                  act=(-100, 127), mean=(-3 * 21, 1518500250, -3, 127)),
     "mean 2x2 stride 2, 13 channels": PoolCase(kind="mean", channels=13, size=(6, 8), mean=(0, 1 << 30, -2, -7)),
+    "mean 3x3, no shift": PoolCase(kind="mean", channels=8, size=(3, 3), kernel=(3, 3), mean=(9, 1 << 30, 0, 3)),
+    "mean 2x2, a left shift of 20": PoolCase(kind="mean", channels=5, size=(2, 2), mean=(0, 1518500250, 20, 0)),
+    "mean 4x4, a bias of 2^29 and a left shift of 3 (saturating)": PoolCase(
+        kind="mean", channels=5, size=(4, 4), kernel=(4, 4), mean=(1 << 29, 1 << 30, 3, -128)),
 }
 
 

@@ -120,7 +120,7 @@ def _mean_stage(expression, reached: np.ndarray, got: np.ndarray) -> tuple[int, 
     bias = int(centred[0] - reached[0])
     low, high = max(stage.low, -128), min(stage.high, 127)
     if (not np.array_equal(centred, reached + bias) or not (0 <= multiplier < 2**31 and -31 <= shift <= 30)
-            or low > high or abs(bias) >= 2**31
+            or low > high or abs(bias) > 2**29  # the kernel's sum + bias within 2^30
             or not np.array_equal(got, mean_output(reached, bias, multiplier, shift, stage.zero_point, low, high))):
         raise NotSupported("a pool whose output stage is not TFLite's MEAN, MBQM(sum + bias, multiplier, shift) "
                            "+ zero point, clamped (checked on every sum it can take)")

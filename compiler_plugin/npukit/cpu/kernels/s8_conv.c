@@ -68,8 +68,7 @@ static inline __attribute__((always_inline)) int32_t less_zp_even(int32_t w, int
   return twice ? (int32_t)__sadd16(v, v) : v;
 }
 static inline __attribute__((always_inline)) int32_t less_zp_odd(int32_t w, int32_t less_zp, int32_t twice) {
-  int32_t v;
-  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(v) : "r"(less_zp), "r"(w));
+  const int32_t v = npukit_s8_sxtab16_ror8(less_zp, w);
   return twice ? (int32_t)__sadd16(v, v) : v;
 }
 #endif

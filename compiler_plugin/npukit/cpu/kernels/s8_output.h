@@ -26,6 +26,13 @@ static inline int32_t npukit_s8_sxtb16_ror8(int32_t x) {
   __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
   return r;
 }
+
+// The same added to the two halfwords of `acc` (SXTAB16 with ROR #8).
+static inline int32_t npukit_s8_sxtab16_ror8(int32_t acc, int32_t x) {
+  int32_t r;
+  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
+  return r;
+}
 #endif
 
 // Words and halfwords read from byte arrays (columns, packed weights).

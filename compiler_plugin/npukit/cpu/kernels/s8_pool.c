@@ -30,23 +30,34 @@ typedef struct {
 // window's sum; 0: a max) and `clamp` (0 where the activation range is all of int8) apart from `k`, so that
 // the entry's calls with constants specialise them.
 
-// TFLite's MultiplyByQuantizedMultiplier(acc, m, shift) for shift -31..30 and m >= 0: the left shift
-// saturated to int32, then the rounding doubling high multiply and the rounding right shift
-// (npukit_s8_requantize_right).
-static int32_t mean_scale(int32_t acc, int32_t m, int32_t shift) {
-  const int32_t left = shift > 0 ? shift : 0, e = shift > 0 ? 0 : -shift;
-  const int64_t wide = (int64_t)acc * ((int64_t)1 << left);
-  const int32_t a = wide > INT32_MAX ? INT32_MAX : wide < INT32_MIN ? INT32_MIN : (int32_t)wide;
+// A mean's output of channel c's window sum: TFLite's MultiplyByQuantizedMultiplier(sum + bias, m, shift) for
+// shift -31..30 and m >= 0, plus the zero point, clamped. A right shift takes the small path's arithmetic
+// (npukit_s8_scale: sum + bias within 2^30), and so does a left shift that keeps the value within 2^30 (the
+// rounding doubling high multiply alone, one SMMULR); otherwise the left shift saturated to int32, then the
+// rounding doubling high multiply (npukit_s8_requantize_right), the scaled value held within +-2^30 (which
+// leaves every clamped result as it is and keeps the addition in int32).
+static inline __attribute__((always_inline)) int8_t mean_output(const pool_t* k, int32_t sum, int32_t c) {
+  const int32_t shift = k->shift[c], m = k->multiplier[c];
+  int32_t a = sum + k->bias[c], e = 0;  // |sum| <= 256 * 128, |bias| <= 2^29 (the recogniser)
+  if (shift < 0) return (int8_t)npukit_s8_clamp(npukit_s8_scale(2 * a, m, shift, k->zp), k->lo, k->hi);
+  if (shift <= 13 && a < (1 << 17) && a > -(1 << 17)) {
+    return (int8_t)npukit_s8_clamp(npukit_s8_rdhm_doubled(2 * a * (1 << shift), m) + k->zp, k->lo, k->hi);
+  }
+  if (shift > 0) {
+    const int64_t wide = (int64_t)a * ((int64_t)1 << shift);
+    a = wide > INT32_MAX ? INT32_MAX : wide < INT32_MIN ? INT32_MIN : (int32_t)wide;
+  } else {
+    e = -shift;
+  }
   const int32_t mask = (int32_t)(((uint32_t)1 << e) - 1u);
-  return npukit_s8_requantize_right(a, 0, m, e, mask, mask >> 1);
+  int32_t r = npukit_s8_requantize_right(a, 0, m, e, mask, mask >> 1);
+  r = r > (1 << 30) ? (1 << 30) : r < -(1 << 30) ? -(1 << 30) : r;
+  return (int8_t)npukit_s8_clamp(r + k->zp, k->lo, k->hi);
 }
 
 static inline __attribute__((always_inline)) int8_t finish(const pool_t* k, int32_t v, int32_t count, int32_t c,
                                                            int32_t average, int32_t clamp) {
-  if (average == 2) {
-    const int64_t q = (int64_t)mean_scale(v + k->bias[c], k->multiplier[c], k->shift[c]) + k->zp;
-    return (int8_t)(q < k->lo ? k->lo : q > k->hi ? k->hi : q);
-  }
+  if (average == 2) return mean_output(k, v, c);
   if (average && count > 1 && (count & (count - 1)) == 0) {
     // A power of two 2^k: (v + count / 2) >> k for v >= 0; for v < 0, (v - count / 2) / count truncated is
     // the floor of (v + count / 2 - 1) / count: one addition of the sign more.
@@ -76,19 +87,34 @@ static inline __attribute__((always_inline)) void pool_any(const pool_t* k, cons
 
 #if defined(__ARM_FEATURE_DSP)
 // Four channels side by side at `in` (window origin) into out[0..3]: sums as int16 lanes, channels (0, 2) and
-// (1, 3) apart; maxima as int8 lanes (SSUB8 sets each lane's GE flag where the word is not below the maxima so
+// (1, 3) apart, each word added by one SXTAB16 per pair of lanes (a window of one column, or a plane IREE
+// flattened into one, two rows per pass); maxima as int8 lanes (SSUB8 sets each lane's GE flag where the word is not below the maxima so
 // far, SEL takes those lanes from it; one asm statement, so that nothing comes between the two).
 static inline __attribute__((always_inline)) void pool_four(const pool_t* k, const int8_t* in, int8_t* out,
                                                             int32_t c, int32_t kh, int32_t kw, int32_t average,
                                                             int32_t clamp) {
   if (average) {
     int32_t s02 = 0, s13 = 0;
-    for (int32_t y = 0; y < kh; ++y) {
-      const int8_t* row = in + y * k->in_sh;
-      for (int32_t x = 0; x < kw; ++x, row += k->in_sw) {
+    if (kw == 1) {
+      const int8_t* row = in;
+      int32_t y = 0;
+      for (; y + 2 <= kh; y += 2, row += 2 * k->in_sh) {
+        const int32_t w0 = *(const npukit_s8_word_t*)(const void*)row;
+        const int32_t w1 = *(const npukit_s8_word_t*)(const void*)(row + k->in_sh);
+        s02 = (int32_t)__sxtab16(s02, w0), s13 = npukit_s8_sxtab16_ror8(s13, w0);
+        s02 = (int32_t)__sxtab16(s02, w1), s13 = npukit_s8_sxtab16_ror8(s13, w1);
+      }
+      if (y < kh) {
         const int32_t w = *(const npukit_s8_word_t*)(const void*)row;
-        s02 = (int32_t)__sadd16((int16x2_t)s02, __sxtb16(w));
-        s13 = (int32_t)__sadd16((int16x2_t)s13, (int16x2_t)npukit_s8_sxtb16_ror8(w));
+        s02 = (int32_t)__sxtab16(s02, w), s13 = npukit_s8_sxtab16_ror8(s13, w);
+      }
+    } else {
+      for (int32_t y = 0; y < kh; ++y) {
+        const int8_t* row = in + y * k->in_sh;
+        for (int32_t x = 0; x < kw; ++x, row += k->in_sw) {
+          const int32_t w = *(const npukit_s8_word_t*)(const void*)row;
+          s02 = (int32_t)__sxtab16(s02, w), s13 = npukit_s8_sxtab16_ror8(s13, w);
+        }
       }
     }
     out[0] = finish(k, (int16_t)s02, kh * kw, c, average, clamp);
