@@ -41,7 +41,8 @@ ENTRY_POINT = "npukit_s8_layer"
 # The entry point of the layers without weights (s8_unweighted.c): an executable that calls it links their
 # kernels alone.
 UNWEIGHTED_ENTRY_POINT = "npukit_s8_unweighted"
-UNWEIGHTED_ENTRY_KINDS = ("table", "mul", "average_pool", "max_pool", "mean", "quantize")  # UNWEIGHTED_KINDS but average
+# UNWEIGHTED_KINDS but average.
+UNWEIGHTED_ENTRY_KINDS = ("table", "mul", "average_pool", "max_pool", "mean", "quantize")
 
 
 def entry_point(spec: LayerSpec) -> str:
@@ -254,6 +255,13 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
         shared = {"MULTIPLIER_AT": "BIAS_AT", "SHIFT_AT": "BIAS_AT"}
     elif spec.kind in ("average_pool", "max_pool", "quantize"):  # no bias, no multipliers
         tables, shared = {}, {}
+    elif spec.kind == "mean":  # one requantization for every channel (s8_pool.c)
+        if len(set(spec.multipliers)) != 1 or len(set(np.asarray(spec.bias).tolist())) != 1:
+            raise KernelUnsupported("a mean whose channels requantize differently (the kernel takes one "
+                                    "requantization, as TFLite's per-tensor MEAN has)")
+        tables = {"BIAS_AT": spec.bias[:1], "MULTIPLIER_AT": [spec.multipliers[0][0]],
+                  "SHIFT_AT": [spec.multipliers[0][1]]}
+        shared = {}
     else:
         multipliers = spec.multipliers or [(0, 0)] * channels
         tables = {"BIAS_AT": np.asarray(spec.bias, np.int64), "MULTIPLIER_AT": [m for m, _ in multipliers],

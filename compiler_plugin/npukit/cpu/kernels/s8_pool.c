@@ -3,8 +3,9 @@
 // KERNEL_H x KERNEL_W window at (oy * STRIDE_H, ox * STRIDE_W) of channel c, the input and output addressed by
 // their IN_* and OUT_* words. An average is (sum + n / 2) / n for a positive sum of the window's n values,
 // (sum - n / 2) / n otherwise, truncated; a max the largest value; a mean MBQM(sum + bias, multiplier, shift)
-// + OUT_ZP with channel c's entries of BIAS_AT, MULTIPLIER_AT and SHIFT_AT (any shift -31..30, a non-negative
-// multiplier); then clamped to [ACT_MIN, ACT_MAX].
+// + OUT_ZP with the one entry of BIAS_AT, MULTIPLIER_AT and SHIFT_AT every channel shares (TFLite's MEAN is
+// quantized per tensor; any shift -31..30, a non-negative multiplier, |bias| <= 2^29); then clamped to
+// [ACT_MIN, ACT_MAX].
 //
 // The parameter space (the recogniser checks it): windows of 1 to 256 values (the sums fit int16), no
 // padding, every window inside the input. Channels side by side in input and output (IN_SC = OUT_SC = 1)
@@ -22,23 +23,22 @@ typedef struct {
   int32_t channels, out_h, out_w, sy, sx;
   int32_t in_sc, in_sh, in_sw, out_sc, out_sh, out_sw;
   int32_t lo, hi;
-  const int32_t *bias, *multiplier, *shift;  // a mean's, per channel
-  int32_t zp;
+  int32_t bias, multiplier, shift, zp;  // a mean's
 } pool_t;
 
 // The functions below take the window (`kh` x `kw` values), `average` (1: an average, 2: a mean, both of the
 // window's sum; 0: a max) and `clamp` (0 where the activation range is all of int8) apart from `k`, so that
 // the entry's calls with constants specialise them.
 
-// A mean's output of channel c's window sum: TFLite's MultiplyByQuantizedMultiplier(sum + bias, m, shift) for
+// A mean's output of a window sum: TFLite's MultiplyByQuantizedMultiplier(sum + bias, m, shift) for
 // shift -31..30 and m >= 0, plus the zero point, clamped. A right shift takes the small path's arithmetic
 // (npukit_s8_scale: sum + bias within 2^30), and so does a left shift that keeps the value within 2^30 (the
 // rounding doubling high multiply alone, one SMMULR); otherwise the left shift saturated to int32, then the
 // rounding doubling high multiply (npukit_s8_requantize_right), the scaled value held within +-2^30 (which
 // leaves every clamped result as it is and keeps the addition in int32).
-static inline __attribute__((always_inline)) int8_t mean_output(const pool_t* k, int32_t sum, int32_t c) {
-  const int32_t shift = k->shift[c], m = k->multiplier[c];
-  int32_t a = sum + k->bias[c], e = 0;  // |sum| <= 256 * 128, |bias| <= 2^29 (the recogniser)
+static inline __attribute__((always_inline)) int8_t mean_output(const pool_t* k, int32_t sum) {
+  const int32_t shift = k->shift, m = k->multiplier;
+  int32_t a = sum + k->bias, e = 0;  // |sum| <= 256 * 128, |bias| <= 2^29 (the recogniser)
   if (shift < 0) return (int8_t)npukit_s8_clamp(npukit_s8_scale(2 * a, m, shift, k->zp), k->lo, k->hi);
   if (shift <= 13 && a < (1 << 17) && a > -(1 << 17)) {
     return (int8_t)npukit_s8_clamp(npukit_s8_rdhm_doubled(2 * a * (1 << shift), m) + k->zp, k->lo, k->hi);
@@ -55,9 +55,9 @@ static inline __attribute__((always_inline)) int8_t mean_output(const pool_t* k,
   return (int8_t)npukit_s8_clamp(r + k->zp, k->lo, k->hi);
 }
 
-static inline __attribute__((always_inline)) int8_t finish(const pool_t* k, int32_t v, int32_t count, int32_t c,
+static inline __attribute__((always_inline)) int8_t finish(const pool_t* k, int32_t v, int32_t count,
                                                            int32_t average, int32_t clamp) {
-  if (average == 2) return mean_output(k, v, c);
+  if (average == 2) return mean_output(k, v);
   if (average && count > 1 && (count & (count - 1)) == 0) {
     // A power of two 2^k: (v + count / 2) >> k for v >= 0; for v < 0, (v - count / 2) / count truncated is
     // the floor of (v + count / 2 - 1) / count: one addition of the sign more.
@@ -81,17 +81,18 @@ static inline __attribute__((always_inline)) void pool_any(const pool_t* k, cons
         v = average ? v + e : (e > v ? e : v);
       }
     }
-    out[c * k->out_sc] = finish(k, v, kh * kw, c, average, clamp);
+    out[c * k->out_sc] = finish(k, v, kh * kw, average, clamp);
   }
 }
 
 #if defined(__ARM_FEATURE_DSP)
 // Four channels side by side at `in` (window origin) into out[0..3]: sums as int16 lanes, channels (0, 2) and
 // (1, 3) apart, each word added by one SXTAB16 per pair of lanes (a window of one column, or a plane IREE
-// flattened into one, two rows per pass); maxima as int8 lanes (SSUB8 sets each lane's GE flag where the word is not below the maxima so
-// far, SEL takes those lanes from it; one asm statement, so that nothing comes between the two).
+// flattened into one, two rows per pass); maxima as int8 lanes (SSUB8 sets each lane's GE flag where the word
+// is not below the maxima so far, SEL takes those lanes from it; one asm statement, so that nothing comes
+// between the two).
 static inline __attribute__((always_inline)) void pool_four(const pool_t* k, const int8_t* in, int8_t* out,
-                                                            int32_t c, int32_t kh, int32_t kw, int32_t average,
+                                                            int32_t kh, int32_t kw, int32_t average,
                                                             int32_t clamp) {
   if (average) {
     int32_t s02 = 0, s13 = 0;
@@ -117,10 +118,10 @@ static inline __attribute__((always_inline)) void pool_four(const pool_t* k, con
         }
       }
     }
-    out[0] = finish(k, (int16_t)s02, kh * kw, c, average, clamp);
-    out[1] = finish(k, (int16_t)s13, kh * kw, c + 1, average, clamp);
-    out[2] = finish(k, s02 >> 16, kh * kw, c + 2, average, clamp);
-    out[3] = finish(k, s13 >> 16, kh * kw, c + 3, average, clamp);
+    out[0] = finish(k, (int16_t)s02, kh * kw, average, clamp);
+    out[1] = finish(k, (int16_t)s13, kh * kw, average, clamp);
+    out[2] = finish(k, s02 >> 16, kh * kw, average, clamp);
+    out[3] = finish(k, s13 >> 16, kh * kw, average, clamp);
     return;
   }
   int32_t m = (int32_t)0x80808080u;
@@ -137,7 +138,7 @@ static inline __attribute__((always_inline)) void pool_four(const pool_t* k, con
     *(npukit_s8_word_t*)(void*)out = m;
     return;
   }
-  for (int32_t j = 0; j < 4; ++j) out[j] = finish(k, (int8_t)(m >> (8 * j)), 1, c + j, 0, 1);
+  for (int32_t j = 0; j < 4; ++j) out[j] = finish(k, (int8_t)(m >> (8 * j)), 1, 0, 1);
 }
 #endif
 
@@ -147,7 +148,7 @@ static inline __attribute__((always_inline)) void pool_dense(const pool_t* k, co
                                                              int32_t clamp) {
   int32_t c = 0;
 #if defined(__ARM_FEATURE_DSP)
-  for (; c + 4 <= k->channels; c += 4) pool_four(k, in + c, out + c, c, kh, kw, average, clamp);
+  for (; c + 4 <= k->channels; c += 4) pool_four(k, in + c, out + c, kh, kw, average, clamp);
   if (c < k->channels) pool_any(k, in, out, c, k->channels - c, kh, kw, average, clamp);
 #else
   for (int32_t n; c < k->channels; c += n) {
@@ -164,7 +165,7 @@ static inline __attribute__((always_inline)) void pool_dense(const pool_t* k, co
         }
       }
     }
-    for (int32_t j = 0; j < n; ++j) out[c + j] = finish(k, acc[j], kh * kw, c + j, average, clamp);
+    for (int32_t j = 0; j < n; ++j) out[c + j] = finish(k, acc[j], kh * kw, average, clamp);
   }
 #endif
 }
@@ -196,8 +197,8 @@ void npukit_s8_pool(const int32_t* p, size_t input, size_t output) {
   const int32_t kh = p[NPUKIT_S8_W_KERNEL_H], kw = p[NPUKIT_S8_W_KERNEL_W];
   const int32_t average = p[NPUKIT_S8_W_KIND] == NPUKIT_S8_AVERAGE_POOL;
   if (p[NPUKIT_S8_W_KIND] == NPUKIT_S8_MEAN) {
-    k.bias = p + p[NPUKIT_S8_W_BIAS_AT], k.multiplier = p + p[NPUKIT_S8_W_MULTIPLIER_AT];
-    k.shift = p + p[NPUKIT_S8_W_SHIFT_AT], k.zp = p[NPUKIT_S8_W_OUT_ZP];
+    k.bias = p[p[NPUKIT_S8_W_BIAS_AT]], k.multiplier = p[p[NPUKIT_S8_W_MULTIPLIER_AT]];
+    k.shift = p[p[NPUKIT_S8_W_SHIFT_AT]], k.zp = p[NPUKIT_S8_W_OUT_ZP];
     pool_rows(&k, kh, kw, 2, 1);
     return;
   }
