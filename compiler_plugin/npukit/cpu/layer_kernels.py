@@ -21,6 +21,7 @@ import numpy as np
 from npukit.cpu.archive_build import c_archive, gcc_for, run_tool
 from npukit.cpu.kernel_choice import TAPS_MULTIPLIERS, KernelChoice
 from npukit.cpu.lane_weights import DEPTHWISE_MULTIPLIERS, lane_segment, lane_weights
+from npukit.layer_recognition.int8_pool import shared_requantization
 from npukit.layer_recognition.layer_spec import UNWEIGHTED_KINDS, LayerSpec
 from npukit.quantization.requantization import ADD_LEFT_SHIFT
 from npukit.runtime.sources import runtime_source_root
@@ -256,12 +257,12 @@ def layer_block(spec: LayerSpec, choice: KernelChoice = KernelChoice(), float_ou
     elif spec.kind in ("average_pool", "max_pool", "quantize"):  # no bias, no multipliers
         tables, shared = {}, {}
     elif spec.kind == "mean":  # one requantization for every channel (s8_pool.c)
-        if len(set(spec.multipliers)) != 1 or len(set(np.asarray(spec.bias).tolist())) != 1:
+        requantization = shared_requantization(spec)
+        if requantization is None:
             raise KernelUnsupported("a mean whose channels requantize differently (the kernel takes one "
                                     "requantization, as TFLite's per-tensor MEAN has)")
-        tables = {"BIAS_AT": spec.bias[:1], "MULTIPLIER_AT": [spec.multipliers[0][0]],
-                  "SHIFT_AT": [spec.multipliers[0][1]]}
-        shared = {}
+        bias, multiplier, shift = requantization
+        tables, shared = {"BIAS_AT": [bias], "MULTIPLIER_AT": [multiplier], "SHIFT_AT": [shift]}, {}
     else:
         multipliers = spec.multipliers or [(0, 0)] * channels
         tables = {"BIAS_AT": np.asarray(spec.bias, np.int64), "MULTIPLIER_AT": [m for m, _ in multipliers],

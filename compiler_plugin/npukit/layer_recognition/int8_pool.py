@@ -94,6 +94,16 @@ def mean_output(sums: np.ndarray, bias: int, multiplier: int, shift: int, zero_p
     return np.clip(scaled + zero_point, low, high)
 
 
+def shared_requantization(spec: LayerSpec) -> tuple[int, int, int] | None:
+    """A mean's (bias, multiplier, shift) where every channel has the same
+    (TFLite's MEAN is quantized per tensor, and both the pool kernel and
+    OP_POOL take one requantization), else None."""
+    if len(set(spec.multipliers)) != 1 or len(set(np.asarray(spec.bias).tolist())) != 1:
+        return None
+    multiplier, shift = spec.multipliers[0]
+    return int(spec.bias[0]), multiplier, shift
+
+
 def _mean_stage(expression, reached: np.ndarray, got: np.ndarray) -> tuple[int, int, int, int, int, int]:
     """(bias, multiplier, shift, zero point, low, high) of a window sum's
     output stage that is TFLite's MEAN: a requantization with a constant

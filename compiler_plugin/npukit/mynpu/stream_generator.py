@@ -40,7 +40,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, TypeVar
 
 import numpy as np
 
@@ -363,6 +363,21 @@ def _table_stream(spec: LayerSpec, config: HardwareConfig, constants: Constants,
                       buffers[-1] + _aligned(tile))
 
 
+_Tile = TypeVar("_Tile")
+
+
+def _tile_in_halves(tile_within: Callable[[int], _Tile | None], whole: _Tile,
+                    sram_bytes: int) -> tuple[_Tile | None, bool]:
+    """(tile, double-buffered): ``whole`` (the layer in one tile) where
+    ``tile_within(sram_bytes)`` gives it; otherwise a tile of half the SRAM
+    where one fits, two buffer sets alternating (the next tile's DMA
+    overlaps this one's compute); otherwise a tile of the whole SRAM (None:
+    none fits)."""
+    tile = tile_within(sram_bytes)
+    half = tile_within(sram_bytes // 2) if tile != whole else None
+    return (half, True) if half is not None else (tile, False)
+
+
 def _pool_stream(spec: LayerSpec, config: HardwareConfig, binding_count: int) -> StreamPlan:
     """The stream of an int8 pool: per tile of channels and output rows, the
     input rows its windows read by DMA, OP_POOL, the output by DMA."""
@@ -377,21 +392,17 @@ def _pool_stream(spec: LayerSpec, config: HardwareConfig, binding_count: int) ->
     def tile_bytes(channels: int, rows: int) -> int:
         return _aligned(input_rows(rows) * iw * channels) + _aligned(rows * ow * channels)
 
-    def tile_within(budget: int) -> tuple[int, int]:
-        """The largest tile (whole rows first) within ``budget`` bytes, (0, 0) for none."""
+    def tile_within(budget: int) -> tuple[int, int] | None:
+        """The largest tile (channels, rows; whole rows first) within ``budget`` bytes."""
         fits = ((channels, rows) for rows in _candidates(oh) for channels in _candidates(c)
                 if tile_bytes(channels, rows) <= budget)
-        return next(fits, (0, 0))
+        return next(fits, None)
 
-    # One tile when the layer fits; otherwise tiles of half the SRAM each where one fits, two buffer sets
-    # alternating (the next tile's DMA overlaps this one's OP_POOL); otherwise tiles of the whole SRAM.
-    channels, rows = tile_within(config.sram_bytes)
-    double = (channels, rows) != (c, oh) and tile_within(config.sram_bytes // 2) != (0, 0)
-    if double:
-        channels, rows = tile_within(config.sram_bytes // 2)
-    if not channels:
+    tile, double = _tile_in_halves(tile_within, (c, oh), config.sram_bytes)
+    if tile is None:
         raise NotSupported(f"the pool cannot be tiled into {config.sram_bytes // 1024} KiB of SRAM (one channel "
                            f"and output row need {tile_bytes(1, 1)} bytes)")
+    channels, rows = tile
     size = tile_bytes(channels, rows)
     buffers = [0, size] if double else [0]
     s = CommandStream()
@@ -451,15 +462,13 @@ def _product_stream(spec: LayerSpec, config: HardwareConfig, constants: Constant
     free = config.sram_bytes - at
     limit = 65535 // c if tables else 65535
 
-    def rows_within(budget: int) -> int:
-        return min(limit, rows, max((r for r in _candidates(rows) if operands * _aligned(r * c) <= budget),
-                                    default=0))
+    def rows_within(budget: int) -> int | None:
+        """The most rows a tile within ``budget`` bytes holds."""
+        fitting = max((r for r in _candidates(rows) if operands * _aligned(r * c) <= budget), default=0)
+        return min(limit, rows, fitting) or None
 
-    tile = rows_within(free)
-    double = tile < rows and rows_within(free // 2) > 0
-    if double:
-        tile = rows_within(free // 2)
-    if tile < 1:
+    tile, double = _tile_in_halves(rows_within, rows, free)
+    if tile is None:
         raise NotSupported(f"the product cannot be tiled into {config.sram_bytes // 1024} KiB of SRAM (one row of "
                            f"{c} channels needs {operands * _aligned(c)} bytes beside its tables)")
     size = operands * _aligned(tile * c)

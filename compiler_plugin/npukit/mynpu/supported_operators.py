@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from npukit.layer_recognition.elementwise_product import factors_of
+from npukit.layer_recognition.int8_pool import shared_requantization
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
+from npukit.layer_recognition.scalar_expression import INT8_VALUES
 from npukit.mynpu.options import MynpuOptions
 
 #: The LayerSpec kinds OP_POOL runs (npukit.layer_recognition.int8_pool).
@@ -95,9 +97,10 @@ def mean_registers(spec: LayerSpec) -> dict[str, int]:
     """OP_POOL's mean (variant 2) registers for the mean ``spec``: one
     requantization for every channel, its bias the input zero point times
     the window's count (TFLite's MEAN: sum - zx * n). NotSupported otherwise."""
-    if len(set(spec.multipliers)) != 1 or len(set(np.asarray(spec.bias).tolist())) != 1:
+    shared = shared_requantization(spec)
+    if shared is None:
         raise NotSupported("a mean whose channels requantize differently (OP_POOL has one requantization)")
-    (multiplier, shift), bias, count = spec.multipliers[0], int(spec.bias[0]), spec.kernel[0] * spec.kernel[1]
+    (bias, multiplier, shift), count = shared, spec.kernel[0] * spec.kernel[1]
     if bias % count or not -128 <= -bias // count <= 127:
         raise NotSupported(f"a mean whose sum is offset by {bias}, not an int8 input zero point times its "
                            f"{count} values")
@@ -114,7 +117,7 @@ def product_factors(spec: LayerSpec) -> list[tuple[np.ndarray | None, int]]:
     forms = []
     for factor in factors_of(spec.weights):
         c = int(factor[0]) + 128  # factor = value + c: zp = -c
-        if np.array_equal(factor, np.arange(-128, 128) + c) and -128 <= -c <= 127:
+        if np.array_equal(factor, INT8_VALUES + c) and -128 <= -c <= 127:
             forms.append((None, -c))
             continue
         # table = factor - c within int8 and zp = -c within int8.
