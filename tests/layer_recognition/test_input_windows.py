@@ -11,7 +11,7 @@ import pytest
 from npukit.layer_recognition.contraction_geometry import loaded_dimensions
 from npukit.layer_recognition.dispatch_ir import SystemTensor
 from npukit.layer_recognition.layer_spec import NotSupported, TensorLayout
-from npukit.mynpu.stream_generator import _merged, _region_dmas
+from npukit.mynpu.stream_plan import merged, region_dmas
 
 
 def _tensor(shape, offsets, sizes, dtype="i8", offset=64) -> SystemTensor:
@@ -45,11 +45,11 @@ def test_npu_moves_a_window_row_by_row():
     """Rows 4-8, channels 32-63 of a 9x64 tensor: one transfer of five
     32-byte rows 64 bytes apart in the tensor, dense in SRAM."""
     window = TensorLayout(_tensor((1, 9, 1, 64), (0, 4, 0, 32), (1, 5, 1, 32)), (None, "W", None, "C"))
-    assert _merged(_region_dmas(window, {}, 1024)) == [(64 + 4 * 64 + 32, 1024, 32, 5, 64, 32)]
+    assert merged(region_dmas(window, {}, 1024)) == [(64 + 4 * 64 + 32, 1024, 32, 5, 64, 32)]
 
 
 def test_npu_moves_a_scalar_as_one_element():
     """A one-output layer's int32 result, a tensor of rank 0: one transfer of
     its four bytes."""
     scalar = TensorLayout(_tensor((), (), (), dtype="i32", offset=16), ())
-    assert _region_dmas(scalar, {}, 512) == [(16, 512, 4, 1, 0, 0)]
+    assert region_dmas(scalar, {}, 512) == [(16, 512, 4, 1, 0, 0)]

@@ -13,7 +13,7 @@ from npukit.mynpu.layer_plan import plan_layer
 from npukit.mynpu.operation_kind import LABELS
 from npukit.mynpu.recognised_model import RecognisedModel
 from npukit.mynpu.report import DispatchRow, placement_report
-from npukit.mynpu.stream_generator import ALIGN, Constants
+from npukit.mynpu.stream_plan import ALIGN, Constants
 
 
 class ConstantSizes(Constants):

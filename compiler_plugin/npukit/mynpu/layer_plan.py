@@ -8,7 +8,8 @@ from __future__ import annotations
 from npukit.layer_recognition.layer_spec import LayerSpec, NotSupported
 from npukit.mynpu.isa import HardwareConfig
 from npukit.mynpu.options import MynpuOptions
-from npukit.mynpu.stream_generator import Constants, StreamPlan, generate
+from npukit.mynpu.stream_generator import generate
+from npukit.mynpu.stream_plan import Constants, StreamPlan
 from npukit.mynpu.supported_operators import check_npu_supported
 
 

@@ -48,7 +48,7 @@ from npukit.mynpu.layer_plan import plan_layer
 from npukit.mynpu.operation_kind import contraction_kind, spec_kind
 from npukit.mynpu.recognised_model import RecognisedDispatch
 from npukit.mynpu.report import DispatchRow, placement_report
-from npukit.mynpu.stream_generator import Constants, StreamPlan
+from npukit.mynpu.stream_plan import Constants, StreamPlan
 from npukit.passes.device_targets import CPU_TARGET_PREFIX, device_globals
 from npukit.passes.dispatch_inventory import DispatchInventory, dispatch_calls
 from npukit.passes.integer_requantization import IntegerRequantization
