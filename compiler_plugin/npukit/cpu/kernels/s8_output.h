@@ -269,6 +269,33 @@ static inline int32_t npukit_s8_float_clamped(const npukit_s8_float_clamp_t* c, 
   return (r < c->lo ? c->lo : r > c->hi ? c->hi : r) + c->zp;
 }
 
+// Whether the layer has a channel c (0 .. n - 1) where `outside` (an
+// expression of c without side effects) holds; these checks run on every
+// layer call. On x86 hosts an OR over every channel, which the compiler
+// vectorizes (the loops that stopped at the first such channel were 7% of a
+// keyword-spotting model's time); elsewhere the loop stops there, fewer
+// instructions on the boards' cores, where the checks pass in most layers.
+#if defined(__x86_64__)
+#define NPUKIT_S8_SOME_CHANNEL(n, outside)                 \
+  __extension__({                                          \
+    int32_t some_ = 0;                                     \
+    for (int32_t c = 0; c < (n); ++c) some_ |= (outside); \
+    some_;                                                 \
+  })
+#else
+#define NPUKIT_S8_SOME_CHANNEL(n, outside)    \
+  __extension__({                             \
+    int32_t some_ = 0;                        \
+    for (int32_t c = 0; c < (n); ++c) {       \
+      if (outside) {                          \
+        some_ = 1;                            \
+        break;                                \
+      }                                       \
+    }                                         \
+    some_;                                    \
+  })
+#endif
+
 typedef struct {
   const int32_t* p;
   const int32_t* bias;
@@ -331,10 +358,8 @@ static inline __attribute__((always_inline)) npukit_s8_output_t npukit_s8_output
   }
   o.once = p[NPUKIT_S8_W_KIND] == NPUKIT_S8_FULLY_CONNECTED && !floating;
   o.scale = o.once ? (const double*)(const void*)(p + p[NPUKIT_S8_W_SCALE_AT]) : (const double*)0;
-  o.fast = o.mode == NPUKIT_S8_OUT_INT8 && !o.once;
-  for (int32_t c = 0; o.fast && c < p[NPUKIT_S8_W_OUT_C]; ++c) {
-    if (o.shift[c] > 0 || o.shift[c] < -31 || o.multiplier[c] < 0) o.fast = 0;
-  }
+  o.fast = o.mode == NPUKIT_S8_OUT_INT8 && !o.once &&
+           !NPUKIT_S8_SOME_CHANNEL(p[NPUKIT_S8_W_OUT_C], o.shift[c] > 0 || o.shift[c] < -31 || o.multiplier[c] < 0);
   // The small-accumulator path: every accumulator provably below 2^30 in
   // magnitude (bias plus reduction_length products of at most 255 * 128)
   // and every shift a right shift of 1..31 (not used by the float stage).
@@ -342,13 +367,9 @@ static inline __attribute__((always_inline)) npukit_s8_output_t npukit_s8_output
                                                                   : p[NPUKIT_S8_W_K_PADDED];
   int32_t small = o.mode != NPUKIT_S8_OUT_INT32 && !o.once && taps <= NPUKIT_S8_SMALL_MAX_TAPS &&
                   (!floating || o.fl.clamped);
-  for (int32_t c = 0; small && c < p[NPUKIT_S8_W_OUT_C]; ++c) {
-    const int32_t b = o.bias[c];
-    if ((!floating && (o.shift[c] > -1 || o.shift[c] < -31)) || b > NPUKIT_S8_SMALL_MAX_BIAS - taps * 32640 ||
-        b < -(NPUKIT_S8_SMALL_MAX_BIAS - taps * 32640)) {
-      small = 0;
-    }
-  }
+  const int32_t bound = small ? NPUKIT_S8_SMALL_MAX_BIAS - taps * 32640 : 0;  // (taps * 32640 < 2^29 there)
+  small = small && !NPUKIT_S8_SOME_CHANNEL(p[NPUKIT_S8_W_OUT_C], (!floating && (o.shift[c] > -1 || o.shift[c] < -31)) ||
+                                                                     o.bias[c] > bound || o.bias[c] < -bound);
   o.small = small && o.mode == NPUKIT_S8_OUT_INT8;
   o.add = npukit_s8_add_words(p);
   o.add.res_sc = in_output ? o.sc : p[NPUKIT_S8_W_RES_SC];

@@ -343,9 +343,7 @@ static inline npk_out_t npk_out(const npukit_s8_output_t* o) {
   // The float output stage (o->fl) goes lane by lane through npukit_s8_store.
   v.vector = !o->once && !o->fl.table && npk_range_exact(o->act_min, o->act_max, o->zp);
   v.lo = (int32_t)((int64_t)o->act_min - o->zp), v.hi = (int32_t)((int64_t)o->act_max - o->zp);
-  for (int32_t c = 0; v.vector && c < p[NPUKIT_S8_W_OUT_C]; ++c) {
-    if (o->multiplier[c] == INT32_MIN) v.vector = 0;
-  }
+  v.vector = v.vector && !NPUKIT_S8_SOME_CHANNEL(p[NPUKIT_S8_W_OUT_C], o->multiplier[c] == INT32_MIN);
   if (v.vector && o->mode == NPUKIT_S8_OUT_ADD) {
     const int32_t lo = k->act_min, hi = k->act_max, shift = k->left_shift;
     // The int8 operands before the left shift: the conv's value is within its
