@@ -111,6 +111,18 @@ def test_mynpu(records, name, tmp_path):
         _compare(loaded(*x), want, f"{name} with mynpu, sample {s}", 0)
 
 
+def test_a_pool_combined_with_another_tensor_is_refused_naming_it(records, tmp_path):
+    """slices_and_pools subtracts a strided slice of its input from a 2x2
+    average pool of it; IREE fuses the SUB into the pool's output stage,
+    which the pool recogniser refuses naming the second operand (its
+    reason once blamed SAME padding's count per output pixel)."""
+    result = npukit.compile(records["slices_and_pools-int8.tflite"].path, target="mynpu", output="embedded",
+                            out_dir=tmp_path)
+    reasons = [d["reason"] for d in result.manifest["mynpu"]["dispatches"] if d["device"] == "cpu"]
+    assert any("not an int8 pool: a pool whose output stage reads 2 operands, not only the window reduction" in r
+               for r in reasons), reasons
+
+
 def _fits_a_board(record) -> bool:
     return (record.format == "tflite" and record.arithmetic in ("int8", "int16x8") and not record.recurrent
             and not record.oracle_limitations and record.size_class == "small")

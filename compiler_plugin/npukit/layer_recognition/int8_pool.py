@@ -241,9 +241,13 @@ def match_int8_pool(body: DispatchBody) -> LayerSpec:
     result = reduction.results[0]
     if len(generics) == 2:
         stage = generics[1]
-        if generic_inputs_count(stage) != 1 or stage.operands[0] != result:
-            raise NotSupported("a pool whose output stage reads more than the reduction (a count per output "
-                               "pixel: SAME padding)")
+        operands = generic_inputs_count(stage)
+        if operands != 1:
+            raise NotSupported(f"a pool whose output stage reads {operands} operands, not only the window reduction (a "
+                               "tensor the pooled value is combined with, such as a SUB or ADD fused after the pool, "
+                               "or a count per output pixel)")
+        if stage.operands[0] != result:
+            raise NotSupported("a pool whose output stage does not read the window reduction")
         if any(m != loops for m in (_results(stage, 0), _results(stage, 1))):
             raise NotSupported("a pool whose output stage transposes or broadcasts")
         expression = expression_of(stage)
